@@ -1,0 +1,34 @@
+# Two commands do everything on a fresh clone: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: compile demo test lint bench bench-quick
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]' --config-settings editable_mode=compat
+	touch $@
+
+# Compiled bytecode, as a normal install has it (PYTHONDONTWRITEBYTECODE would otherwise
+# make every `paneboard` run compile its modules again).
+compile: $(BIN)/.installed
+	@$(BIN)/python -m compileall -q protocol state listener
+
+demo: compile
+	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
+
+test: compile
+	$(BIN)/python -m pytest
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check protocol state listener tests bench
+	$(BIN)/ruff format --check protocol state listener tests bench
+	$(BIN)/mypy
+
+bench: compile
+	$(BIN)/python -m bench
+
+bench-quick: compile
+	$(BIN)/python -m bench --quick

@@ -1,0 +1,5 @@
+import sys
+
+from listener.cli import main
+
+sys.exit(main())

@@ -1,0 +1,166 @@
+"""The board commands other than `post`: ack, answer, cancel, open, status, log."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+import msgspec
+
+from listener.context import Context
+from protocol.errors import BadInput, UnknownPost
+from protocol.ids import check_ref, new_id
+from protocol.names import check_body
+from protocol.posts import Ack, Answer, Cancel, Post, Prompt, to_json
+from state.fold import BoardState, PromptState, fold, open_for, stage
+from state.log import append_posts, read_posts
+
+
+def load(ctx: Context) -> tuple[list[tuple[int, Post]], BoardState]:
+    posts = read_posts(ctx.paths.log)
+    return posts, fold(posts)
+
+
+def match_id(ctx: Context, posts: Sequence[tuple[int, Post]], ref: str) -> str:
+    """The full id of the one post whose id starts with *ref*."""
+    ref = check_ref(ref)
+    hits = {post.id for _, post in posts if post.id.startswith(ref)}
+    if not hits:
+        raise UnknownPost(ctx.board, ref)
+    if len(hits) > 1:
+        raise BadInput(f"board `{ctx.board}`: id `{ref}` matches {len(hits)} posts; give more characters")
+    return hits.pop()
+
+
+def resolve_id(ctx: Context, ref: str) -> str:
+    return match_id(ctx, read_posts(ctx.paths.log), ref)
+
+
+def find_prompt(ctx: Context, ref: str) -> tuple[PromptState, BoardState]:
+    posts, state = load(ctx)
+    pid = match_id(ctx, posts, ref)
+    ps = state.prompts.get(pid)
+    if ps is None:
+        kind = next(post for _, post in posts if post.id == pid).__struct_config__.tag
+        raise BadInput(f"board `{ctx.board}`: post {pid} is {'an' if kind in ('ack', 'answer', 'undelivered') else 'a'} {kind}, not a prompt")  # fmt: skip
+    return ps, state
+
+
+def write(ctx: Context, post: Post) -> None:
+    ctx.paths.ensure()
+    append_posts(ctx.paths.log, [post])
+    if ctx.json:
+        emit(post)
+
+
+def emit(obj: object) -> None:
+    sys.stdout.buffer.write(to_json(obj) + b"\n")
+    sys.stdout.flush()
+
+
+def _header(ctx: Context) -> dict[str, object]:
+    ts = time.time()
+    return {"id": new_id(ts, os.urandom(10)), "board": ctx.board, "sender": ctx.agent, "ts": ts}
+
+
+def _closable(ctx: Context, ps: PromptState) -> None:
+    pid = ps.prompt.id
+    if ctx.agent not in ps.recipients:
+        raise BadInput(f"agent `{ctx.agent}` is not a recipient of prompt {pid} (sent to {', '.join(ps.prompt.to)})")
+    now_stage = stage(ps, ctx.agent, time.time())
+    if now_stage not in ("posted", "delivered", "undelivered"):
+        raise BadInput(f"prompt {pid} is already {now_stage} for `{ctx.agent}`")
+
+
+def run_ack(ctx: Context, ref: str, note: str | None) -> None:
+    ps, _ = find_prompt(ctx, ref)
+    _closable(ctx, ps)
+    if note is not None:
+        check_body("ack note", note)
+    write(ctx, Ack(**_header(ctx), prompt=ps.prompt.id, note=note))  # type: ignore[arg-type]  # header values are typed by _header
+
+
+def run_answer(ctx: Context, ref: str, body: str) -> None:
+    ps, _ = find_prompt(ctx, ref)
+    _closable(ctx, ps)
+    write(ctx, Answer(**_header(ctx), prompt=ps.prompt.id, body=check_body("answer", body)))  # type: ignore[arg-type]  # as above
+
+
+def run_cancel(ctx: Context, ref: str) -> None:
+    ps, _ = find_prompt(ctx, ref)
+    pid = ps.prompt.id
+    if ps.prompt.sender != ctx.agent:
+        raise BadInput(f"agent `{ctx.agent}` did not send prompt {pid} (`{ps.prompt.sender}` did); only its sender can cancel it")  # fmt: skip
+    now = time.time()
+    if not any(stage(ps, name, now) in ("posted", "delivered", "undelivered") for name in ps.recipients):
+        raise BadInput(f"prompt {pid} is already closed for every recipient")
+    write(ctx, Cancel(**_header(ctx), prompt=pid))  # type: ignore[arg-type]  # as above
+
+
+def run_open(ctx: Context) -> None:
+    _, state = load(ctx)
+    for ps in open_for(state, ctx.agent, time.time()):
+        if ctx.json:
+            emit(ps.prompt)
+        else:
+            p = ps.prompt
+            print(f"{p.id}  {p.priority:<6}  from {p.sender:<12}  {clock(p.ts)}  {summary(p.body)}")
+
+
+def run_status(ctx: Context, ref: str) -> None:
+    ps, _ = find_prompt(ctx, ref)
+    now = time.time()
+    stages = {name: msgspec.structs.replace(r, stage=stage(ps, name, now)) for name, r in ps.recipients.items()}
+    if ctx.json:
+        emit({**msgspec.to_builtins(ps.prompt), "recipients": stages})
+        return
+    p = ps.prompt
+    print(f"prompt {p.id} from {p.sender} on board {p.board}, priority {p.priority}, posted {clock(p.ts)}")
+    for name, r in stages.items():
+        extra = ""
+        if r.stage == "answered" and r.answer is not None:
+            extra = f"  answer: {summary(r.answer)}"
+        elif r.stage == "acked" and r.note:
+            extra = f"  note: {summary(r.note)}"
+        elif r.stage in ("delivered", "undelivered"):
+            extra = f"  via {r.door}" + (f" ({r.outcome})" if r.outcome == "unknown" else "") + (f": {r.reason}" if r.reason else "")  # fmt: skip
+        when = clock(p.expires) if r.stage == "expired" and p.expires else clock(ps.cancelled) if r.stage == "cancelled" and ps.cancelled else clock(r.ts) if r.ts else ""  # fmt: skip
+        print(f"  {name:<16} {r.stage:<11} {when}{extra}")
+
+
+def describe(post: Post) -> str:
+    """One line of `log` for a post."""
+    head = f"{clock(post.ts)}  {post.id}  {post.__struct_config__.tag:<11} {post.sender}"
+    if isinstance(post, Prompt):
+        return f"{head} -> {','.join(post.to)} [{post.priority}]: {summary(post.body)}"
+    if isinstance(post, Answer):
+        return f"{head} on {post.prompt}: {summary(post.body)}"
+    detail = getattr(post, "reason", None) or getattr(post, "note", None) or getattr(post, "door", None)
+    return f"{head} on {post.prompt}" + (f": {summary(detail)}" if detail else "")
+
+
+def print_posts(ctx: Context, posts: Sequence[tuple[int, Post]], kinds: Sequence[str] | None) -> None:
+    for _, post in posts:
+        if kinds and post.__struct_config__.tag not in kinds:
+            continue
+        if ctx.json:
+            emit(post)
+        else:
+            print(describe(post), flush=True)
+
+
+def run_log(ctx: Context, kinds: Sequence[str] | None) -> None:
+    print_posts(ctx, read_posts(ctx.paths.log), kinds)
+
+
+def clock(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+
+
+def summary(text: str, width: int = 72) -> str:
+    from protocol.compose import visible
+
+    line = visible(text.strip().split("\n", 1)[0])
+    return line if len(line) <= width and "\n" not in text.strip() else line[: width - 1] + "…"

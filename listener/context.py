@@ -1,0 +1,59 @@
+"""Who, where and which board a command acts for: options, then environment, then defaults."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from protocol.names import check_name, to_name
+from state.paths import BoardPaths, default_board, open_home, user_data_dir
+
+
+class Context:
+    """The resolved ``--home``, ``--board``, ``--as`` and ``--json`` of one command."""
+
+    __slots__ = ("agent", "board", "home", "json", "paths")
+
+    def __init__(self, home: Path, board: str, agent: str, json: bool) -> None:
+        self.home = home
+        self.board = board
+        self.agent = agent
+        self.json = json
+        self.paths = BoardPaths(home, board)
+
+    @classmethod
+    def resolve(cls, home: str | None, board: str | None, agent: str | None, json: bool = False) -> Context:
+        """Check every name and the home; create nothing (writers call ``paths.ensure()``)."""
+        env = os.environ
+        if board is None:
+            board = env.get("PANEBOARD_BOARD") or default_board(os.getcwd())
+        if agent is None:
+            agent = env.get("PANEBOARD_AGENT") or to_name(login_name())
+        if home is None:
+            home = env.get("PANEBOARD_HOME") or user_data_dir()
+        board, agent = check_name("board", board), check_name("agent", agent)
+        home_path = open_home(home, create=False)
+        return cls(home_path, board, agent, json)
+
+    def child_env(self) -> dict[str, str]:
+        """The environment that makes a paneboard command act as this context."""
+        return {"PANEBOARD_HOME": str(self.home), "PANEBOARD_BOARD": self.board, "PANEBOARD_AGENT": self.agent}
+
+
+def login_name() -> str:
+    name = os.environ.get("LOGNAME") or os.environ.get("USER")
+    if name:
+        return name
+    import pwd
+
+    return pwd.getpwuid(os.getuid()).pw_name
+
+
+def executable() -> str:
+    """The absolute path of the paneboard command being run, for composed texts and hooks."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    if argv0 and os.path.basename(argv0) == "paneboard" and os.path.exists(argv0):
+        return os.path.abspath(argv0)
+    beside = Path(sys.executable).with_name("paneboard")
+    return str(beside) if beside.exists() else "paneboard"

@@ -1,0 +1,56 @@
+"""`paneboard post`: the one command agents run for every message, kept to the standard library."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from listener.context import Context
+from protocol.errors import BadInput
+from protocol.ids import new_id
+from protocol.names import check_body, check_name, check_priority
+from protocol.wire import pack_post
+from state.append import append_payloads
+
+
+def read_text(words: list[str], what: str) -> str:
+    """The text given as words, or read from stdin when it is ``-``."""
+    if words == ["-"]:
+        try:
+            return sys.stdin.buffer.read().decode()
+        except UnicodeDecodeError:
+            raise BadInput(f"{what} read from stdin is not valid UTF-8") from None
+    return " ".join(words)
+
+
+def prompt_fields(ctx: Context, to: list[str], body: str, priority: str, thread: str | None, reply_to: str | None, ttl: float | None) -> dict[str, object]:  # fmt: skip
+    """A prompt's fields in wire order, every one checked."""
+    recipients = list(dict.fromkeys(check_name("recipient", name) for name in to))
+    if ttl is not None and not (0 < ttl < 10**9):
+        raise BadInput(f"--ttl {ttl:g} is not a positive number of seconds")
+    ts = time.time()
+    return {
+        "kind": "prompt", "id": new_id(ts, os.urandom(10)), "board": ctx.board,
+        "sender": ctx.agent, "ts": ts, "to": recipients, "body": check_body("prompt body", body),
+        "priority": check_priority(priority), "thread": None if thread is None else check_name("thread", thread),
+        "reply_to": reply_to, "expires": None if ttl is None else ts + ttl,
+    }  # fmt: skip
+
+
+def run_post(ctx: Context, to: list[str], words: list[str], priority: str, thread: str | None, reply_to: str | None, ttl: float | None) -> None:  # fmt: skip
+    body = read_text(words, "prompt body")
+    if reply_to is not None:
+        from listener.board import resolve_id
+
+        reply_to = resolve_id(ctx, reply_to)
+    fields = prompt_fields(ctx, to, body, priority, thread, reply_to, ttl)
+    payload = pack_post(fields)  # type: ignore[arg-type]  # values are the wire's types by construction
+    ctx.paths.ensure()
+    append_payloads(ctx.paths.log, [payload])
+    if ctx.json:
+        from protocol.posts import decode, to_json
+
+        sys.stdout.buffer.write(to_json(decode(payload)) + b"\n")
+    else:
+        sys.stdout.write(f"{fields['id']}\n")

@@ -1,0 +1,108 @@
+"""The wire: every post kind as a frozen, tagged msgspec Struct, and one codec.
+
+Schema evolution (a log written today is read by every later version):
+
+- a new field goes last in its Struct and carries a default;
+- a field's name and type never change; a kind is never renamed;
+- readers skip fields they do not know (msgspec's default), so an older reader
+  reads a newer writer's posts.
+
+The log stores msgpack; ``--json`` output is JSON of the same Structs.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias
+
+import msgspec
+
+Priority: TypeAlias = Literal["low", "normal", "high", "urgent"]
+Outcome: TypeAlias = Literal["accepted", "unknown"]
+
+
+class _Post(msgspec.Struct, frozen=True, tag_field="kind"):
+    id: str
+    board: str
+    sender: str
+    ts: float
+
+
+class Prompt(_Post, frozen=True, tag="prompt"):
+    """Work for one or more recipients."""
+
+    to: tuple[str, ...]
+    body: str
+    priority: Priority = "normal"
+    thread: str | None = None
+    reply_to: str | None = None
+    expires: float | None = None
+
+
+class Ack(_Post, frozen=True, tag="ack"):
+    """A recipient closes a prompt."""
+
+    prompt: str
+    note: str | None = None
+
+
+class Answer(_Post, frozen=True, tag="answer"):
+    """A recipient closes a prompt with an answer."""
+
+    prompt: str
+    body: str
+
+
+class Cancel(_Post, frozen=True, tag="cancel"):
+    """The sender withdraws a prompt."""
+
+    prompt: str
+
+
+class Delivered(_Post, frozen=True, tag="delivered"):
+    """Receipt: a door took the prompt (written under the recipient's name)."""
+
+    prompt: str
+    door: str
+    outcome: Outcome = "accepted"
+
+
+class Undelivered(_Post, frozen=True, tag="undelivered"):
+    """Notice: no door could take the prompt; it stays open."""
+
+    prompt: str
+    door: str
+    reason: str
+
+
+Post: TypeAlias = Prompt | Ack | Answer | Cancel | Delivered | Undelivered
+KINDS = ("prompt", "ack", "answer", "cancel", "delivered", "undelivered")
+PRIORITY_RANK = {"urgent": 0, "high": 1, "normal": 2, "low": 3}
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(Post)
+_json_encoder = msgspec.json.Encoder()
+_json_decoder = msgspec.json.Decoder(Post)
+
+
+def encode(post: Post) -> bytes:
+    """The msgpack payload of one post, as stored in a log record."""
+    return _encoder.encode(post)
+
+
+def decode(payload: bytes | memoryview) -> Post:
+    """One post from its msgpack payload; raises ``msgspec.DecodeError``."""
+    return _decoder.decode(payload)
+
+
+def to_json(obj: object) -> bytes:
+    """JSON bytes of a post (or any struct or plain value), no newline."""
+    return _json_encoder.encode(obj)
+
+
+def from_json(data: bytes | str) -> Post:
+    return _json_decoder.decode(data)
+
+
+def delivered_key(board: str, sender: str, prompt_id: str) -> str:
+    """The key a listener records once a prompt is handed over: (board, sender, id)."""
+    return f"{board} {sender} {prompt_id}"

@@ -1,0 +1,37 @@
+"""What lives on disk: board logs, the fold of posts into board state, paths, locks.
+
+Names are imported on first use (PEP 562), so `paneboard post` loads only what it needs.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
+if TYPE_CHECKING:
+    from typing import Any
+
+_WHERE = {
+    "append_payloads": "append", "BoardPaths": "paths", "open_home": "paths",
+    "default_board": "paths", "LogReader": "log", "read_posts": "log", "append_posts": "log",
+    "BoardState": "fold", "fold": "fold", "apply": "fold", "open_for": "fold",
+}  # fmt: skip
+__all__ = [
+    "BoardPaths",
+    "BoardState",
+    "LogReader",
+    "append_payloads",
+    "append_posts",
+    "apply",
+    "default_board",
+    "fold",
+    "open_for",
+    "open_home",
+    "read_posts",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'state' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"state.{_WHERE[name]}"), name)

@@ -1,0 +1,90 @@
+"""Appending to a board log: serialized by a lock, durable before it returns.
+
+Standard library only, because `paneboard post` runs it. The lock is ``flock`` on
+the log file itself, the primitive portalocker uses on POSIX (portalocker's own
+import would cost more than the rest of `post`); the pane lock uses portalocker.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from protocol.errors import BoardIOError
+from state.framing import MAX_PAYLOAD, OVERHEAD, frame, scan, valid_end
+
+_WINDOW = 2 * (MAX_PAYLOAD + OVERHEAD)
+_OPEN_FLAGS = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def append_payloads(log: Path, payloads: Sequence[bytes]) -> list[int]:
+    """Append one record per payload; return their offsets once they are on disk.
+
+    Under the lock, a torn tail left by a writer that crashed is cut off first,
+    so no record ever follows garbage. On failure nothing is appended.
+    """
+    data = b"".join(frame(p) for p in payloads)
+    try:
+        fd = os.open(log, _OPEN_FLAGS, 0o600)
+    except OSError as exc:
+        raise BoardIOError(f"cannot open {log}: {exc.strerror}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        end = _repair(fd, size)
+        try:
+            written = os.write(fd, data)
+            if written != len(data):
+                raise OSError(28, "No space left on device (short write)")
+            os.fdatasync(fd)
+        except OSError as exc:
+            _truncate_quietly(fd, end)
+            raise BoardIOError(f"cannot append to {log}: {exc.strerror}") from exc
+        if size == 0:
+            _sync_dir(log.parent)
+    finally:
+        os.close(fd)
+    offsets, at = [], end
+    for p in payloads:
+        offsets.append(at)
+        at += len(p) + OVERHEAD
+    return offsets
+
+
+def _repair(fd: int, size: int) -> int:
+    """The offset to append at: *size*, or the end of the last valid record after a crash."""
+    if size == 0:
+        return 0
+    start = max(0, size - _WINDOW)
+    tail = os.pread(fd, size - start, start)
+    end = valid_end(tail, start)
+    if end == size:
+        return size
+    if end < 0 and start > 0:
+        end = _scan_whole(fd, size)
+    end = max(end, 0)
+    os.ftruncate(fd, end)
+    os.fsync(fd)
+    return end
+
+
+def _scan_whole(fd: int, size: int) -> int:
+    """Slow path: the end of the last valid record found by reading the whole log."""
+    return scan(os.pread(fd, size, 0)).end
+
+
+def _truncate_quietly(fd: int, end: int) -> None:
+    try:
+        os.ftruncate(fd, end)
+    except OSError:
+        pass  # the next append repairs the tail under the lock
+
+
+def _sync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,138 @@
+"""Board state from posts: small functions with no clock, no I/O and no logging.
+
+`apply` updates a `BoardState` with one post and returns it (updated in place: a
+board of a million posts cannot afford a copy per post). Questions that depend on
+time (is it expired? is it open?) take ``now`` as an argument.
+
+A post that does not fit the rules (an ack by someone who is not a recipient, a
+cancel by someone who is not the sender, anything about an unknown prompt) changes
+nothing: the commands refuse to write such posts, and the fold ignores forged ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal, TypeAlias
+
+import msgspec
+
+from protocol.posts import PRIORITY_RANK, Ack, Answer, Cancel, Delivered, Post, Prompt, Undelivered
+
+Stage: TypeAlias = Literal["posted", "delivered", "undelivered", "acked", "answered", "cancelled", "expired"]
+CLOSED = frozenset({"acked", "answered"})
+
+
+class Recipient(msgspec.Struct):
+    """One recipient's side of a prompt."""
+
+    stage: Stage = "posted"
+    ts: float | None = None  # when the stage was reached
+    door: str | None = None
+    outcome: str | None = None
+    reason: str | None = None
+    answer: str | None = None
+    note: str | None = None
+
+
+class PromptState(msgspec.Struct):
+    prompt: Prompt
+    seq: int  # position in the log: catch-up order within a priority
+    recipients: dict[str, Recipient]
+    cancelled: float | None = None
+
+
+class BoardState(msgspec.Struct):
+    """The prompts of a board, as of log position `position`.
+
+    With ``keep_closed=False`` a prompt is dropped once no recipient can still
+    receive it (every one closed it, or it was cancelled): what a listener needs.
+    """
+
+    prompts: dict[str, PromptState] = msgspec.field(default_factory=dict)
+    position: int = 0
+    keep_closed: bool = True
+
+
+def fold(posts: Iterable[tuple[int, Post]], state: BoardState | None = None) -> BoardState:
+    """Apply each (position, post) in order."""
+    state = BoardState() if state is None else state
+    for seq, post in posts:
+        apply(state, seq, post)
+    return state
+
+
+def apply(state: BoardState, seq: int, post: Post) -> BoardState:
+    """Update *state* with the post at log position *seq*."""
+    if isinstance(post, Prompt):
+        if post.id not in state.prompts:
+            state.prompts[post.id] = PromptState(post, seq, {name: Recipient(ts=post.ts) for name in post.to})
+    else:
+        ps = state.prompts.get(post.prompt)
+        if ps is not None:
+            _apply_to(ps, post)
+            if not state.keep_closed and _finished(ps):
+                del state.prompts[post.prompt]
+    state.position = max(state.position, seq + 1)
+    return state
+
+
+def _apply_to(ps: PromptState, post: Ack | Answer | Cancel | Delivered | Undelivered) -> None:
+    if isinstance(post, Cancel):
+        if post.sender == ps.prompt.sender and ps.cancelled is None:
+            ps.cancelled = post.ts
+        return
+    r = ps.recipients.get(post.sender)
+    if r is None or r.stage in CLOSED or ps.cancelled is not None:
+        return
+    if isinstance(post, Ack):
+        r.stage, r.ts, r.note = "acked", post.ts, post.note
+    elif isinstance(post, Answer):
+        r.stage, r.ts, r.answer = "answered", post.ts, post.body
+    elif isinstance(post, Delivered):
+        r.stage, r.ts, r.door, r.outcome, r.reason = "delivered", post.ts, post.door, post.outcome, None
+    elif r.stage != "delivered":
+        r.stage, r.ts, r.door, r.reason = "undelivered", post.ts, post.door, post.reason
+
+
+def _finished(ps: PromptState) -> bool:
+    return ps.cancelled is not None or all(r.stage in CLOSED for r in ps.recipients.values())
+
+
+def expired(ps: PromptState, now: float) -> bool:
+    return ps.prompt.expires is not None and now >= ps.prompt.expires
+
+
+def stage(ps: PromptState, agent: str, now: float) -> Stage:
+    """Where the prompt stands for *agent*: cancel and expiry apply to those who had not closed it."""
+    r = ps.recipients[agent]
+    if r.stage in CLOSED:
+        return r.stage
+    if ps.cancelled is not None:
+        return "cancelled"
+    if expired(ps, now):
+        return "expired"
+    return r.stage
+
+
+def is_open(ps: PromptState, agent: str, now: float) -> bool:
+    """True while *agent* is a recipient and the prompt is not closed, cancelled or expired."""
+    return agent in ps.recipients and stage(ps, agent, now) in ("posted", "delivered", "undelivered")
+
+
+def order_key(ps: PromptState) -> tuple[int, int]:
+    """Catch-up order: urgent first, then oldest first."""
+    return PRIORITY_RANK[ps.prompt.priority], ps.seq
+
+
+def open_for(state: BoardState, agent: str, now: float) -> list[PromptState]:
+    """The prompts open for *agent*, in catch-up order."""
+    return sorted((ps for ps in state.prompts.values() if is_open(ps, agent, now)), key=order_key)
+
+
+def prune(state: BoardState, now: float) -> BoardState:
+    """A copy of *state* holding only prompts someone can still receive (for a checkpoint)."""
+    keep = {
+        pid: ps for pid, ps in state.prompts.items()
+        if not _finished(ps) and not expired(ps, now)
+    }  # fmt: skip
+    return BoardState(keep, state.position, keep_closed=False)

@@ -1,0 +1,102 @@
+"""Log records: a frame around each msgpack payload, and a scanner that finds them.
+
+    head  = magic "\\xa7PB1" | length u32 | crc32(payload) u32
+    payload (length bytes)
+    tail  = length u32 | magic "1BP\\xa7"
+
+A frame is valid when both magics, both lengths and the checksum agree. The tail
+lets a writer check the end of a log without reading it all. Standard library only.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from typing import NamedTuple
+
+MAGIC = b"\xa7PB1"
+TAIL_MAGIC = b"1BP\xa7"
+HEAD = struct.Struct("<4sII")
+TAIL = struct.Struct("<I4s")
+OVERHEAD = HEAD.size + TAIL.size
+MAX_PAYLOAD = 1 << 20
+
+
+def frame(payload: bytes) -> bytes:
+    """One record around *payload*."""
+    n = len(payload)
+    if n > MAX_PAYLOAD:
+        raise ValueError(f"record of {n} bytes exceeds {MAX_PAYLOAD}")
+    return HEAD.pack(MAGIC, n, zlib.crc32(payload)) + payload + TAIL.pack(n, TAIL_MAGIC)
+
+
+def frame_at(buf: bytes | memoryview, i: int) -> int:
+    """Size of the valid frame starting at *i*; 0 if it may be one but is cut short; -1 if not."""
+    avail = len(buf) - i
+    if avail < HEAD.size:
+        return 0 if MAGIC.startswith(bytes(buf[i : i + len(MAGIC)])) else -1
+    magic, n, crc = HEAD.unpack_from(buf, i)
+    n = int(n)
+    if magic != MAGIC or n > MAX_PAYLOAD:
+        return -1
+    total = n + OVERHEAD
+    if avail < total:
+        return 0
+    start = i + HEAD.size
+    if TAIL.unpack_from(buf, start + n) != (n, TAIL_MAGIC) or zlib.crc32(buf[start : start + n]) != crc:
+        return -1
+    return total
+
+
+def next_frame(buf: bytes, start: int) -> int:
+    """Offset of the first complete valid frame at or after *start*, or -1."""
+    k = buf.find(MAGIC, start)
+    while k >= 0:
+        if frame_at(buf, k) > 0:
+            return k
+        k = buf.find(MAGIC, k + 1)
+    return -1
+
+
+class Scan(NamedTuple):
+    frames: list[tuple[int, memoryview]]  # (absolute offset, payload)
+    end: int  # absolute offset of the first byte not consumed
+    damaged: list[tuple[int, int]]  # absolute (start, end) of skipped spans
+
+
+def scan(buf: bytes, base: int = 0) -> Scan:
+    """Every valid frame of *buf* (which starts at offset *base*).
+
+    Bytes that do not form a frame are skipped as damage only when a valid frame
+    follows them; otherwise they are left unconsumed at the end (a record being
+    written, or a torn tail that the next append repairs).
+    """
+    view = memoryview(buf)
+    frames: list[tuple[int, memoryview]] = []
+    damaged: list[tuple[int, int]] = []
+    i, n, hs, ts = 0, len(buf), HEAD.size, TAIL.size
+    while i < n:
+        size = frame_at(buf, i)
+        if size > 0:
+            frames.append((base + i, view[i + hs : i + size - ts]))
+            i += size
+            continue
+        j = next_frame(buf, i + 1)
+        if j < 0:
+            break
+        damaged.append((base + i, base + j))
+        i = j
+    return Scan(frames, base + i, damaged)
+
+
+def valid_end(tail: bytes, base: int) -> int:
+    """End offset of the last valid frame in *tail* (the log's last bytes, from *base*), or -1."""
+    k = tail.rfind(TAIL_MAGIC)
+    while k >= 0:
+        end = k + len(TAIL_MAGIC)
+        (n,) = struct.unpack_from("<I", tail, k - 4) if k >= 4 else (-1,)
+        start = end - n - OVERHEAD
+        if n >= 0 and start >= 0 and frame_at(tail, start) == end - start:
+            return base + end
+        k = tail.rfind(TAIL_MAGIC, 0, k)
+    return -1

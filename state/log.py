@@ -1,0 +1,93 @@
+"""Reading a board log: every complete record from an offset, damage skipped with a warning."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import warnings
+from pathlib import Path
+
+import msgspec
+
+from protocol.errors import BoardIOError, DamagedRecord
+from protocol.posts import Post, decode, encode
+from state.append import append_payloads
+from state.framing import scan
+
+CHUNK = 4 << 20
+
+
+class LogReader:
+    """Reads a board log forward from an offset, remembering where it stopped.
+
+    A torn or unfinished record at the end is left for the next read. A damaged
+    span followed by valid records is skipped with a `DamagedRecord` warning, after
+    reading it again under a shared lock (so a writer repairing a torn tail at that
+    moment is never mistaken for damage).
+    """
+
+    def __init__(self, path: Path, offset: int = 0) -> None:
+        self.path = path
+        self.offset = offset
+
+    def read_new(self) -> list[tuple[int, Post]]:
+        """Every complete record after the offset, as (offset, post); advances the offset."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise BoardIOError(f"cannot read {self.path}: {exc.strerror}") from exc
+        try:
+            if os.fstat(fd).st_size < self.offset:
+                warnings.warn(f"{self.path} is shorter than offset {self.offset}; reading it again from the start", DamagedRecord, stacklevel=2)  # fmt: skip
+                self.offset = 0
+            return self._read(fd)
+        finally:
+            os.close(fd)
+
+    def _read(self, fd: int) -> list[tuple[int, Post]]:
+        out: list[tuple[int, Post]] = []
+        carry, base = b"", self.offset
+        while True:
+            chunk = os.pread(fd, CHUNK, base + len(carry))
+            if not chunk:
+                break
+            buf = carry + chunk if carry else chunk
+            found = scan(buf, base)
+            if found.damaged:
+                buf = _read_locked(fd, base)
+                found = scan(buf, base)
+                for start, end in found.damaged:
+                    warnings.warn(DamagedRecord(str(self.path), start, end), stacklevel=3)
+            self._decode(found.frames, out)
+            carry, base = buf[found.end - base :], found.end
+            if found.damaged:
+                break  # the locked read went to the end of the file
+        self.offset = base
+        return out
+
+    def _decode(self, frames: list[tuple[int, memoryview]], out: list[tuple[int, Post]]) -> None:
+        for offset, payload in frames:
+            try:
+                out.append((offset, decode(payload)))
+            except msgspec.DecodeError:
+                warnings.warn(DamagedRecord(str(self.path), offset, offset + len(payload)), stacklevel=4)
+
+
+def _read_locked(fd: int, start: int) -> bytes:
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    try:
+        return os.pread(fd, os.fstat(fd).st_size - start, start)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def read_posts(path: Path, offset: int = 0) -> list[tuple[int, Post]]:
+    """Every complete post in the log at *path* from *offset*."""
+    return LogReader(path, offset).read_new()
+
+
+def append_posts(path: Path, posts: list[Post]) -> list[int]:
+    """Append posts durably (one fsync for the batch); return their offsets."""
+    return append_payloads(path, [encode(p) for p in posts])

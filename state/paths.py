@@ -1,0 +1,129 @@
+"""Where boards live: the home folder, a board's files, and the default names.
+
+Everything here is standard library only, because `paneboard post` imports it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+from protocol.errors import BadInput, BoardIOError
+from protocol.names import check_name, to_name
+
+APP = "paneboard"
+
+
+def user_data_dir(environ: dict[str, str] | os._Environ[str] = os.environ) -> str:
+    """platformdirs' user data dir for paneboard, computed without importing it on Linux."""
+    if sys.platform.startswith("linux"):
+        base = environ.get("XDG_DATA_HOME", "")
+        if not base.strip():
+            base = os.path.expanduser("~/.local/share")
+        return os.path.join(base, APP)
+    import platformdirs  # macOS and Windows: its rules are worth its import there
+
+    return platformdirs.user_data_dir(APP, appauthor=False)
+
+
+def git_common_dir(cwd: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> str | None:
+    """What ``git rev-parse --git-common-dir`` answers in *cwd* (absolute), found by reading files."""
+    if environ.get("GIT_COMMON_DIR"):
+        return os.path.abspath(os.path.join(cwd, environ["GIT_COMMON_DIR"]))
+    gitdir = os.path.abspath(os.path.join(cwd, environ["GIT_DIR"])) if environ.get("GIT_DIR") else None
+    here = os.path.abspath(cwd)
+    while gitdir is None:
+        dotgit = os.path.join(here, ".git")
+        if os.path.isdir(dotgit):
+            gitdir = dotgit
+        elif os.path.isfile(dotgit):
+            gitdir = _read_gitfile(dotgit)
+        elif _is_bare_repo(here):
+            gitdir = here
+        else:
+            parent = os.path.dirname(here)
+            if parent == here:
+                return None
+            here = parent
+    commondir = os.path.join(gitdir, "commondir")
+    if os.path.isfile(commondir):
+        with open(commondir, encoding="utf-8") as f:
+            return os.path.normpath(os.path.join(gitdir, f.read().strip()))
+    return os.path.normpath(gitdir)
+
+
+def _read_gitfile(path: str) -> str | None:
+    with open(path, encoding="utf-8") as f:
+        line = f.readline().strip()
+    if not line.startswith("gitdir:"):
+        return None
+    return os.path.normpath(os.path.join(os.path.dirname(path), line[len("gitdir:") :].strip()))
+
+
+def _is_bare_repo(path: str) -> bool:
+    join = os.path.join
+    return os.path.isfile(join(path, "HEAD")) and os.path.isdir(join(path, "objects")) and os.path.isdir(join(path, "refs"))
+
+
+def default_board(cwd: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> str:
+    """The main checkout's folder name when *cwd* is in a git repository, else ``default``."""
+    common = git_common_dir(cwd, environ)
+    if common is None:
+        return "default"
+    name = os.path.basename(common)
+    if name == ".git":
+        name = os.path.basename(os.path.dirname(common))
+    elif name.endswith(".git"):
+        name = name[: -len(".git")]
+    return to_name(name)
+
+
+def open_home(path: str | os.PathLike[str], *, create: bool = True) -> Path:
+    """The home folder, created 0700 with its parents when missing, checked private and writable."""
+    home = Path(path).absolute()
+    try:
+        st = os.stat(home)
+    except (FileNotFoundError, NotADirectoryError):
+        if not create:
+            return home
+        try:
+            home.mkdir(mode=0o700, parents=True)
+            os.chmod(home, 0o700)
+        except OSError as exc:
+            raise BoardIOError(f"home {home} cannot be created: {exc.strerror}") from exc
+        st = os.stat(home)
+    except OSError as exc:
+        raise BoardIOError(f"home {home} cannot be read: {exc.strerror}") from exc
+    if not stat.S_ISDIR(st.st_mode):
+        raise BoardIOError(f"home {home} is not a folder")
+    if st.st_mode & 0o022:
+        raise BadInput(f"home {home} is writable by others (mode {st.st_mode & 0o777:o}); fix it with: chmod 700 {home}")
+    if create and not os.access(home, os.W_OK | os.X_OK):
+        raise BoardIOError(f"home {home} is not writable")
+    return home
+
+
+class BoardPaths:
+    """The files of one board under a home. Names are checked before any path is built."""
+
+    def __init__(self, home: Path, board: str) -> None:
+        self.home = home
+        self.board = check_name("board", board)
+        self.dir = home / board
+        self.log = self.dir / "log"
+        self.panes = self.dir / "panes"
+
+    def pane(self, agent: str, suffix: str) -> Path:
+        """A per-agent file: ``lock``, ``delivered``, ``checkpoint``, ``presence``, …"""
+        return self.panes / f"{check_name('agent', agent)}.{suffix}"
+
+    def ensure(self) -> None:
+        """Create the home and the board's folders 0700 if missing."""
+        open_home(self.home, create=True)
+        for folder in (self.dir, self.panes):
+            try:
+                folder.mkdir(mode=0o700, exist_ok=True)
+            except OSError as exc:
+                raise BoardIOError(f"board `{self.board}`: cannot create {folder}: {exc.strerror}") from exc

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Sequence
 
 import msgspec
 
-from listener.context import Context
+from listener.context import Context, header
 from protocol.errors import BadInput, UnknownPost
-from protocol.ids import check_ref, new_id
+from protocol.ids import check_ref
 from protocol.names import check_body
 from protocol.posts import Ack, Answer, Cancel, Post, Prompt, to_json
 from state.fold import BoardState, PromptState, fold, open_for, stage
@@ -60,11 +59,6 @@ def emit(obj: object) -> None:
     sys.stdout.flush()
 
 
-def _header(ctx: Context) -> dict[str, object]:
-    ts = time.time()
-    return {"id": new_id(ts, os.urandom(10)), "board": ctx.board, "sender": ctx.agent, "ts": ts}
-
-
 def _closable(ctx: Context, ps: PromptState) -> None:
     pid = ps.prompt.id
     if ctx.agent not in ps.recipients:
@@ -79,13 +73,13 @@ def run_ack(ctx: Context, ref: str, note: str | None) -> None:
     _closable(ctx, ps)
     if note is not None:
         check_body("ack note", note)
-    write(ctx, Ack(**_header(ctx), prompt=ps.prompt.id, note=note))  # type: ignore[arg-type]  # header values are typed by _header
+    write(ctx, Ack(**header(ctx.board, ctx.agent), prompt=ps.prompt.id, note=note))
 
 
 def run_answer(ctx: Context, ref: str, body: str) -> None:
     ps, _ = find_prompt(ctx, ref)
     _closable(ctx, ps)
-    write(ctx, Answer(**_header(ctx), prompt=ps.prompt.id, body=check_body("answer", body)))  # type: ignore[arg-type]  # as above
+    write(ctx, Answer(**header(ctx.board, ctx.agent), prompt=ps.prompt.id, body=check_body("answer", body)))
 
 
 def run_cancel(ctx: Context, ref: str) -> None:
@@ -96,7 +90,7 @@ def run_cancel(ctx: Context, ref: str) -> None:
     now = time.time()
     if not any(stage(ps, name, now) in ("posted", "delivered", "undelivered") for name in ps.recipients):
         raise BadInput(f"prompt {pid} is already closed for every recipient")
-    write(ctx, Cancel(**_header(ctx), prompt=pid))  # type: ignore[arg-type]  # as above
+    write(ctx, Cancel(**header(ctx.board, ctx.agent), prompt=pid))
 
 
 def run_open(ctx: Context) -> None:

@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, NoReturn
 
-COMMANDS = frozenset({"post", "ack", "answer", "cancel", "open", "status", "log"})
+COMMANDS = frozenset({"post", "ack", "answer", "cancel", "open", "status", "log", "listen", "wait", "ask", "who"})
+DOORS = ("stdout", "exec", "maildir", "claude-inbox", "codex-queue")
 KINDS = ("prompt", "ack", "answer", "cancel", "delivered", "undelivered")
 
 
@@ -60,16 +61,19 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _backoff(text: str) -> tuple[float, ...]:
+    return tuple(_seconds(part) for part in text.split(",")) if text.strip() else ()
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole parser, or (for speed) one holding only the command *only*."""
     parser = _Parser(prog="paneboard", description="Hand work between coding agents through a shared board.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     common = [_common()]
-    dummy = _Parser(add_help=False)
 
     def add(name: str, help_: str, run: Callable[[argparse.Namespace], None]) -> argparse.ArgumentParser:
         if only is not None and name != only:
-            return dummy
+            return _Parser(add_help=False)  # a throwaway: this command is not the one being run
         p = sub.add_parser(name, help=help_, description=help_, parents=common)
         p.set_defaults(run=run)
         return p
@@ -100,6 +104,30 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     p = add("log", "the board's posts", _log)
     p.add_argument("--kind", action="append", choices=KINDS)
+    p.add_argument("--follow", action="store_true", help="keep printing new posts until interrupted")
+
+    p = add("wait", "block until a prompt is delivered or closed for every recipient; print answers", _wait)
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--until", choices=("delivered", "closed"), default="closed")
+    p.add_argument("--timeout", type=_seconds, metavar="S", help="give up after S seconds (exit 3)")
+
+    p = add("ask", "post a prompt to one agent, wait until it is closed, print the answer", _ask)
+    p.add_argument("--to", required=True, metavar="AGENT")
+    p.add_argument("--priority", default="normal", choices=("low", "normal", "high", "urgent"))
+    p.add_argument("--timeout", type=_seconds, metavar="S", help="give up after S seconds (exit 3)")
+    p.add_argument("text", nargs="+", metavar="TEXT", help="the prompt (`-` reads stdin)")
+
+    add("who", "agents on the board, and whether a listener holds each pane", _who)
+
+    p = add("listen", "hand this agent's prompts over through its door until SIGINT/SIGTERM", _listen)
+    p.add_argument("--door", required=True, choices=DOORS)
+    p.add_argument("--socket", metavar="PATH", help="claude-inbox: the session's inbox socket (default $CLAUDE_CODE_MESSAGING_SOCKET)")  # fmt: skip
+    p.add_argument("--thread", metavar="ID", help="codex-queue: the thread id (default $CODEX_THREAD_ID)")
+    p.add_argument("--codex-bin", default="codex", metavar="PATH", help="codex-queue: the codex executable")
+    p.add_argument("--maildir", metavar="ROOT", help="maildir: the inbox root")
+    p.add_argument("--door-timeout", type=_seconds, default=30.0, metavar="S", help="time limit of one delivery (default 30)")  # fmt: skip
+    p.add_argument("--backoff", type=_backoff, metavar="S,S,…", help="waits between attempts (default 1,2,5,15,30,60,120,300)")  # fmt: skip
+    p.add_argument("command", nargs="*", metavar="-- CMD ARG", help="exec: the command to run")
     return parser
 
 
@@ -151,7 +179,42 @@ def _log(args: argparse.Namespace) -> None:
     from listener.board import run_log
 
     ctx = _ctx(args)
-    run_log(ctx, args.kind)
+    if args.follow:
+        from listener.following import run_follow
+
+        run_follow(ctx, args.kind)
+    else:
+        run_log(ctx, args.kind)
+
+
+def _wait(args: argparse.Namespace) -> None:
+    from listener.following import run_wait
+
+    run_wait(_ctx(args), args.id, args.until, args.timeout)
+
+
+def _ask(args: argparse.Namespace) -> None:
+    from listener.following import run_ask
+
+    run_ask(_ctx(args), args.to, args.text, args.priority, args.timeout)
+
+
+def _who(args: argparse.Namespace) -> None:
+    from listener.following import run_who
+
+    run_who(_ctx(args))
+
+
+def _listen(args: argparse.Namespace) -> None:
+    from listener.following import make_door, run_listen
+    from listener.listen import DEFAULT_BACKOFF
+
+    ctx = _ctx(args)
+    door = make_door(
+        ctx, args.door, socket=args.socket, thread=args.thread, codex_bin=args.codex_bin,
+        maildir=args.maildir, timeout=args.door_timeout, command=args.command,
+    )  # fmt: skip
+    run_listen(ctx, door, DEFAULT_BACKOFF if args.backoff is None else args.backoff)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -177,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001  # the top level turns every error into a message and an exit code
         from protocol.errors import PaneboardError
 
+        while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
+            exc = exc.exceptions[0]  # a task group's wrapping says nothing to a user
         if args.verbose:
             import traceback
 

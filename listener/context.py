@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
+from protocol.ids import new_id
 from protocol.names import check_name, to_name
 from state.paths import BoardPaths, default_board, open_home, user_data_dir
+
+TYPE_CHECKING = False  # typing's import is a cost `post` does not pay
+if TYPE_CHECKING:
+    from protocol.posts import Header
 
 
 class Context:
@@ -39,6 +45,12 @@ class Context:
     def child_env(self) -> dict[str, str]:
         """The environment that makes a paneboard command act as this context."""
         return {"PANEBOARD_HOME": str(self.home), "PANEBOARD_BOARD": self.board, "PANEBOARD_AGENT": self.agent}
+
+
+def header(board: str, sender: str) -> Header:
+    """A new post's id, board, sender and time."""
+    ts = time.time()
+    return {"id": new_id(ts, os.urandom(10)), "board": board, "sender": sender, "ts": ts}
 
 
 def login_name() -> str:

@@ -38,8 +38,8 @@ def prompt_fields(ctx: Context, to: list[str], body: str, priority: str, thread:
     }  # fmt: skip
 
 
-def run_post(ctx: Context, to: list[str], words: list[str], priority: str, thread: str | None, reply_to: str | None, ttl: float | None) -> None:  # fmt: skip
-    body = read_text(words, "prompt body")
+def post_prompt(ctx: Context, to: list[str], body: str, priority: str, thread: str | None, reply_to: str | None, ttl: float | None) -> dict[str, object]:  # fmt: skip
+    """Check, then append a prompt durably; return its fields."""
     if reply_to is not None:
         from listener.board import resolve_id
 
@@ -48,9 +48,14 @@ def run_post(ctx: Context, to: list[str], words: list[str], priority: str, threa
     payload = pack_post(fields)  # type: ignore[arg-type]  # values are the wire's types by construction
     ctx.paths.ensure()
     append_payloads(ctx.paths.log, [payload])
+    return fields
+
+
+def run_post(ctx: Context, to: list[str], words: list[str], priority: str, thread: str | None, reply_to: str | None, ttl: float | None) -> None:  # fmt: skip
+    fields = post_prompt(ctx, to, read_text(words, "prompt body"), priority, thread, reply_to, ttl)
     if ctx.json:
         from protocol.posts import decode, to_json
 
-        sys.stdout.buffer.write(to_json(decode(payload)) + b"\n")
+        sys.stdout.buffer.write(to_json(decode(pack_post(fields))) + b"\n")  # type: ignore[arg-type]  # as above
     else:
         sys.stdout.write(f"{fields['id']}\n")

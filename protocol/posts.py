@@ -12,7 +12,7 @@ The log stores msgpack; ``--json`` output is JSON of the same Structs.
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, TypedDict
 
 import msgspec
 
@@ -72,6 +72,15 @@ class Undelivered(_Post, frozen=True, tag="undelivered"):
     prompt: str
     door: str
     reason: str
+
+
+class Header(TypedDict):
+    """The fields every post starts with."""
+
+    id: str
+    board: str
+    sender: str
+    ts: float
 
 
 Post: TypeAlias = Prompt | Ack | Answer | Cancel | Delivered | Undelivered

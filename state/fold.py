@@ -45,12 +45,14 @@ class BoardState(msgspec.Struct):
     """The prompts of a board, as of log position `position`.
 
     With ``keep_closed=False`` a prompt is dropped once no recipient can still
-    receive it (every one closed it, or it was cancelled): what a listener needs.
+    receive it (every one closed it, or it was cancelled); with ``recipient`` set,
+    only prompts addressed to that agent are kept: what a listener needs.
     """
 
     prompts: dict[str, PromptState] = msgspec.field(default_factory=dict)
     position: int = 0
     keep_closed: bool = True
+    recipient: str | None = None
 
 
 def fold(posts: Iterable[tuple[int, Post]], state: BoardState | None = None) -> BoardState:
@@ -64,7 +66,7 @@ def fold(posts: Iterable[tuple[int, Post]], state: BoardState | None = None) -> 
 def apply(state: BoardState, seq: int, post: Post) -> BoardState:
     """Update *state* with the post at log position *seq*."""
     if isinstance(post, Prompt):
-        if post.id not in state.prompts:
+        if post.id not in state.prompts and (state.recipient is None or state.recipient in post.to):
             state.prompts[post.id] = PromptState(post, seq, {name: Recipient(ts=post.ts) for name in post.to})
     else:
         ps = state.prompts.get(post.prompt)
@@ -135,4 +137,4 @@ def prune(state: BoardState, now: float) -> BoardState:
         pid: ps for pid, ps in state.prompts.items()
         if not _finished(ps) and not expired(ps, now)
     }  # fmt: skip
-    return BoardState(keep, state.position, keep_closed=False)
+    return BoardState(keep, state.position, keep_closed=False, recipient=state.recipient)

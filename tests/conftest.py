@@ -42,3 +42,68 @@ def run_cli(home: Path, *args: str, input: bytes | None = None, timeout: float =
         env=cli_env(home, **env), timeout=timeout, check=False,
     )  # fmt: skip
     return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"))  # fmt: skip
+
+
+class Listening:
+    """A real `paneboard listen` process; its stdout and stderr lines are collected as they come."""
+
+    def __init__(self, home: Path, agent: str, *args: str, env: dict[str, str] | None = None, ready: bool = True) -> None:
+        import queue
+        import threading
+
+        self.out: queue.Queue[str] = queue.Queue()
+        self.err: queue.Queue[str] = queue.Queue()
+        self.stderr_lines: list[str] = []
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "listener", "listen", "--as", agent, *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or cli_env(home),
+        )  # fmt: skip
+        self._pumps = [
+            threading.Thread(target=self._pump, args=(stream, q), daemon=True)
+            for stream, q in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))
+        ]
+        for pump in self._pumps:
+            pump.start()
+        if ready:
+            self.wait_err("listening via")
+
+    @staticmethod
+    def _pump(stream: object, q: object) -> None:
+        with stream:  # type: ignore[attr-defined]
+            for line in stream:  # type: ignore[attr-defined]
+                q.put(line.rstrip("\n"))  # type: ignore[attr-defined]
+        q.put(None)  # type: ignore[attr-defined]
+
+    def line(self, timeout: float = 10) -> str:
+        """The next stdout line (a stdout-door delivery)."""
+        got = self.out.get(timeout=timeout)
+        assert got is not None, f"listener ended: {self.stderr_lines}"
+        return got
+
+    def wait_err(self, text: str, timeout: float = 10) -> str:
+        """Block until a stderr line containing *text* appears; return it."""
+        import time as _time
+
+        deadline = _time.monotonic() + timeout
+        while True:
+            got = self.err.get(timeout=max(0.01, deadline - _time.monotonic()))
+            if got is None:
+                raise AssertionError(f"listener ended before {text!r}: {self.stderr_lines}")
+            self.stderr_lines.append(got)
+            if text in got:
+                return got
+
+    def stop(self, sig: int = 15, timeout: float = 10) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout=timeout)
+
+    def __enter__(self) -> Listening:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for pump in self._pumps:
+            pump.join(timeout=10)

@@ -1,0 +1,21 @@
+"""The doors a listener hands prompts through; each a small class behind `Door`."""
+
+from __future__ import annotations
+
+from listener.doors.agents import ClaudeInboxDoor, CodexQueueDoor, check_socket
+from listener.doors.base import Door, Outcome
+from listener.doors.simple import ExecDoor, MaildirDoor, StdoutDoor
+
+NAMES = ("stdout", "exec", "maildir", "claude-inbox", "codex-queue")
+
+__all__ = [
+    "NAMES",
+    "ClaudeInboxDoor",
+    "CodexQueueDoor",
+    "Door",
+    "ExecDoor",
+    "MaildirDoor",
+    "Outcome",
+    "StdoutDoor",
+    "check_socket",
+]

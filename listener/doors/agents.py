@@ -1,0 +1,118 @@
+"""The coding agents' own doors: Claude Code's inbox socket and `codex queue`."""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+
+import anyio
+import msgspec
+
+from listener.doors.base import Outcome
+from listener.doors.process import run_command
+from listener.doors.simple import _which
+from protocol.errors import DoorFailed, DoorUnavailable
+from protocol.posts import Prompt
+
+ARG_MAX_ONE = 128 * 1024 - 1  # Linux refuses a single argument longer than this
+
+
+def check_socket(path: Path, door: str = "claude-inbox") -> None:
+    """A Unix socket owned by this user, and not a symlink; else `DoorUnavailable`."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise DoorUnavailable(door, f"no socket at {path} (is the session running?)") from None
+    except OSError as exc:
+        raise DoorUnavailable(door, f"cannot inspect {path}: {exc.strerror}") from exc
+    if stat.S_ISLNK(st.st_mode):
+        raise DoorUnavailable(door, f"{path} is a symlink; refusing to follow it")
+    if not stat.S_ISSOCK(st.st_mode):
+        raise DoorUnavailable(door, f"{path} is not a socket")
+    if st.st_uid != os.geteuid():
+        raise DoorUnavailable(door, f"{path} belongs to uid {st.st_uid}, not to this user ({os.geteuid()})")
+
+
+class ClaudeInboxDoor:
+    """One JSON user message on a Claude Code session's inbox socket."""
+
+    name = "claude-inbox"
+
+    def __init__(self, socket: Path, timeout: float) -> None:
+        self.socket = socket
+        self.timeout = timeout
+
+    def check(self) -> None:
+        check_socket(self.socket, self.name)
+
+    async def deliver(self, prompt: Prompt, text: str, agent: str) -> Outcome:
+        line = msgspec.json.encode({"type": "user", "message": {"role": "user", "content": text}}) + b"\n"
+        self.check()
+        try:
+            with anyio.fail_after(self.timeout):
+                stream = await anyio.connect_unix(str(self.socket))
+                async with stream:
+                    await stream.send(line)
+        except TimeoutError:
+            raise DoorFailed(self.name, f"the message was not taken within {self.timeout:g} s") from None
+        except ConnectionRefusedError:
+            raise DoorUnavailable(self.name, f"nobody listens on {self.socket} (the session has ended)") from None
+        except (OSError, anyio.BrokenResourceError) as exc:
+            if getattr(exc, "errno", None) == errno.ENOENT:
+                raise DoorUnavailable(self.name, f"no socket at {self.socket}") from None
+            raise DoorFailed(self.name, f"cannot write to {self.socket}: {exc}") from exc
+        return "accepted"
+
+
+_RECEIPT = re.compile(rb"Queued message \S+ for thread \S+")
+
+
+class CodexQueueDoor:
+    """`codex queue --thread ID --message TEXT`, which needs codex's own receipt to count."""
+
+    name = "codex-queue"
+
+    def __init__(self, thread: str, codex_bin: str, env: Mapping[str, str], timeout: float) -> None:
+        self.thread = thread
+        self.codex_bin = codex_bin
+        self.env = {k: v for k, v in env.items() if k != "RUST_BACKTRACE"}
+        self.timeout = timeout
+
+    def executable(self) -> str:
+        if os.sep in self.codex_bin:
+            if os.access(self.codex_bin, os.X_OK) and os.path.isfile(self.codex_bin):
+                return self.codex_bin
+            raise DoorUnavailable(self.name, f"{self.codex_bin} is not an executable file")
+        found = _which(self.codex_bin, self.env.get("PATH", os.defpath))
+        if found is None:
+            raise DoorUnavailable(self.name, f"no `{self.codex_bin}` on PATH")
+        return found
+
+    def check(self) -> None:
+        if not self.thread:
+            raise DoorUnavailable(self.name, "no thread id (give --thread or set CODEX_THREAD_ID)")
+        self.executable()
+
+    async def deliver(self, prompt: Prompt, text: str, agent: str) -> Outcome:
+        self.check()
+        if len(text.encode()) > ARG_MAX_ONE:
+            raise DoorUnavailable(self.name, f"the prompt is {len(text.encode())} bytes; one argument to codex can carry {ARG_MAX_ONE}")  # fmt: skip
+        argv = [self.executable(), "queue", "--thread", self.thread, "--message", text]
+        done = await run_command(argv, b"", self.env, self.timeout)
+        if done.timed_out:
+            return "unknown"
+        if done.returncode == 0 and _RECEIPT.search(done.output):
+            return "accepted"
+        if done.returncode == 0:
+            raise DoorFailed(self.name, f"codex exited 0 without its receipt: {done.tail()}")
+        raise DoorFailed(self.name, f"codex exited {done.returncode}: {_last_error(done.output)}")
+
+
+def _last_error(output: bytes) -> str:
+    """codex's own error line, without its harmless warnings."""
+    lines = [ln for ln in output.decode(errors="replace").splitlines() if ln.strip() and not ln.startswith("WARNING:")]
+    return lines[-1].strip()[-300:] if lines else "(no output)"

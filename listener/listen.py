@@ -1,0 +1,203 @@
+"""`paneboard listen`: one agent's listener.
+
+It holds the agent's pane lock, catches up on the prompts open for the agent (urgent
+first, then oldest first), then follows the log, handing each prompt over through its
+door exactly once: the delivered key is recorded after the door takes it, then a
+`delivered` receipt is posted. A failed delivery is retried with backoff, and holds
+back the prompts behind it; when the waits run out (or at once, for a door that
+cannot exist) an `undelivered` notice goes on the board and the prompt stays open
+for a later listener. SIGINT or SIGTERM: the delivery in flight finishes, then exit.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Sequence
+
+import anyio
+from anyio.abc import TaskStatus
+
+from listener.context import Context, header
+from listener.doors import Door, Outcome
+from listener.view import BoardView
+from protocol.compose import compose
+from protocol.errors import BoardIOError, DoorFailed, DoorUnavailable
+from protocol.posts import Delivered, Post, Prompt, Undelivered, delivered_key
+from state import checkpoint, presence
+from state.delivered import DeliveredKeys
+from state.fold import BoardState, PromptState, is_open, open_for, prune
+from state.log import append_posts
+from state.panelock import PaneLock, take_pane_lock
+
+DEFAULT_BACKOFF = (1.0, 2.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0)
+CHECKPOINT_EVERY = 10.0
+
+
+class Listener:
+    def __init__(self, ctx: Context, door: Door, backoff: Sequence[float] = DEFAULT_BACKOFF, *, exe: str) -> None:
+        self.ctx = ctx
+        self.door = door
+        self.backoff = tuple(backoff)
+        self.exe = exe
+        self.paths = ctx.paths
+        self.given_up: set[str] = set()
+        self.delivered_count = 0
+        self._checkpointed = 0.0
+        self._lock: PaneLock | None = None
+        self._presence = presence.Presence(os.getpid(), door.name, time.time(), host=socket.gethostname())
+
+    def log(self, message: str) -> None:
+        print(f"paneboard listen {self.ctx.agent}@{self.ctx.board}: {message}", file=sys.stderr, flush=True)
+
+    def take_lock(self) -> None:
+        """Take the pane lock now (`PaneLocked` if another listener holds it)."""
+        if self._lock is None:
+            self.paths.ensure()
+            self._lock = take_pane_lock(self.paths.pane(self.ctx.agent, "lock"), self.ctx.board, self.ctx.agent)
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Run until cancelled; report readiness once caught up and watching."""
+        self.take_lock()
+        assert self._lock is not None
+        try:
+            self.keys = DeliveredKeys(self.paths.pane(self.ctx.agent, "delivered"))
+            with BoardView(self.paths.dir, self._start_state()) as self.view:
+                await self.view.refresh_async()
+                self._checkpoint(force=True)
+                presence.write(self.paths.pane(self.ctx.agent, "presence"), self._presence)
+                self._check_door()
+                self.log(f"listening via {self.door.name} (pid {os.getpid()})")
+                task_status.started()
+                try:
+                    await self._loop()
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        self._checkpoint(force=True)
+        finally:
+            self._lock.release()
+            self._lock = None
+
+    def _start_state(self) -> BoardState:
+        state = checkpoint.load(self.paths.pane(self.ctx.agent, "checkpoint"), self.paths.log)
+        if state is None or state.recipient != self.ctx.agent:
+            return BoardState(keep_closed=False, recipient=self.ctx.agent)
+        return state
+
+    def _check_door(self) -> None:
+        try:
+            self.door.check()
+        except DoorUnavailable as exc:
+            self.log(f"warning: {exc} (prompts will be reported undelivered until it exists)")
+
+    async def _loop(self) -> None:
+        while True:
+            ps = self._next()
+            if ps is None:
+                await self.view.wait_changed()
+                self.view.refresh()
+                self._checkpoint()
+            else:
+                await self._deliver(ps)
+                self.view.refresh()
+
+    def _key(self, prompt: Prompt) -> str:
+        return delivered_key(prompt.board, prompt.sender, prompt.id)
+
+    def _wanted(self, prompt_id: str) -> PromptState | None:
+        ps = self.view.state.prompts.get(prompt_id)
+        if ps is None or not is_open(ps, self.ctx.agent, time.time()) or self._key(ps.prompt) in self.keys:
+            return None
+        return ps
+
+    def _next(self) -> PromptState | None:
+        for ps in open_for(self.view.state, self.ctx.agent, time.time()):
+            if ps.prompt.id not in self.given_up and self._key(ps.prompt) not in self.keys:
+                return ps
+        return None
+
+    async def _deliver(self, ps: PromptState) -> None:
+        prompt = ps.prompt
+        text = compose(prompt, exe=self.exe, home=str(self.ctx.home), agent=self.ctx.agent)
+        waits = (0.0, *self.backoff)
+        failure: DoorFailed | None = None
+        for attempt, wait in enumerate(waits, 1):
+            if wait:
+                self.log(f"retry {attempt}/{len(waits)} of {prompt.id} in {wait:g} s after: {failure}")
+                if await self._closed_while_waiting(prompt.id, wait):
+                    self.log(f"{prompt.id} was closed while waiting to retry; not delivered")
+                    return
+            if self._wanted(prompt.id) is None:
+                return
+            try:
+                with anyio.CancelScope(shield=True):  # a delivery in flight finishes, and is recorded
+                    outcome = await self.door.deliver(prompt, text, self.ctx.agent)
+                    self._record(prompt, outcome)
+                return
+            except DoorUnavailable as exc:
+                failure = exc
+                break
+            except DoorFailed as exc:
+                failure = exc
+        assert failure is not None
+        self._give_up(prompt, failure)
+
+    async def _closed_while_waiting(self, prompt_id: str, wait: float) -> bool:
+        with anyio.move_on_after(wait):
+            while True:
+                await self.view.wait_changed()
+                self.view.refresh()
+                if self._wanted(prompt_id) is None:
+                    return True
+        return False
+
+    def _record(self, prompt: Prompt, outcome: Outcome) -> None:
+        self.keys.record(self._key(prompt))
+        self.delivered_count += 1
+        self._post(Delivered(**header(self.ctx.board, self.ctx.agent), prompt=prompt.id, door=self.door.name, outcome=outcome))
+        self._presence.last_delivery = time.time()
+        presence.write(self.paths.pane(self.ctx.agent, "presence"), self._presence)
+        self.log(f"delivered {prompt.id} from {prompt.sender} via {self.door.name}" + (" (outcome unknown: timed out)" if outcome == "unknown" else ""))  # fmt: skip
+
+    def _give_up(self, prompt: Prompt, failure: DoorFailed) -> None:
+        self.given_up.add(prompt.id)
+        self._post(
+            Undelivered(**header(self.ctx.board, self.ctx.agent), prompt=prompt.id, door=self.door.name, reason=failure.reason)
+        )
+        self.log(f"undelivered {prompt.id} from {prompt.sender}: {failure.reason}")
+
+    def _post(self, post: Post) -> None:
+        try:
+            append_posts(self.paths.log, [post])
+        except BoardIOError as exc:
+            self.log(f"warning: could not post the {type(post).__name__.lower()} notice: {exc}")
+
+    def _checkpoint(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._checkpointed < CHECKPOINT_EVERY:
+            return
+        self._checkpointed = now
+        try:
+            checkpoint.save(self.paths.pane(self.ctx.agent, "checkpoint"), self.paths.log, prune(self.view.state, time.time()))
+        except OSError as exc:
+            self.log(f"warning: could not write the checkpoint: {exc}")
+
+
+async def run_listener(listener: Listener) -> None:
+    """Run *listener* until SIGINT or SIGTERM."""
+    listener.take_lock()
+    async with anyio.create_task_group() as tg:
+
+        async def stop_on_signal() -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for signum in signals:
+                    listener.log(f"{signal.Signals(signum).name}: stopping")
+                    tg.cancel_scope.cancel()
+                    return
+
+        tg.start_soon(stop_on_signal)
+        await listener.run()
+        tg.cancel_scope.cancel()

@@ -1,0 +1,76 @@
+"""The pane lock: one listener per (board, agent), held for the process's life.
+
+The operating system drops the lock when its holder dies, SIGKILL included, so a
+crashed listener never leaves a stale lock behind. The holder writes its pid into
+the lock file so a second listener can say who holds the pane.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO
+
+import portalocker
+
+from protocol.errors import BoardIOError, PaneLocked
+
+_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class PaneLock:
+    """A held pane lock; `release()` (or process exit) lets another listener in."""
+
+    def __init__(self, file: IO[str], path: Path) -> None:
+        self._file = file
+        self.path = path
+
+    def release(self) -> None:
+        if not self._file.closed:
+            portalocker.unlock(self._file)
+            self._file.close()
+
+
+def _open(path: Path) -> IO[str]:
+    try:
+        return os.fdopen(os.open(path, _FLAGS, 0o600), "r+", encoding="ascii")
+    except OSError as exc:
+        raise BoardIOError(f"cannot open pane lock {path}: {exc.strerror}") from exc
+
+
+def take_pane_lock(path: Path, board: str, agent: str) -> PaneLock:
+    """Take the pane lock without waiting; `PaneLocked` names the holder's pid if it is held."""
+    file = _open(path)
+    try:
+        portalocker.lock(file, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+    except portalocker.AlreadyLocked as exc:
+        pid = _read_pid(file)
+        file.close()
+        raise PaneLocked(board, agent, pid) from exc
+    file.seek(0)
+    file.truncate()
+    file.write(f"{os.getpid()}\n")
+    file.flush()
+    return PaneLock(file, path)
+
+
+def holder(path: Path) -> int | None:
+    """The pid of the listener holding the pane at *path*, or None if nobody holds it."""
+    if not path.exists():
+        return None
+    file = _open(path)
+    try:
+        portalocker.lock(file, portalocker.LockFlags.SHARED | portalocker.LockFlags.NON_BLOCKING)
+    except portalocker.AlreadyLocked:
+        return _read_pid(file) or -1
+    else:
+        portalocker.unlock(file)
+        return None
+    finally:
+        file.close()
+
+
+def _read_pid(file: IO[str]) -> int | None:
+    file.seek(0)
+    text = file.read(32).strip()
+    return int(text) if text.isdigit() else None

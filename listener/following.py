@@ -73,20 +73,20 @@ def _reached(ps: PromptState, until: str, now: float) -> bool:
     return all(s in wanted for s in stages)
 
 
-async def wait_for(ctx: Context, ref: str, until: str, timeout: float | None) -> PromptState:
+async def wait_for(ctx: Context, ref: str, until: str, limit: float | None) -> PromptState:
     """Block until prompt *ref* is *until* (``delivered`` or ``closed``) for every recipient."""
     with BoardView(ctx.paths.dir) as view:
         view.refresh()
         ps = _find(view, ctx, ref)
         try:
-            with anyio.fail_after(timeout):
+            with anyio.fail_after(limit):
                 while not _reached(ps, until, time.time()):
                     expires = ps.prompt.expires
                     with anyio.move_on_after(None if expires is None else max(0.0, expires - time.time())):
                         await view.wait_changed()
                     view.refresh()
         except TimeoutError:
-            raise WaitTimedOut(ps.prompt.id, until, timeout or 0) from None
+            raise WaitTimedOut(ps.prompt.id, until, limit or 0) from None
         return ps
 
 

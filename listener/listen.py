@@ -75,8 +75,7 @@ class Listener:
                 try:
                     await self._loop()
                 finally:
-                    with anyio.CancelScope(shield=True):
-                        self._checkpoint(force=True)
+                    self._checkpoint(force=True)
         finally:
             self._lock.release()
             self._lock = None

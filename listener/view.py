@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Self
 
 import anyio
 
@@ -25,7 +26,7 @@ class BoardView:
         self.reader = LogReader(folder / "log", self.state.position)
         self.watcher = LogWatcher(folder)
 
-    def __enter__(self) -> BoardView:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

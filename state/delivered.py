@@ -20,6 +20,7 @@ class DeliveredKeys:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._end = 0
         self.keys = self._load()
 
     def __contains__(self, key: str) -> bool:
@@ -35,7 +36,8 @@ class DeliveredKeys:
         with os.fdopen(fd, "rb") as f:
             data = f.read()
         lines = data.split(b"\n")
-        return {line.decode(errors="replace") for line in lines[:-1] if line}  # the last piece is "" or torn
+        self._end = len(data) - len(lines[-1])  # the last piece is "" or a line torn by a crash
+        return {line.decode(errors="replace") for line in lines[:-1] if line}
 
     def record(self, key: str) -> None:
         """Add *key*, durably, before returning."""
@@ -44,16 +46,14 @@ class DeliveredKeys:
         try:
             fd = os.open(self.path, _FLAGS, 0o600)
             try:
-                torn = os.fstat(fd).st_size > 0 and not self._ends_with_newline()
-                os.write(fd, (b"\n" if torn else b"") + key.encode() + b"\n")
+                if os.fstat(fd).st_size != self._end:
+                    os.ftruncate(fd, self._end)  # cut a torn line (the pane lock makes us the only writer)
+                line = key.encode() + b"\n"
+                os.write(fd, line)
                 os.fsync(fd)
+                self._end += len(line)
             finally:
                 os.close(fd)
         except OSError as exc:
             raise BoardIOError(f"cannot record delivery in {self.path}: {exc.strerror}") from exc
         self.keys.add(key)
-
-    def _ends_with_newline(self) -> bool:
-        with open(self.path, "rb") as f:
-            f.seek(-1, os.SEEK_END)
-            return f.read(1) == b"\n"

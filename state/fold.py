@@ -4,6 +4,12 @@
 board of a million posts cannot afford a copy per post). Questions that depend on
 time (is it expired? is it open?) take ``now`` as an argument.
 
+Prompt ids are unique on a board: writers draw 80 random bits per id and the NATS
+store drops a republished id. A repeated prompt id is ignored where the first is in
+the state; a listener's fold keeps only its own prompts, so it may take a later copy
+addressed to it (only a forged log has one), and its delivered keys still hand a
+prompt from one sender over once.
+
 A post that does not fit the rules (an ack by someone who is not a recipient, a
 cancel by someone who is not the sender, anything about an unknown prompt) changes
 nothing: the commands refuse to write such posts, and the fold ignores forged ones.

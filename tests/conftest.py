@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Self
 
 import pytest
 
@@ -98,7 +99,7 @@ class Listening:
             self.proc.send_signal(sig)
         return self.proc.wait(timeout=timeout)
 
-    def __enter__(self) -> Listening:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

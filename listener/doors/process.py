@@ -29,8 +29,8 @@ class Finished:
         return text[-limit:] if text else "(no output)"
 
 
-async def run_command(argv: Sequence[str], stdin: bytes, env: Mapping[str, str], timeout: float) -> Finished:
-    """Run *argv* with *stdin*; kill its whole process group if it outlives *timeout*."""
+async def run_command(argv: Sequence[str], stdin: bytes, env: Mapping[str, str], limit: float) -> Finished:
+    """Run *argv* with *stdin*; kill its whole process group if it outlives *limit* seconds."""
     proc = await anyio.open_process(
         list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         env=dict(env), start_new_session=True,
@@ -38,7 +38,7 @@ async def run_command(argv: Sequence[str], stdin: bytes, env: Mapping[str, str],
     out = bytearray()
     drained = anyio.Event()
     try:
-        with anyio.move_on_after(timeout):
+        with anyio.move_on_after(limit):
             async with anyio.create_task_group() as tg:
                 assert proc.stdin is not None and proc.stdout is not None
                 tg.start_soon(_feed, proc.stdin, stdin)

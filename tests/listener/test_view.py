@@ -1,0 +1,55 @@
+"""The watcher and the board view, in-process on anyio: woken by the kernel, never by a sleep."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from listener.view import BoardView
+from protocol.posts import Prompt
+from state.delivered import DeliveredKeys
+from state.log import append_posts
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _prompt(n: int) -> Prompt:
+    return Prompt(id=f"{n:026d}", board="b", sender="alice", ts=float(n), to=("bob",), body="x")
+
+
+async def test_an_append_wakes_the_view(tmp_path: Path) -> None:
+    """A view waiting on the log returns after another writer appends, and sees the post."""
+    with anyio.fail_after(5), BoardView(tmp_path) as view:
+        assert [] == view.refresh()
+        assert view.watcher.uses_inotify
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(view.wait_changed)
+            await anyio.wait_all_tasks_blocked()
+            append_posts(tmp_path / "log", [_prompt(1)])
+        assert [_prompt(1)] == [p for _, p in view.refresh()]
+
+
+async def test_other_files_in_the_folder_do_not_wake_it(tmp_path: Path) -> None:
+    """Only the log matters: writing another file leaves the view asleep."""
+    with anyio.fail_after(5), BoardView(tmp_path) as view:
+        (tmp_path / "unrelated").write_text("x")
+        with anyio.move_on_after(0.2) as scope:
+            await view.wait_changed()
+        assert scope.cancelled_caught
+
+
+def test_delivered_keys_survive_a_torn_line(tmp_path: Path) -> None:
+    """A key cut short by a crash is not a key; the next record starts on a new line."""
+    path = tmp_path / "bob.delivered"
+    path.write_bytes(b"b alice one\nb alice tw")
+    keys = DeliveredKeys(path)
+    assert {"b alice one"} == keys.keys
+    keys.record("b alice three")
+    assert {"b alice one", "b alice three"} == DeliveredKeys(path).keys

@@ -1,0 +1,90 @@
+"""Catch-up from a checkpoint gives exactly what a cold fold gives."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from listener.view import BoardView
+from protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt, Undelivered
+from state import checkpoint
+from state.fold import BoardState, fold, open_for, prune
+from state.log import append_posts, read_posts
+
+AGENTS = ["alice", "bob", "carol"]
+PIDS = [f"p{i:025d}" for i in range(8)]
+
+
+@st.composite
+def boards(draw: st.DrawFn) -> list[Post]:
+    out: list[Post] = []
+    fresh = iter(PIDS)  # prompt ids are unique on a board (see state/fold.py)
+    for n in range(draw(st.integers(1, 40))):
+        who = draw(st.sampled_from(AGENTS))
+        target = draw(st.sampled_from(PIDS))
+        kind = draw(st.sampled_from(["prompt", "prompt", "ack", "answer", "cancel", "delivered", "undelivered"]))
+        head = {"id": f"x{n:025d}", "board": "b", "sender": who, "ts": float(n)}
+        if kind == "prompt" and (target := next(fresh, "")):
+            to = tuple(draw(st.lists(st.sampled_from(AGENTS), min_size=1, max_size=3, unique=True)))
+            expires = draw(st.none() | st.floats(0, 60))
+            out.append(Prompt(**head, to=to, body="b", priority=draw(st.sampled_from(["low", "normal", "high", "urgent"])), expires=expires))  # type: ignore[arg-type]  # fmt: skip
+            head = {**head, "id": target}
+            out[-1] = Prompt(**head, to=to, body="b", priority=out[-1].priority, expires=expires)  # type: ignore[arg-type, attr-defined]  # fmt: skip
+        elif kind in ("ack", "prompt"):
+            out.append(Ack(**head, prompt=target))  # type: ignore[arg-type]
+        elif kind == "answer":
+            out.append(Answer(**head, prompt=target, body="a"))  # type: ignore[arg-type]
+        elif kind == "cancel":
+            out.append(Cancel(**head, prompt=target))  # type: ignore[arg-type]
+        elif kind == "delivered":
+            out.append(Delivered(**head, prompt=target, door="stdout"))  # type: ignore[arg-type]
+        else:
+            out.append(Undelivered(**head, prompt=target, door="stdout", reason="r"))  # type: ignore[arg-type]
+    return out
+
+
+def _open_ids(state: BoardState, now: float) -> list[str]:
+    return [ps.prompt.id for ps in open_for(state, "bob", now)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(boards(), st.data(), st.floats(0, 60))
+def test_checkpoint_then_rest_equals_cold_fold(posts: list[Post], data: st.DataObject, now: float) -> None:
+    split = data.draw(st.integers(0, len(posts)))
+    saved_at = data.draw(st.floats(0, 60))
+    with tempfile.TemporaryDirectory() as d:
+        folder = Path(d)
+        log, cp = folder / "log", folder / "bob.checkpoint"
+        append_posts(log, posts[:split]) if split else log.touch()
+        with BoardView(folder, BoardState(keep_closed=False, recipient="bob")) as first:
+            first.refresh()
+            checkpoint.save(cp, log, prune(first.state, min(saved_at, now)))
+        if posts[split:]:
+            append_posts(log, posts[split:])
+        loaded = checkpoint.load(cp, log)
+        assert loaded is not None
+        with BoardView(folder, loaded) as warm, BoardView(folder, BoardState(keep_closed=False, recipient="bob")) as cold:
+            warm.refresh()
+            cold.refresh()
+            full = fold(read_posts(log))
+            assert _open_ids(full, now) == _open_ids(cold.state, now) == _open_ids(warm.state, now)
+
+
+def test_a_checkpoint_for_another_log_is_ignored(tmp_path: Path) -> None:
+    """A log replaced (deleted and made again) makes the checkpoint stale: cold fold."""
+    log, cp = tmp_path / "log", tmp_path / "cp"
+    append_posts(log, [Prompt(id="a" * 26, board="b", sender="alice", ts=1.0, to=("bob",), body="x")])
+    state = fold(read_posts(log))
+    state.position = log.stat().st_size
+    checkpoint.save(cp, log, state)
+    assert checkpoint.load(cp, log) is not None
+    log.unlink()
+    append_posts(log, [Prompt(id="b" * 26, board="b", sender="alice", ts=1.0, to=("bob",), body="y")])
+    other = tmp_path / "spacer"
+    other.write_text("keeps the old inode number from being reused")
+    assert checkpoint.load(cp, log) is None or checkpoint.load(cp, log).position == log.stat().st_size  # type: ignore[union-attr]
+    cp.write_bytes(b"garbage")
+    assert checkpoint.load(cp, log) is None

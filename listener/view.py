@@ -32,17 +32,21 @@ class BoardView:
     def __exit__(self, *exc: object) -> None:
         self.watcher.close()
 
-    def refresh(self) -> list[tuple[int, Post]]:
-        """Read and fold every post appended since the last refresh; return them."""
-        new = self.reader.read_new()
-        for seq, post in new:
-            apply(self.state, seq, post)
-        self.state.position = self.reader.offset
+    def refresh(self, *, keep: bool = True) -> list[tuple[int, Post]]:
+        """Read and fold every post appended since the last refresh; return them if *keep*."""
+        new: list[tuple[int, Post]] = []
+        state = self.state
+        for batch in self.reader.batches():
+            for seq, post in batch:
+                apply(state, seq, post)
+            if keep:
+                new += batch
+        state.position = self.reader.offset
         return new
 
-    async def refresh_async(self) -> list[tuple[int, Post]]:
-        """`refresh()` in a worker thread, for reads that may be long (a cold catch-up)."""
-        return await anyio.to_thread.run_sync(self.refresh)
+    async def refresh_async(self) -> None:
+        """Fold what is new in a worker thread, without keeping it (a cold catch-up may be long)."""
+        await anyio.to_thread.run_sync(lambda: self.refresh(keep=False))
 
     async def wait_changed(self) -> None:
         await self.watcher.wait_changed()

@@ -75,7 +75,17 @@ def scan(buf: bytes, base: int = 0) -> Scan:
     frames: list[tuple[int, memoryview]] = []
     damaged: list[tuple[int, int]] = []
     i, n, hs, ts = 0, len(buf), HEAD.size, TAIL.size
+    head, tail, crc32, tail_ok = HEAD.unpack_from, TAIL.unpack_from, zlib.crc32, TAIL_MAGIC
     while i < n:
+        # The common case, inlined (this loop runs once per record of the whole log).
+        if i + hs <= n:
+            magic, length, crc = head(buf, i)
+            start = i + hs
+            end = start + length
+            if magic == MAGIC and end + ts <= n and tail(buf, end) == (length, tail_ok) and crc32(view[start:end]) == crc:
+                frames.append((base + i, view[start:end]))
+                i = end + ts
+                continue
         size = frame_at(buf, i)
         if size > 0:
             frames.append((base + i, view[i + hs : i + size - ts]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
@@ -32,22 +33,28 @@ class LogReader:
 
     def read_new(self) -> list[tuple[int, Post]]:
         """Every complete record after the offset, as (offset, post); advances the offset."""
+        return [item for batch in self.batches() for item in batch]
+
+    def batches(self) -> Iterator[list[tuple[int, Post]]]:
+        """The records after the offset, a chunk of the file at a time (memory stays bounded).
+
+        The offset advances as each batch is handed out.
+        """
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
-            return []
+            return
         except OSError as exc:
             raise BoardIOError(f"cannot read {self.path}: {exc.strerror}") from exc
         try:
             if os.fstat(fd).st_size < self.offset:
                 warnings.warn(f"{self.path} is shorter than offset {self.offset}; reading it again from the start", DamagedRecord, stacklevel=2)  # fmt: skip
                 self.offset = 0
-            return self._read(fd)
+            yield from self._read(fd)
         finally:
             os.close(fd)
 
-    def _read(self, fd: int) -> list[tuple[int, Post]]:
-        out: list[tuple[int, Post]] = []
+    def _read(self, fd: int) -> Iterator[list[tuple[int, Post]]]:
         carry, base = b"", self.offset
         while True:
             chunk = os.pread(fd, CHUNK, base + len(carry))
@@ -60,19 +67,21 @@ class LogReader:
                 found = scan(buf, base)
                 for start, end in found.damaged:
                     warnings.warn(DamagedRecord(str(self.path), start, end), stacklevel=3)
-            self._decode(found.frames, out)
+            batch = self._decode(found.frames)
             carry, base = buf[found.end - base :], found.end
+            self.offset = base
+            yield batch
             if found.damaged:
                 break  # the locked read went to the end of the file
-        self.offset = base
-        return out
 
-    def _decode(self, frames: list[tuple[int, memoryview]], out: list[tuple[int, Post]]) -> None:
+    def _decode(self, frames: list[tuple[int, memoryview]]) -> list[tuple[int, Post]]:
+        out: list[tuple[int, Post]] = []
         for offset, payload in frames:
             try:
                 out.append((offset, decode(payload)))
             except msgspec.DecodeError:
                 warnings.warn(DamagedRecord(str(self.path), offset, offset + len(payload)), stacklevel=4)
+        return out
 
 
 def _read_locked(fd: int, start: int) -> bytes:

@@ -1,0 +1,1 @@
+"""paneboard's benchmark harness: `python -m bench [--quick] [--only NAME…] [--out DIR]`."""

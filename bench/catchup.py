@@ -1,0 +1,108 @@
+"""Catch-up: a listener starting on a board of N posts, with its checkpoint and without."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.baselines import SqliteMailbox
+from bench.harness import listener, peak_rss_mb, summary
+from protocol.posts import Ack, Answer, Delivered, Post, Prompt, encode
+from state.append import append_payloads
+
+AGENTS = [f"agent{i}" for i in range(20)]
+
+
+def make_board(log: Path, n: int, open_for_bob: int = 300) -> None:
+    """A realistic history of *n* posts: prompts among 20 agents, each delivered and closed,
+    with *open_for_bob* prompts to bob left open, spread through the log."""
+    every = max(1, n // 3 // open_for_bob)  # a closed prompt takes three posts
+    batch: list[bytes] = []
+    i = k = 0
+    while i < n:
+        k += 1
+        ts = 1.7e9 + i
+        sender, to = AGENTS[i % 20], AGENTS[(i + 7) % 20]
+        pid = f"{i:026d}"
+        if k % every == 0:
+            posts: list[Post] = [Prompt(id=pid, board="bench", sender=sender, ts=ts, to=("bob",), body=f"open work {i}")]
+        else:
+            posts = [
+                Prompt(id=pid, board="bench", sender=sender, ts=ts, to=(to,), body=f"please look at item {i} " + "x" * 60),
+                Delivered(id=f"d{i:025d}", board="bench", sender=to, ts=ts, prompt=pid, door="claude-inbox"),
+                Ack(id=f"a{i:025d}", board="bench", sender=to, ts=ts, prompt=pid) if i % 2 else
+                Answer(id=f"a{i:025d}", board="bench", sender=to, ts=ts, prompt=pid, body="done, see commit abc123"),
+            ]  # fmt: skip
+        batch += [encode(p) for p in posts]
+        i += len(posts)
+        if len(batch) >= 20_000:
+            append_payloads(log, batch)
+            batch = []
+    if batch:
+        append_payloads(log, batch)
+
+
+def first_delivery(home: Path) -> tuple[float, float]:
+    """Seconds from starting `listen` to its first delivered line, and its peak RSS (MB) then."""
+    start = time.perf_counter()
+    lis = listener(home, "bob")
+    try:
+        lis.readline(timeout=120)
+        took = time.perf_counter() - start
+        return took, peak_rss_mb(lis.p.pid)
+    finally:
+        lis.stop()
+
+
+def catch_up(home: Path, sizes: list[int], runs: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for n in sizes:
+        board = home / f"n{n}"
+        (board / "bench" / "panes").mkdir(parents=True, mode=0o700)
+        log = board / "bench" / "log"
+        t0 = time.perf_counter()
+        make_board(log, n)
+        row: dict[str, Any] = {"posts": n, "log_mb": log.stat().st_size / 1e6, "build_s": time.perf_counter() - t0}
+        cold, warm, cold_rss, warm_rss = [], [], [], []
+        checkpoint = board / "bench" / "panes" / "bob.checkpoint"
+        for _ in range(runs):
+            checkpoint.unlink(missing_ok=True)
+            t, rss = first_delivery(board)
+            cold.append(t * 1000)
+            cold_rss.append(rss)
+            t, rss = first_delivery(board)  # the run before left its checkpoint
+            warm.append(t * 1000)
+            warm_rss.append(rss)
+        row |= {"cold_ms": summary(cold), "cold_rss_mb": max(cold_rss), "checkpoint_ms": summary(warm), "checkpoint_rss_mb": max(warm_rss)}  # fmt: skip
+        row["sqlite_poll_ms"] = _sqlite_catch_up(home / f"sq{n}", n, runs)
+        out[str(n)] = row
+        _remove_tree(board)
+    return out
+
+
+def _sqlite_catch_up(folder: Path, n: int, runs: int) -> dict[str, Any]:
+    """The SQLite mailbox receiver's first poll on a table of *n* rows, 300 unread."""
+    box = SqliteMailbox(folder, 5.0)
+    box.fill(n, "bob", 300)
+    times = []
+    for _ in range(runs):
+        with_unread = box.db.with_name("copy.db")
+        with_unread.write_bytes(box.db.read_bytes())
+        copy = SqliteMailbox.__new__(SqliteMailbox)
+        copy.__dict__ = {**box.__dict__, "db": with_unread, "env": {**box.env, "DB": str(with_unread)}}
+        t0 = time.perf_counter()
+        copy.poll_once("bob")
+        times.append((time.perf_counter() - t0) * 1000)
+    _remove_tree(folder)
+    return summary(times)
+
+
+def _remove_tree(path: Path) -> None:
+    for root, dirs, files in os.walk(path, topdown=False):
+        for name in files:
+            os.unlink(os.path.join(root, name))
+        for name in dirs:
+            os.rmdir(os.path.join(root, name))
+    os.rmdir(path)

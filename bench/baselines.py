@@ -62,18 +62,14 @@ class SqliteMailbox:
 
     def fill(self, n: int, unread_for: str, unread: int) -> None:
         """A history of *n* rows, all read but *unread* for *unread_for*."""
+        every = max(1, n // unread)
+
+        def row(i: int) -> tuple[str, str, int]:
+            mine = i % every == 0
+            return (unread_for if mine else f"agent{i % 20}", f"message {i}", 0 if mine else 1)
+
         with sqlite3.connect(self.db) as db:
-            db.executemany(
-                "INSERT INTO messages(recipient, body, read, created) VALUES(?, ?, ?, 0)",
-                (
-                    (
-                        unread_for if i % (n // unread) == 0 else f"agent{i % 20}",
-                        f"message {i}",
-                        0 if i % (n // unread) == 0 else 1,
-                    )
-                    for i in range(n)
-                ),  # fmt: skip
-            )
+            db.executemany("INSERT INTO messages(recipient, body, read, created) VALUES(?, ?, ?, 0)", map(row, range(n)))
 
     def poll_once(self, recipient: str) -> None:
         one = SQLITE_POLL.split("\n")[3].strip()
@@ -82,6 +78,7 @@ class SqliteMailbox:
 
 class Maildir:
     def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
         self.root = folder / "inbox"
         self.send_script = _script(folder / "send.sh", MAILDIR_SEND)
         self.poll_script = _script(folder / "poll.sh", MAILDIR_POLL)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from listener import exitcodes
 
@@ -12,7 +13,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, NoReturn
 
-COMMANDS = frozenset({"post", "ack", "answer", "cancel", "open", "status", "log", "listen", "wait", "ask", "who"})
+COMMANDS = frozenset(
+    {"post", "ack", "answer", "cancel", "open", "status", "log", "listen", "wait", "ask", "who", "hook", "doctor"}
+)
 DOORS = ("stdout", "exec", "maildir", "claude-inbox", "codex-queue")
 KINDS = ("prompt", "ack", "answer", "cancel", "delivered", "undelivered")
 
@@ -127,7 +130,20 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--maildir", metavar="ROOT", help="maildir: the inbox root")
     p.add_argument("--door-timeout", type=_seconds, default=30.0, metavar="S", help="time limit of one delivery (default 30)")  # fmt: skip
     p.add_argument("--backoff", type=_backoff, metavar="S,S,…", help="waits between attempts (default 1,2,5,15,30,60,120,300)")  # fmt: skip
+    p.add_argument("--parent-pid", type=int, metavar="PID", help="stop when process PID (the agent) exits")
     p.add_argument("command", nargs="*", metavar="-- CMD ARG", help="exec: the command to run")
+
+    p = add("hook", "agent hooks: install or uninstall them, or run one (as the agent does)", _hook)
+    p.add_argument("action", choices=("install", "uninstall", "session-start", "session-end", "stop"))
+    p.add_argument("target", nargs="?", choices=("claude", "codex"), metavar="claude|codex", help="install/uninstall: which agent")  # fmt: skip
+    p.add_argument("--agent", dest="agent_type", choices=("claude", "codex"), default="claude", help="session-start/session-end/stop: which agent runs it")  # fmt: skip
+    p.add_argument("--project", type=Path, default=None, metavar="DIR", help="install/uninstall: the project (default: here)")
+    p.add_argument("--mode", choices=("listen", "stop", "both"), default="listen", help="listen: a listener per session; stop: deliver at each Stop; both")  # fmt: skip
+    p.add_argument("--cooldown", type=_seconds, default=0.0, metavar="S", help="stop: check at most every S seconds")
+
+    p = add("doctor", "check this machine, board, pane and agent setup; one line per check", _doctor)
+    p.add_argument("--socket", metavar="PATH", help="the Claude Code inbox socket to check (default $CLAUDE_CODE_MESSAGING_SOCKET)")  # fmt: skip
+    p.add_argument("--probe", action="store_true", help="send a harmless test prompt through the agent's door and wait for it")
     return parser
 
 
@@ -214,7 +230,19 @@ def _listen(args: argparse.Namespace) -> None:
         ctx, args.door, socket=args.socket, thread=args.thread, codex_bin=args.codex_bin,
         maildir=args.maildir, timeout=args.door_timeout, command=args.command,
     )  # fmt: skip
-    run_listen(ctx, door, DEFAULT_BACKOFF if args.backoff is None else args.backoff)
+    run_listen(ctx, door, DEFAULT_BACKOFF if args.backoff is None else args.backoff, args.parent_pid)
+
+
+def _hook(args: argparse.Namespace) -> None:
+    from listener.hooks.cli import run_hook
+
+    run_hook(args)
+
+
+def _doctor(args: argparse.Namespace) -> None:
+    from listener.doctor import run_doctor
+
+    run_doctor(_ctx(args), args.socket, args.probe)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -49,8 +49,8 @@ def make_door(ctx: Context, name: str, *, socket: str | None, thread: str | None
     return CodexQueueDoor(thread, codex_bin, env, timeout)
 
 
-def run_listen(ctx: Context, door: Door, backoff: Sequence[float]) -> None:
-    anyio.run(run_listener, Listener(ctx, door, backoff, exe=executable()))
+def run_listen(ctx: Context, door: Door, backoff: Sequence[float], parent_pid: int | None = None) -> None:
+    anyio.run(run_listener, Listener(ctx, door, backoff, exe=executable()), parent_pid)
 
 
 def _find(view: BoardView, ctx: Context, ref: str) -> PromptState:

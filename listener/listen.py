@@ -11,12 +11,13 @@ for a later listener. SIGINT or SIGTERM: the delivery in flight finishes, then e
 
 from __future__ import annotations
 
+import heapq
 import os
 import signal
 import socket
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import anyio
 from anyio.abc import TaskStatus
@@ -29,7 +30,7 @@ from protocol.errors import BoardIOError, DoorFailed, DoorUnavailable
 from protocol.posts import Delivered, Post, Prompt, Undelivered, delivered_key
 from state import checkpoint, presence
 from state.delivered import DeliveredKeys
-from state.fold import BoardState, PromptState, is_open, open_for, prune
+from state.fold import BoardState, PromptState, is_open, open_for, order_key, prune
 from state.log import append_posts
 from state.panelock import PaneLock, take_pane_lock
 
@@ -48,6 +49,7 @@ class Listener:
         self.delivered_count = 0
         self._checkpointed = 0.0
         self._lock: PaneLock | None = None
+        self._queue: list[tuple[int, int, str]] = []  # a heap of (priority rank, log position, id)
         self._presence = presence.Presence(os.getpid(), door.name, time.time(), host=socket.gethostname())
 
     def log(self, message: str) -> None:
@@ -93,15 +95,26 @@ class Listener:
             self.log(f"warning: {exc} (prompts will be reported undelivered until it exists)")
 
     async def _loop(self) -> None:
+        self._queue_up(ps.prompt for ps in open_for(self.view.state, self.ctx.agent, time.time()))
         while True:
             ps = self._next()
             if ps is None:
                 await self.view.wait_changed()
-                self.view.refresh()
+                self._refresh()
                 self._checkpoint()
             else:
                 await self._deliver(ps)
-                self.view.refresh()
+                self._refresh()
+
+    def _refresh(self) -> None:
+        """Fold what is new; queue the new prompts for this agent."""
+        self._queue_up(post for _, post in self.view.refresh() if isinstance(post, Prompt) and self.ctx.agent in post.to)
+
+    def _queue_up(self, prompts: Iterable[Prompt]) -> None:
+        for prompt in prompts:
+            ps = self.view.state.prompts.get(prompt.id)
+            if ps is not None and self._key(prompt) not in self.keys:
+                heapq.heappush(self._queue, (*order_key(ps), prompt.id))
 
     def _key(self, prompt: Prompt) -> str:
         return delivered_key(prompt.board, prompt.sender, prompt.id)
@@ -113,9 +126,13 @@ class Listener:
         return ps
 
     def _next(self) -> PromptState | None:
-        for ps in open_for(self.view.state, self.ctx.agent, time.time()):
-            if ps.prompt.id not in self.given_up and self._key(ps.prompt) not in self.keys:
+        """The first queued prompt still wanted (urgent first, then oldest); closed ones are dropped."""
+        while self._queue:
+            prompt_id = self._queue[0][2]
+            ps = self._wanted(prompt_id)
+            if ps is not None and prompt_id not in self.given_up:
                 return ps
+            heapq.heappop(self._queue)
         return None
 
     async def _deliver(self, ps: PromptState) -> None:
@@ -148,7 +165,7 @@ class Listener:
         with anyio.move_on_after(wait):
             while True:
                 await self.view.wait_changed()
-                self.view.refresh()
+                self._refresh()
                 if self._wanted(prompt_id) is None:
                     return True
         return False
@@ -185,10 +202,44 @@ class Listener:
             self.log(f"warning: could not write the checkpoint: {exc}")
 
 
-async def run_listener(listener: Listener) -> None:
-    """Run *listener* until SIGINT or SIGTERM."""
+async def wait_process_gone(pid: int) -> None:
+    """Return once process *pid* has exited: a pidfd wakes us on Linux; elsewhere, a check a second."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    except (AttributeError, OSError):
+        while _alive(pid):  # noqa: ASYNC110  # no pidfd here: nothing to wait on but time
+            await anyio.sleep(1.0)
+        return
+    try:
+        await anyio.wait_readable(fd)
+    finally:
+        os.close(fd)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+async def run_listener(listener: Listener, parent_pid: int | None = None) -> None:
+    """Run *listener* until SIGINT or SIGTERM, or until process *parent_pid* is gone."""
     listener.take_lock()
     async with anyio.create_task_group() as tg:
+        if parent_pid is not None:
+
+            async def stop_with_parent() -> None:
+                await wait_process_gone(parent_pid)
+                listener.log(f"agent process {parent_pid} is gone: stopping")
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(stop_with_parent)
 
         async def stop_on_signal() -> None:
             with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

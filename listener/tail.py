@@ -32,7 +32,7 @@ class LogWatcher:
         self.folder = folder
         self.name = name.encode()
         self._fd = _inotify_watch(folder)
-        self._last: tuple[int, int] | None = None
+        self._last = self._stat()
 
     @property
     def uses_inotify(self) -> bool:
@@ -63,14 +63,17 @@ class LogWatcher:
                 hit = hit or name == self.name or bool(mask & IN_Q_OVERFLOW)
                 i += _EVENT.size + length
 
+    def _stat(self) -> tuple[int, int]:
+        try:
+            st = os.stat(self.folder / self.name.decode())
+        except FileNotFoundError:
+            return (0, 0)
+        return (st.st_ino, st.st_size)
+
     async def _poll(self) -> None:
         while True:
             await anyio.sleep(POLL_INTERVAL)
-            try:
-                st = os.stat(self.folder / self.name.decode())
-                now = (st.st_ino, st.st_size)
-            except FileNotFoundError:
-                now = (0, 0)
+            now = self._stat()
             if now != self._last:
                 self._last = now
                 return

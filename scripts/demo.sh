@@ -1,16 +1,34 @@
 #!/usr/bin/env bash
-# The main job on the embedded default, in a temporary home: alice hands bob work.
+# The main job on the embedded default, in a temporary home: alice hands work to bob and
+# carol; their listeners hand it over through their doors; they close the loop.
 set -euo pipefail
-export PANEBOARD_HOME=$(mktemp -d)/home PANEBOARD_BOARD=demo
-trap 'rm -rf "$(dirname "$PANEBOARD_HOME")"' EXIT
+demo=$(mktemp -d)
+export PANEBOARD_HOME=$demo/home PANEBOARD_BOARD=demo
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$demo"' EXIT
 say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
 run() { say "$*"; "$@"; }
 
+# Two prompts posted while bob has no listener: they wait on the board.
 run paneboard post --as alice --to bob "Please review the retry logic in fetch.py"
+say 'urgent=$(paneboard post --as alice --to bob --priority urgent "CI is red on main: look first")'
 urgent=$(paneboard post --as alice --to bob --priority urgent "CI is red on main: look first")
-say "paneboard post --as alice --to bob --priority urgent \"CI is red on main: look first\""; echo "$urgent"
 run paneboard open --as bob
+
+# bob's listener catches up (urgent first) and hands each prompt to its door (stdout, here).
+say "paneboard listen --as bob --door stdout > bob.jsonl &"
+paneboard listen --as bob --door stdout > "$demo/bob.jsonl" 2> "$demo/bob.log" &
+pids+=($!)
+run paneboard wait "$urgent" --until delivered --timeout 10
+say "head -1 bob.jsonl | jq -r .text    # what bob's agent received"
+head -1 "$demo/bob.jsonl" | python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["text"], end="")'
 run paneboard ack --as bob "$urgent" --note "fixed in 3f2a1c"
 run paneboard status "$urgent"
-run paneboard open --as bob
+
+# carol's door is a command that answers every prompt itself; alice asks and gets the answer.
+say "paneboard listen --as carol --door exec -- sh -c 'paneboard answer \"\$PANEBOARD_ID\" \"carol: all 214 tests pass\"' &"
+paneboard listen --as carol --door exec -- sh -c 'paneboard answer "$PANEBOARD_ID" "carol: all 214 tests pass"' 2> "$demo/carol.log" &
+pids+=($!)
+run paneboard ask --as alice --to carol "Run the test suite on main and tell me the result" --timeout 20
+run paneboard who
 run paneboard log

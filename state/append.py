@@ -2,18 +2,19 @@
 
 Standard library only, because `paneboard post` runs it. The lock is ``flock`` on
 the log file itself, the primitive portalocker uses on POSIX (portalocker's own
-import would cost more than the rest of `post`); the pane lock uses portalocker.
+import would cost more than the rest of `post`).
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import struct
 from collections.abc import Sequence
 from pathlib import Path
 
 from protocol.errors import BoardIOError
-from state.framing import MAX_PAYLOAD, OVERHEAD, frame, scan, valid_end
+from state.framing import MAX_PAYLOAD, OVERHEAD, TAIL, frame, frame_at, scan, valid_end
 
 _WINDOW = 2 * (MAX_PAYLOAD + OVERHEAD)
 _OPEN_FLAGS = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -57,6 +58,8 @@ def _repair(fd: int, size: int) -> int:
     """The offset to append at: *size*, or the end of the last valid record after a crash."""
     if size == 0:
         return 0
+    if _ends_cleanly(fd, size):
+        return size
     start = max(0, size - _WINDOW)
     tail = os.pread(fd, size - start, start)
     end = valid_end(tail, start)
@@ -68,6 +71,17 @@ def _repair(fd: int, size: int) -> int:
     os.ftruncate(fd, end)
     os.fsync(fd)
     return end
+
+
+def _ends_cleanly(fd: int, size: int) -> bool:
+    """True if the log's last bytes are a whole valid record (two small reads, the usual case)."""
+    if size < OVERHEAD:
+        return False
+    (length,) = struct.unpack("<I", os.pread(fd, 4, size - TAIL.size))
+    start = size - length - OVERHEAD
+    if start < 0 or length > MAX_PAYLOAD:
+        return False
+    return bool(frame_at(os.pread(fd, size - start, start), 0) == size - start)
 
 
 def _scan_whole(fd: int, size: int) -> int:

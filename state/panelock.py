@@ -3,6 +3,10 @@
 The operating system drops the lock when its holder dies, SIGKILL included, so a
 crashed listener never leaves a stale lock behind. The holder writes its pid into
 the lock file so a second listener can say who holds the pane.
+
+On POSIX the lock is ``flock``, called directly: it is the primitive portalocker uses
+there (so the locks are the same), and portalocker's own import, which reads its package
+metadata, would cost a listener a third of its start-up. Elsewhere portalocker is used.
 """
 
 from __future__ import annotations
@@ -11,9 +15,43 @@ import os
 from pathlib import Path
 from typing import IO
 
-import portalocker
-
 from protocol.errors import BoardIOError, PaneLocked
+
+try:
+    import fcntl
+except ImportError:  # not POSIX
+    fcntl = None  # type: ignore[assignment]  # portalocker covers this platform
+
+
+class _Held(Exception):
+    pass
+
+
+def _lock(file: IO[str], *, shared: bool) -> None:
+    """Lock without waiting; `_Held` if someone else holds it."""
+    if fcntl is not None:
+        try:
+            fcntl.flock(file.fileno(), (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise _Held from exc
+        return
+    import portalocker
+
+    flags = portalocker.LockFlags.SHARED if shared else portalocker.LockFlags.EXCLUSIVE
+    try:
+        portalocker.lock(file, flags | portalocker.LockFlags.NON_BLOCKING)
+    except portalocker.AlreadyLocked as exc:
+        raise _Held from exc
+
+
+def _unlock(file: IO[str]) -> None:
+    if fcntl is not None:
+        fcntl.flock(file.fileno(), fcntl.LOCK_UN)
+        return
+    import portalocker
+
+    portalocker.unlock(file)
+
 
 _FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -27,7 +65,7 @@ class PaneLock:
 
     def release(self) -> None:
         if not self._file.closed:
-            portalocker.unlock(self._file)
+            _unlock(self._file)
             self._file.close()
 
 
@@ -42,8 +80,8 @@ def take_pane_lock(path: Path, board: str, agent: str) -> PaneLock:
     """Take the pane lock without waiting; `PaneLocked` names the holder's pid if it is held."""
     file = _open(path)
     try:
-        portalocker.lock(file, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
-    except portalocker.AlreadyLocked as exc:
+        _lock(file, shared=False)
+    except _Held as exc:
         pid = _read_pid(file)
         file.close()
         raise PaneLocked(board, agent, pid) from exc
@@ -60,11 +98,11 @@ def holder(path: Path) -> int | None:
         return None
     file = _open(path)
     try:
-        portalocker.lock(file, portalocker.LockFlags.SHARED | portalocker.LockFlags.NON_BLOCKING)
-    except portalocker.AlreadyLocked:
+        _lock(file, shared=True)
+    except _Held:
         return _read_pid(file) or -1
     else:
-        portalocker.unlock(file)
+        _unlock(file)
         return None
     finally:
         file.close()

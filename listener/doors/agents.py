@@ -97,8 +97,13 @@ class CodexQueueDoor:
             raise DoorUnavailable(self.name, "no thread id (give --thread or set CODEX_THREAD_ID)")
         self.executable()
 
+    def codex_home(self) -> Path:
+        return Path(self.env.get("CODEX_HOME") or Path.home() / ".codex")
+
     async def deliver(self, prompt: Prompt, text: str, agent: str) -> Outcome:
         self.check()
+        if thread_alive(self.codex_home(), self.thread) is False:
+            raise DoorUnavailable(self.name, f"thread not running: no process holds thread {self.thread}'s rollout file open")
         if len(text.encode()) > ARG_MAX_ONE:
             raise DoorUnavailable(self.name, f"the prompt is {len(text.encode())} bytes; one argument to codex can carry {ARG_MAX_ONE}")  # fmt: skip
         argv = [self.executable(), "queue", "--thread", self.thread, "--message", text]
@@ -110,6 +115,27 @@ class CodexQueueDoor:
         if done.returncode == 0:
             raise DoorFailed(self.name, f"codex exited 0 without its receipt: {done.tail()}")
         raise DoorFailed(self.name, f"codex exited {done.returncode}: {_last_error(done.output)}")
+
+
+def thread_alive(codex_home: Path, thread: str) -> bool | None:
+    """Whether a live process holds the thread's rollout file open; None when that cannot be known."""
+    rollouts = {os.path.realpath(p) for p in (codex_home / "sessions").glob(f"**/rollout-*-{thread}.jsonl")}
+    if not rollouts or not os.path.isdir("/proc/self/fd"):
+        return None
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") in rollouts:
+                    return True
+            except OSError:
+                continue
+    return False
 
 
 def _last_error(output: bytes) -> str:

@@ -87,3 +87,31 @@ def test_who_shows_the_listening_pane(home: Path) -> None:
         assert (True, bob.proc.pid, "stdout") == (by_agent["bob"]["listening"], by_agent["bob"]["pid"], by_agent["bob"]["door"])
         assert by_agent["bob"]["last_delivery"] is not None
         assert (False, None) == (by_agent["alice"]["listening"], by_agent["alice"]["pid"])
+
+
+def test_the_pane_lock_is_portalockers_lock(home: Path) -> None:
+    """A pane held through portalocker (as on other platforms) is held for paneboard too, and the other way round."""
+    import portalocker
+
+    from protocol.errors import PaneLocked
+    from state.panelock import take_pane_lock
+
+    path = home / "pane.lock"
+    with open(path, "a+") as held:
+        portalocker.lock(held, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+        try:
+            take_pane_lock(path, "b", "bob")
+        except PaneLocked:
+            pass
+        else:
+            raise AssertionError("the pane lock ignored portalocker's lock")
+        portalocker.unlock(held)
+    lock = take_pane_lock(path, "b", "bob")
+    with open(path, "a+") as other:
+        try:
+            portalocker.lock(other, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+        except portalocker.AlreadyLocked:
+            pass
+        else:
+            raise AssertionError("portalocker ignored the pane lock")
+    lock.release()

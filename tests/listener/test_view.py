@@ -53,3 +53,18 @@ def test_delivered_keys_survive_a_torn_line(tmp_path: Path) -> None:
     assert {"b alice one"} == keys.keys
     keys.record("b alice three")
     assert {"b alice one", "b alice three"} == DeliveredKeys(path).keys
+
+
+async def test_without_inotify_the_view_polls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where inotify is missing, a change is still seen (by a slow poll of the log's size)."""
+    import listener.tail
+
+    monkeypatch.setattr(listener.tail, "_inotify_watch", lambda folder: None)
+    with anyio.fail_after(5), BoardView(tmp_path) as view:
+        assert not view.watcher.uses_inotify
+        view.refresh()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(view.wait_changed)
+            await anyio.wait_all_tasks_blocked()
+            append_posts(tmp_path / "log", [_prompt(2)])
+        assert [_prompt(2)] == [p for _, p in view.refresh()]

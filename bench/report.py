@@ -1,0 +1,144 @@
+"""The report of one run: a Markdown table led by ratios, and PNG plots when matplotlib is there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def _ms(s: dict[str, Any]) -> str:
+    return (
+        f"{s['median']:.2f} ms (p50 {s['p50']:.2f}, p99 {s['p99']:.2f}, {s['min']:.2f}–{s['max']:.2f}, n={s['n']})"
+        if s.get("n")
+        else "–"
+    )
+
+
+def headline(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(what, paneboard, baseline, ratio) rows."""
+    rows: list[tuple[str, str, str, str]] = []
+    if "wake" in r:
+        pb = r["wake"]["paneboard"]["latency_ms"]
+        for name in ("sqlite-5s", "sqlite-1s", "maildir-1s"):
+            base = r["wake"][name]["latency_ms"]
+            rows.append((f"delivery latency, median, vs {name} poll", f"{pb['median']:.2f} ms", f"{base['median']:.0f} ms", f"{base['median'] / pb['median']:.0f}× faster"))  # fmt: skip
+    if "post-cli" in r:
+        pc = r["post-cli"]
+        rows.append(("`paneboard post` vs `python -c pass`", f"{pc['post_ms']['median']:.1f} ms", f"{pc['python_pass_ms']['median']:.1f} ms", f"{pc['ratio_post_to_pass']:.2f}×"))  # fmt: skip
+        for name in ("sqlite", "maildir"):
+            if f"{name}_send_ms" in pc:
+                base = pc[f"{name}_send_ms"]["median"]
+                rows.append((f"send cost vs {name} send script", f"{pc['post_ms']['median']:.1f} ms", f"{base:.1f} ms", f"{pc['post_ms']['median'] / base:.2f}×"))  # fmt: skip
+    if "append" in r:
+        a = r["append"]
+        rows.append(("durable appends/s, one by one, vs SQLite WAL+FULL", f"{a['one_by_one_per_s']:,.0f}/s", f"{a['sqlite_wal_full_per_s']:,.0f}/s", f"{a['ratio_one_by_one_to_sqlite']:.2f}×"))  # fmt: skip
+    if "catch-up" in r:
+        for n, row in r["catch-up"].items():
+            rows.append((f"catch-up, {int(n):,} posts, first delivery (checkpoint / cold)", f"{row['checkpoint_ms']['median']:.0f} / {row['cold_ms']['median']:.0f} ms", f"{row['sqlite_poll_ms']['median']:.0f} ms (SQLite first poll)", f"{row['sqlite_poll_ms']['median'] / row['checkpoint_ms']['median']:.2f}× (checkpoint)"))  # fmt: skip
+    return rows
+
+
+def targets(r: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    out: list[tuple[str, str, bool]] = []
+    if "wake" in r:
+        w = r["wake"]["paneboard"]["latency_ms"]
+        out.append(
+            (
+                "append → door p50 ≤ 1 ms, p99 ≤ 5 ms",
+                f"p50 {w['p50']:.2f}, p99 {w['p99']:.2f} ms",
+                w["p50"] <= 1 and w["p99"] <= 5,
+            )
+        )
+    if "post-cli" in r:
+        ratio = r["post-cli"]["ratio_post_to_pass"]
+        out.append(("`post` ≤ 4× `python -c pass`", f"{ratio:.2f}×", ratio <= 4))
+    if "append" in r:
+        a = r["append"]
+        out.append(
+            (
+                "one-by-one ≥ SQLite durable inserts",
+                f"{a['ratio_one_by_one_to_sqlite']:.2f}×",
+                a["ratio_one_by_one_to_sqlite"] >= 1,
+            )
+        )
+        out.append(("batched ≥ 100,000 posts/s", f"{a['batched_per_s']:,.0f}/s", a["batched_per_s"] >= 100_000))
+    if "catch-up" in r:
+        big = r["catch-up"][max(r["catch-up"], key=int)]
+        n = int(max(r["catch-up"], key=int))
+        cp, cold = big["checkpoint_ms"]["median"], big["cold_ms"]["median"]
+        out.append((f"catch-up {n:,}: checkpoint ≤ 200 ms and ≤ 100 MB", f"{cp:.0f} ms, {big['checkpoint_rss_mb']:.0f} MB", cp <= 200 and big["checkpoint_rss_mb"] <= 100))  # fmt: skip
+        out.append((f"catch-up {n:,}: cold ≤ 2 s", f"{cold / 1000:.2f} s, {big['cold_rss_mb']:.0f} MB", cold <= 2000))
+    if "fan-out" in r:
+        f = r["fan-out"]
+        out.append(
+            (
+                f"fan-out to {f['listeners']} listeners p99 ≤ 50 ms",
+                f"p99 {f['to_all_ms']['p99']:.1f} ms",
+                f["to_all_ms"]["p99"] <= 50,
+            )
+        )
+    if "idle" in r:
+        m = r["idle"]["many_listeners"]
+        out.append((f"{m['listeners']} idle listeners ≤ 0.5% of a core", f"{m['core_percent']:.3f}%", m["core_percent"] <= 0.5))
+    return out
+
+
+def write_report(r: dict[str, Any], out: Path) -> str:
+    m = r["machine"]
+    lines = [f"Run {r['started']}{' (--quick)' if r['quick'] else ''} on {m['cpus']} × {m['cpu']}, {m['memory_gib']} GiB, Python {m['python']}, Linux {m['kernel']}.", ""]  # fmt: skip
+    lines += ["| measured side by side | paneboard | baseline | ratio |", "| --- | --- | --- | --- |"]
+    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in headline(r)]
+    lines += ["", "| target | measured | met |", "| --- | --- | --- |"]
+    lines += [f"| {a} | {b} | {'yes' if ok else '**no**'} |" for a, b, ok in targets(r)]
+    lines += ["", "Details:", ""] + [f"- {k}: {_detail(v)}" for k, v in r.items() if k not in ("machine", "quick", "started")]
+    lines += _plots(r, out)
+    text = "\n".join(lines) + "\n"
+    (out / "report.md").write_text(text)
+    return text
+
+
+def _detail(v: Any) -> str:
+    if isinstance(v, dict):
+        if "n" in v and "median" in v:
+            return _ms(v)
+        return "; ".join(f"{k}: {_detail(x)}" for k, x in v.items() if k != "samples_ms")
+    if isinstance(v, float):
+        return f"{v:,.3f}"
+    return str(v)
+
+
+def _plots(r: dict[str, Any], out: Path) -> list[str]:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return ["", "(no plots: install the `bench` extra, matplotlib)"]
+    made = []
+    if "wake" in r:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for name, v in r["wake"].items():
+            xs = sorted(v["samples_ms"])
+            ax.plot(xs, [(i + 1) / len(xs) for i in range(len(xs))], label=name)
+        ax.set(xscale="log", xlabel="delivery latency (ms, log)", ylabel="fraction delivered", title="Delivery latency CDF")
+        ax.legend()
+        fig.savefig(out / "latency-cdf.png", dpi=110, bbox_inches="tight")
+        made.append("![latency CDF](latency-cdf.png)")
+    if "catch-up" in r and len(r["catch-up"]) > 1:
+        sizes = sorted(r["catch-up"], key=int)
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
+        xs = [int(n) for n in sizes]
+        for key, label in (("cold_ms", "cold"), ("checkpoint_ms", "checkpoint")):
+            a1.plot(xs, [r["catch-up"][n][key]["median"] for n in sizes], marker="o", label=label)
+        a1.plot(xs, [r["catch-up"][n]["sqlite_poll_ms"]["median"] for n in sizes], marker="o", label="SQLite first poll")
+        a1.set(xscale="log", yscale="log", xlabel="posts on the board", ylabel="ms to first delivery", title="Catch-up time")
+        for key, label in (("cold_rss_mb", "cold"), ("checkpoint_rss_mb", "checkpoint")):
+            a2.plot(xs, [r["catch-up"][n][key] for n in sizes], marker="o", label=label)
+        a2.set(xscale="log", xlabel="posts on the board", ylabel="peak RSS (MB)", title="Catch-up memory")
+        a1.legend()
+        a2.legend()
+        fig.savefig(out / "catch-up.png", dpi=110, bbox_inches="tight")
+        made.append("![catch-up](catch-up.png)")
+    plt.close("all")
+    return ["", *made]

@@ -1,0 +1,141 @@
+"""`paneboard doctor`: one line per check (ok, warn, fail); exit 1 if anything fails."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+import warnings
+from pathlib import Path
+
+from listener.context import Context
+from listener.doors.agents import check_socket
+from listener.hooks import settings
+from protocol.errors import DamagedRecord, DoorUnavailable, PaneboardError
+from state import presence
+from state.log import LogReader
+from state.panelock import holder
+
+
+class Checks:
+    def __init__(self) -> None:
+        self.failed = 0
+
+    def line(self, level: str, what: str, detail: str) -> None:
+        self.failed += level == "fail"
+        print(f"{level:<5} {what:<8} {detail}", flush=True)
+
+
+def run_doctor(ctx: Context, socket: str | None, probe: bool) -> None:
+    c = Checks()
+    _home(c, ctx)
+    _board(c, ctx)
+    pid = _pane(c, ctx)
+    _claude(c, socket or os.environ.get("CLAUDE_CODE_MESSAGING_SOCKET"))
+    _codex(c)
+    _hooks(c, Path.cwd())
+    if probe:
+        _probe(c, ctx, pid)
+    if c.failed:
+        raise PaneboardError(f"doctor: {c.failed} check(s) failed")
+
+
+def _home(c: Checks, ctx: Context) -> None:
+    home = ctx.home
+    if not home.exists():
+        c.line("warn", "home", f"{home} does not exist yet (the first post creates it)")
+        return
+    mode = home.stat().st_mode & 0o777
+    ok = os.access(home, os.W_OK | os.X_OK)
+    c.line("ok" if ok and not mode & 0o077 else "warn" if ok else "fail", "home", f"{home} (mode {mode:o}{', writable' if ok else ', NOT writable'})")  # fmt: skip
+
+
+def _board(c: Checks, ctx: Context) -> None:
+    log = ctx.paths.log
+    if not log.exists():
+        c.line("warn", "board", f"`{ctx.board}` has no posts yet ({log})")
+        return
+    reader = LogReader(log)
+    with warnings.catch_warnings(record=True) as damaged:
+        warnings.simplefilter("always", DamagedRecord)
+        count = sum(len(batch) for batch in reader.batches())
+    torn = log.stat().st_size - reader.offset
+    level = "warn" if damaged or torn else "ok"
+    extra = (f", {len(damaged)} damaged span(s) skipped" if damaged else "") + (f", {torn} bytes of torn tail (the next post repairs it)" if torn else "")  # fmt: skip
+    c.line(level, "board", f"`{ctx.board}`: {count} records, {log.stat().st_size} bytes{extra}")
+
+
+def _pane(c: Checks, ctx: Context) -> int | None:
+    pid = holder(ctx.paths.pane(ctx.agent, "lock"))
+    seen = presence.read(ctx.paths.pane(ctx.agent, "presence"))
+    if pid:
+        door = seen.door if seen else "?"
+        c.line("ok", "pane", f"`{ctx.agent}`: listener pid {pid}, door {door}")
+    else:
+        c.line("warn", "pane", f"`{ctx.agent}`: no listener (prompts wait on the board, or for a Stop hook)")
+    return pid
+
+
+def _claude(c: Checks, socket: str | None) -> None:
+    if not socket:
+        c.line("warn", "claude", "no inbox socket (not inside a Claude Code session, and no --socket)")
+        return
+    try:
+        check_socket(Path(socket))
+    except DoorUnavailable as exc:
+        c.line("fail", "claude", exc.reason)
+        return
+    c.line("ok", "claude", f"inbox socket {socket} (a socket, yours)")
+
+
+def _codex(c: Checks) -> None:
+    codex = shutil.which("codex")
+    if codex is None:
+        c.line("warn", "codex", "no `codex` on PATH")
+        return
+    env = {k: v for k, v in os.environ.items() if k != "RUST_BACKTRACE"}
+    try:
+        done = subprocess.run([codex, "--version"], capture_output=True, text=True, timeout=10, env=env, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        c.line("fail", "codex", f"{codex} --version failed: {exc}")
+        return
+    version = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "(no version printed)"
+    c.line("ok" if done.returncode == 0 else "fail", "codex", f"{codex}: {version}")
+
+
+def _hooks(c: Checks, project: Path) -> None:
+    for agent in settings.AGENTS:
+        path = settings.settings_path(agent, project)
+        events = settings.installed(agent, project)
+        if events:
+            c.line("ok", "hooks", f"{agent}: {', '.join(events)} in {path}")
+        else:
+            c.line("warn", "hooks", f"{agent}: none in {path} (paneboard hook install {agent})")
+
+
+def _probe(c: Checks, ctx: Context, pid: int | None) -> None:
+    from listener.following import wait_for
+    from listener.post import post_prompt
+
+    if not pid:
+        c.line("fail", "probe", f"no listener holds `{ctx.agent}`'s pane: nothing to probe")
+        return
+    doctor = Context(ctx.home, ctx.board, "paneboard-doctor", False)
+    fields = post_prompt(doctor, [ctx.agent], "paneboard doctor probe: no action needed, it is withdrawn at once.", "low", None, None, 120)  # fmt: skip
+    started = time.monotonic()
+    import anyio
+
+    try:
+        anyio.run(wait_for, doctor, str(fields["id"]), "delivered", 15.0)
+    except PaneboardError as exc:
+        c.line("fail", "probe", f"not delivered: {exc}")
+    else:
+        c.line("ok", "probe", f"delivered through the door in {(time.monotonic() - started) * 1000:.0f} ms")
+    finally:
+        from listener.board import run_cancel
+
+        try:
+            run_cancel(doctor, str(fields["id"]))
+        except PaneboardError:
+            pass

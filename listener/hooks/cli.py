@@ -1,0 +1,50 @@
+"""`paneboard hook …`: install, uninstall, and the hooks the agents run."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from listener.context import Context, executable
+from listener.hooks import run, settings
+from protocol.errors import BadInput
+from state.paths import default_board
+
+CODEX_FLAG = "paneboard's Codex hooks need hooks turned on in ~/.codex/config.toml:\n  [features]\n  codex_hooks = true"
+
+
+def run_hook(args: argparse.Namespace) -> None:
+    if args.action in ("install", "uninstall"):
+        _install(args)
+        return
+    data = run.read_hook_input()
+    cwd = str(data.get("cwd") or os.getcwd())
+    name, derived = run.agent_name(args.agent, args.agent_type, cwd)
+    board = args.board or os.environ.get("PANEBOARD_BOARD") or default_board(cwd)
+    ctx = Context.resolve(args.home, board, name, args.json)
+    if args.action == "session-start":
+        print(run.session_start(ctx, args.agent_type, args.mode, derived))
+    elif args.action == "session-end":
+        run.session_end(ctx)
+    else:
+        run.stop(ctx, args.agent_type, args.cooldown, sys.stdout)
+
+
+def _install(args: argparse.Namespace) -> None:
+    if args.target is None:
+        raise BadInput(f"say which agent: paneboard hook {args.action} claude|codex")
+    project = (args.project or Path.cwd()).absolute()
+    if not project.is_dir():
+        raise BadInput(f"project folder {project} does not exist")
+    if args.action == "install":
+        path, changed = settings.install(args.target, project, args.mode, executable(), args.agent)
+        print(
+            f"{'installed paneboard hooks in' if changed else 'paneboard hooks already installed in'} {path} (mode {args.mode})"
+        )
+        if args.target == "codex":
+            print(CODEX_FLAG)
+    else:
+        path, changed = settings.uninstall(args.target, project)
+        print(f"{'removed paneboard hooks from' if changed else 'no paneboard hooks in'} {path}")

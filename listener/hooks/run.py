@@ -1,0 +1,209 @@
+"""The hooks an agent runs: session-start, session-end, and the Stop-hook door.
+
+Each reads the hook's JSON on stdin and answers in the agent's hook format. None of
+them ever blocks the agent for long: session-start starts a detached listener and
+returns; stop takes the pane lock without waiting and stays silent if a listener
+holds it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from listener.context import Context, executable, header
+from listener.view import BoardView
+from protocol.compose import compose
+from protocol.errors import BadInput, PaneLocked
+from protocol.names import to_name
+from protocol.posts import Delivered, Prompt, delivered_key
+from state import checkpoint
+from state.delivered import DeliveredKeys
+from state.fold import BoardState, open_for, prune
+from state.log import append_posts
+from state.panelock import holder, take_pane_lock
+
+REASON_LIMIT = 64 * 1024
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "fish", "ksh", "env", "timeout", "node"})
+
+
+def read_hook_input() -> dict[str, Any]:
+    """The hook's JSON from stdin ({} when there is none)."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return {}
+    raw = sys.stdin.read()
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"the hook's input is not JSON: {exc.msg}") from None
+    return data if isinstance(data, dict) else {}
+
+
+def agent_name(explicit: str | None, agent: str, cwd: str) -> tuple[str, bool]:
+    """--as, else PANEBOARD_AGENT, else `<project folder>-<agent type>`; and whether it was derived."""
+    if explicit:
+        return explicit, False
+    if os.environ.get("PANEBOARD_AGENT"):
+        return os.environ["PANEBOARD_AGENT"], False
+    return to_name(f"{Path(cwd).name}-{agent}"), True
+
+
+def agent_pid(start: int | None = None) -> int:
+    """The agent process: the first ancestor that is not a shell (hooks run under `sh -c`)."""
+    pid = os.getppid() if start is None else start
+    for _ in range(8):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return pid
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        if name not in SHELLS or (name == "node" and _is_agent_cli(pid)):
+            return pid
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+    return pid
+
+
+def _is_agent_cli(pid: int) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return any(part.endswith((b"/claude", b"/codex", b"cli.js")) for part in cmdline[:3])
+
+
+def context_line(ctx: Context, exe: str, how: str) -> str:
+    return (
+        f"paneboard: you are `{ctx.agent}` on board `{ctx.board}` ({how}). Post work to another agent with "
+        f"`{exe} post --home {ctx.home} --board {ctx.board} --as {ctx.agent} --to NAME 'TEXT'`; prompts for you "
+        f"arrive as `[paneboard] prompt …` messages: close each with the ack or answer command it gives."
+    )  # fmt: skip
+
+
+def session_start(ctx: Context, agent: str, mode: str, derived: bool) -> str:
+    """Start this session's listener (listen and both modes); return the hook's output."""
+    exe = executable()
+    how = "prompts arrive at your turn's end" if mode == "stop" else "prompts arrive as messages"
+    if mode != "stop":
+        how = _start_listener(ctx, agent, exe)
+    text = context_line(ctx, exe, how) + (" (name derived from the project folder; set PANEBOARD_AGENT to choose)" if derived else "")  # fmt: skip
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
+
+
+def _start_listener(ctx: Context, agent: str, exe: str) -> str:
+    ctx.paths.ensure()
+    held = holder(ctx.paths.pane(ctx.agent, "lock"))
+    if held:
+        return f"a listener (pid {held}) already holds this pane"
+    if agent == "claude":
+        socket = os.environ.get("CLAUDE_CODE_MESSAGING_SOCKET")
+        if not socket:
+            return "no CLAUDE_CODE_MESSAGING_SOCKET in this session: no listener started"
+        door = ["--door", "claude-inbox", "--socket", socket]
+    else:
+        thread = os.environ.get("CODEX_THREAD_ID")
+        if not thread:
+            return "no CODEX_THREAD_ID in this session: no listener started"
+        door = ["--door", "codex-queue", "--thread", thread]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_CODE_")}
+    env.update(ctx.child_env())
+    argv = [exe, "listen", *door, "--parent-pid", str(agent_pid())]
+    log = open(ctx.paths.pane(ctx.agent, "log"), "ab")  # noqa: SIM115  # handed to the child, closed here after it starts
+    with log:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, start_new_session=True, close_fds=True)  # fmt: skip
+    return f"listener pid {proc.pid} hands prompts to this session"
+
+
+def session_end(ctx: Context) -> None:
+    """Stop this pane's listener, if one runs."""
+    pid = holder(ctx.paths.pane(ctx.agent, "lock"))
+    if pid and pid > 0:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline and holder(ctx.paths.pane(ctx.agent, "lock")):
+            time.sleep(0.05)
+
+
+def stop(ctx: Context, agent: str, cooldown: float, out: TextIO) -> None:
+    """The Stop-hook door: write the open, undelivered prompts as a block reason, or nothing.
+
+    Claude Code takes no output as "go ahead and stop"; Codex wants ``{"continue": true}``.
+    """
+    if not (ctx.paths.dir.is_dir() and _deliver_at_stop(ctx, cooldown, out)) and agent == "codex":
+        out.write(json.dumps({"continue": True}) + "\n")
+
+
+def _deliver_at_stop(ctx: Context, cooldown: float, out: TextIO) -> bool:
+    try:
+        lock = take_pane_lock(ctx.paths.pane(ctx.agent, "lock"), ctx.board, ctx.agent)
+    except PaneLocked:
+        return False  # a live listener delivers for this pane
+    try:
+        if _cooling_down(ctx, cooldown):
+            return False
+        keys = DeliveredKeys(ctx.paths.pane(ctx.agent, "delivered"))
+        state = _agent_state(ctx)
+        chosen, texts = _take(ctx, state, keys)
+        if not chosen:
+            return False
+        intro = f"paneboard: {len(chosen)} prompt(s) for you, `{ctx.agent}`, arrived on board `{ctx.board}`; handle them now."
+        out.write(json.dumps({"decision": "block", "reason": "\n\n".join([intro, *texts])}) + "\n")
+        out.flush()  # handed over: now record it (a crash here costs a duplicate, never a loss)
+        for prompt in chosen:
+            keys.record(delivered_key(prompt.board, prompt.sender, prompt.id))
+        append_posts(ctx.paths.log, [Delivered(**header(ctx.board, ctx.agent), prompt=p.id, door="stop-hook") for p in chosen])
+        checkpoint.save(ctx.paths.pane(ctx.agent, "checkpoint"), ctx.paths.log, prune(state, time.time()))
+        return True
+    finally:
+        lock.release()
+
+
+def _cooling_down(ctx: Context, cooldown: float) -> bool:
+    """True if the last check was less than *cooldown* seconds ago; records this check otherwise."""
+    stamp = ctx.paths.pane(ctx.agent, "stopcheck")
+    now = time.time()
+    try:
+        last = float(stamp.read_text())
+    except (OSError, ValueError):
+        last = 0.0
+    if cooldown and now - last < cooldown:
+        return True
+    stamp.write_text(f"{now}\n")
+    return False
+
+
+def _agent_state(ctx: Context) -> BoardState:
+    state = checkpoint.load(ctx.paths.pane(ctx.agent, "checkpoint"), ctx.paths.log)
+    if state is None or state.recipient != ctx.agent:
+        state = BoardState(keep_closed=False, recipient=ctx.agent)
+    with BoardView(ctx.paths.dir, state) as view:
+        view.refresh(keep=False)
+    return view.state
+
+
+def _take(ctx: Context, state: BoardState, keys: DeliveredKeys) -> tuple[list[Prompt], list[str]]:
+    """The undelivered open prompts in catch-up order, composed, up to the reason's size limit."""
+    exe = executable()
+    chosen: list[Prompt] = []
+    texts: list[str] = []
+    size = 0
+    for ps in open_for(state, ctx.agent, time.time()):
+        if delivered_key(ps.prompt.board, ps.prompt.sender, ps.prompt.id) in keys:
+            continue
+        text = compose(ps.prompt, exe=exe, home=str(ctx.home), agent=ctx.agent)
+        if chosen and size + len(text) > REASON_LIMIT:
+            break  # the rest wait for the next stop
+        chosen.append(ps.prompt)
+        texts.append(text)
+        size += len(text)
+    return chosen, texts

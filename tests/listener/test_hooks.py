@@ -1,0 +1,253 @@
+"""Agent integration: hook files, the Stop-hook door, session start and end, doctor."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Listening, cli_env, run_cli
+from tests.listener.test_doors import SocketServer
+from tests.listener.test_listen import post
+
+UNRELATED = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(ls:*)"]},
+    "hooks": {
+        "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}],
+    },
+}
+
+
+def _settings(project: Path, agent: str) -> Path:
+    return project / (".claude/settings.local.json" if agent == "claude" else ".codex/hooks.json")
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+@pytest.mark.parametrize("start", ["missing", "unrelated"])
+def test_install_twice_then_uninstall(home: Path, tmp_path: Path, agent: str, start: str) -> None:
+    """Install adds our hooks and keeps the rest; again changes nothing; uninstall restores the original."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    path = _settings(project, agent)
+    if start == "unrelated":
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(UNRELATED))
+    done = run_cli(home, "hook", "install", agent, "--project", str(project), "--mode", "both")
+    assert 0 == done.returncode, done.stderr
+    first = path.read_text()
+    data = json.loads(first)
+    ours = {event: [h["hooks"][0]["command"] for h in entries if "paneboard" in h["hooks"][0]["command"]] for event, entries in data["hooks"].items()}  # fmt: skip
+    expected_events = {"SessionStart", "Stop", "SessionEnd"} if agent == "claude" else {"SessionStart", "Stop"}
+    assert expected_events == {e for e, cmds in ours.items() if cmds}
+    assert all(cmd.split()[0].startswith("/") for cmds in ours.values() for cmd in cmds)
+    if start == "unrelated":
+        assert ("opus", ["Bash(ls:*)"]) == (data["model"], data["permissions"]["allow"])
+        assert {"type": "command", "command": "say done"} == data["hooks"]["Stop"][0]["hooks"][0]
+        assert UNRELATED["hooks"]["PreToolUse"] == data["hooks"]["PreToolUse"]
+    again = run_cli(home, "hook", "install", agent, "--project", str(project), "--mode", "both")
+    assert 0 == again.returncode and "already installed" in again.stdout
+    assert first == path.read_text()
+    assert 0 == run_cli(home, "hook", "uninstall", agent, "--project", str(project)).returncode
+    assert (UNRELATED if start == "unrelated" else {}) == json.loads(path.read_text())
+
+
+def test_a_malformed_settings_file_is_refused_and_untouched(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    path = _settings(project, "claude")
+    path.parent.mkdir(parents=True)
+    path.write_text('{"hooks": {"Stop": [')
+    done = run_cli(home, "hook", "install", "claude", "--project", str(project))
+    assert 1 == done.returncode
+    assert f"paneboard: {path} is not valid JSON (line 1: Expecting value); fix or move it, nothing was changed\n" == done.stderr
+    assert '{"hooks": {"Stop": [' == path.read_text()
+    path.write_text('{"hooks": {"Stop": "not a list"}}')
+    assert 1 == run_cli(home, "hook", "install", "claude", "--project", str(project)).returncode
+    assert '{"hooks": {"Stop": "not a list"}}' == path.read_text()
+
+
+def stop_hook(home: Path, agent: str = "claude", *extra: str, active: bool = False, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    payload = {"session_id": "s1", "transcript_path": "/x.jsonl", "cwd": str(cwd or home), "hook_event_name": "Stop", "stop_hook_active": active}  # fmt: skip
+    return run_cli(home, "hook", "stop", "--agent", agent, "--as", "bob", *extra, input=json.dumps(payload).encode())
+
+
+def test_stop_hook_blocks_with_the_open_prompts_once(home: Path) -> None:
+    """The reason carries the prompts in catch-up order; the next stop, with nothing new, is silent."""
+    normal = post(home, "--to", "bob", "normal work")
+    urgent = post(home, "--to", "bob", "--priority", "urgent", "urgent work")
+    first = stop_hook(home)
+    assert 0 == first.returncode, first.stderr
+    reply = json.loads(first.stdout)
+    assert "block" == reply["decision"]
+    assert reply["reason"].index(urgent) < reply["reason"].index(normal)
+    assert "> urgent work" in reply["reason"]
+    second = stop_hook(home, active=True)
+    assert (0, "") == (second.returncode, second.stdout)
+    later = post(home, "--to", "bob", "something new")
+    third = stop_hook(home, active=True)
+    assert later in json.loads(third.stdout)["reason"] and normal not in json.loads(third.stdout)["reason"]
+    status = json.loads(run_cli(home, "status", urgent, "--json").stdout)
+    assert ("delivered", "stop-hook") == (status["recipients"]["bob"]["stage"], status["recipients"]["bob"]["door"])
+
+
+def test_stop_hook_with_nothing_open(home: Path) -> None:
+    """Claude Code: no output; Codex: {"continue": true}."""
+    post(home, "--to", "carol", "not for bob")
+    quiet = stop_hook(home)
+    assert (0, "") == (quiet.returncode, quiet.stdout)
+    assert {"continue": True} == json.loads(stop_hook(home, "codex").stdout)
+
+
+def test_stop_hook_is_silent_while_a_listener_holds_the_pane(home: Path) -> None:
+    with Listening(home, "bob", "--door", "exec", "--backoff", "60", "--", "false") as bob:
+        pid = post(home, "--to", "bob", "listener's job")
+        bob.wait_err(f"retry 2/2 of {pid}")
+        assert "" == stop_hook(home).stdout
+
+
+def test_stop_hook_cooldown(home: Path) -> None:
+    post(home, "--to", "bob", "first")
+    assert stop_hook(home, "claude", "--cooldown", "60").stdout
+    post(home, "--to", "bob", "second")
+    assert "" == stop_hook(home, "claude", "--cooldown", "60").stdout
+    assert "second" in stop_hook(home, "claude", "--cooldown", "0").stdout
+
+
+def test_a_prompt_the_stop_hook_delivered_is_never_delivered_by_a_listener(home: Path) -> None:
+    by_hook = post(home, "--to", "bob", "taken at stop")
+    assert by_hook in stop_hook(home).stdout
+    with Listening(home, "bob", "--door", "stdout") as bob:
+        fresh = post(home, "--to", "bob", "taken by the listener")
+        assert fresh == json.loads(bob.line())["id"]
+
+
+def test_stop_hook_limits_the_reason(home: Path) -> None:
+    """About 64 KiB of prompts per stop; the rest wait for the next one."""
+    ids = [post(home, "--to", "bob", "-", input=(f"{i} " + "x" * 30_000).encode()) for i in range(4)]
+    first = json.loads(stop_hook(home).stdout)["reason"]
+    second = json.loads(stop_hook(home).stdout)["reason"]
+    assert [i for i in ids if i in first] == ids[:2]
+    assert [i for i in ids if i in second] == ids[2:]
+
+
+PARENT = """
+import json, subprocess, sys, time
+done = subprocess.run(sys.argv[1:], input=json.dumps({"hook_event_name": "SessionStart", "cwd": sys.argv[-1] if False else ".", "source": "startup"}), capture_output=True, text=True)
+print(done.returncode, flush=True)
+print(done.stdout.strip(), flush=True)
+time.sleep(120)
+"""
+
+
+def test_session_start_runs_a_detached_listener_that_ends_with_its_agent(home: Path, tmp_path: Path) -> None:
+    """With a real parent process and a socket: the listener delivers, carries no CLAUDE_CODE_ variables, and exits when the parent dies."""  # fmt: skip
+    server = SocketServer(tmp_path / "cc.sock")
+    env = cli_env(
+        home, CLAUDE_CODE_MESSAGING_SOCKET=str(server.path), CLAUDE_CODE_MESSAGING_TOKEN="secret", PANEBOARD_AGENT="bob"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, sys.executable, "-m", "listener", "hook", "session-start", "--agent", "claude"], stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    try:
+        assert parent.stdout is not None
+        assert "0" == parent.stdout.readline().strip()
+        context = json.loads(parent.stdout.readline())["hookSpecificOutput"]["additionalContext"]
+        assert "you are `bob` on board `test`" in context and "listener pid" in context
+        listener_pid = int(context.split("listener pid ")[1].split()[0])
+        pid = post(home, "--to", "bob", "through the socket")
+        assert pid in json.loads(server.lines.get(timeout=15))["message"]["content"]
+        environ = Path(f"/proc/{listener_pid}/environ").read_bytes().split(b"\0")
+        assert [] == [v for v in environ if v.startswith(b"CLAUDE_CODE_")]
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and Path(f"/proc/{listener_pid}").exists() and b"Z" not in Path(f"/proc/{listener_pid}/stat").read_bytes().split(b")")[1][:3]:  # fmt: skip
+            time.sleep(0.05)
+        assert not _running(listener_pid)
+        assert "agent process" in (home / "test" / "panes" / "bob.log").read_text()
+    finally:
+        parent.kill()
+        parent.wait()
+        if parent.stdout:
+            parent.stdout.close()
+        server.close()
+
+
+def _running(pid: int) -> bool:
+    try:
+        return b"Z" not in Path(f"/proc/{pid}/stat").read_bytes().split(b")")[1][:3]
+    except OSError:
+        return False
+
+
+def test_session_end_stops_the_listener(home: Path) -> None:
+    with Listening(home, "bob", "--door", "stdout") as bob:
+        done = run_cli(
+            home, "hook", "session-end", "--agent", "claude", "--as", "bob", input=b'{"hook_event_name": "SessionEnd"}'
+        )
+        assert 0 == done.returncode, done.stderr
+        assert 0 == bob.proc.wait(timeout=10)
+
+
+def test_session_start_derives_a_name_from_the_project(home: Path, tmp_path: Path) -> None:
+    """Without --as or PANEBOARD_AGENT: `<project folder>-<agent>`, said in the context line."""
+    project = tmp_path / "web app"
+    project.mkdir()
+    payload = json.dumps({"hook_event_name": "SessionStart", "cwd": str(project)}).encode()
+    done = run_cli(home, "hook", "session-start", "--agent", "codex", "--mode", "stop", input=payload)
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "you are `web-app-codex`" in context and "name derived from the project folder" in context
+
+
+def test_doctor_healthy_and_broken(home: Path, tmp_path: Path) -> None:
+    """ok lines and exit 0 with a live listener and a good socket; fail lines and exit 1 with a bad socket."""
+    server = SocketServer(tmp_path / "cc.sock")
+    try:
+        post(home, "--to", "bob", "hi")
+        with Listening(home, "bob", "--door", "stdout") as bob:
+            bob.line()
+            healthy = run_cli(home, "doctor", "--as", "bob", "--socket", str(server.path), "--probe")
+            assert 0 == healthy.returncode, healthy.stdout + healthy.stderr
+            lines = healthy.stdout.splitlines()
+            assert [ln.split()[1] for ln in lines] == ["home", "board", "pane", "claude", "codex", "hooks", "hooks", "probe"]
+            assert lines[2].startswith("ok    pane     `bob`: listener pid") and "door stdout" in lines[2]
+            assert lines[7].startswith("ok    probe    delivered through the door in")
+        (tmp_path / "notasocket").write_text("")
+        broken = run_cli(home, "doctor", "--as", "bob", "--socket", str(tmp_path / "notasocket"), "--probe")
+        assert 1 == broken.returncode
+        assert f"fail  claude   {tmp_path / 'notasocket'} is not a socket" in broken.stdout.splitlines()
+        assert "fail  probe    no listener holds `bob`'s pane: nothing to probe" in broken.stdout.splitlines()
+        assert "paneboard: doctor: 2 check(s) failed\n" == broken.stderr
+    finally:
+        server.close()
+
+
+def test_codex_queue_to_a_thread_nobody_runs_is_undelivered(home: Path, tmp_path: Path) -> None:
+    """A rollout file no live process holds open: `thread not running`; holding it open lets the prompt through."""
+    from tests.listener.test_doors import fake_codex, notices
+
+    fake_codex(tmp_path / "bin", "print('Queued message m1 for thread th-1.')")
+    codex_home = tmp_path / "codex-home"
+    rollout = codex_home / "sessions" / "2026" / "11" / "30" / "rollout-2026-11-30T10-00-00-th-1.jsonl"
+    rollout.parent.mkdir(parents=True)
+    rollout.write_text("{}\n")
+    env = cli_env(home, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}", CODEX_LOG=str(tmp_path / "codex.log"), CODEX_HOME=str(codex_home))  # fmt: skip
+    with Listening(home, "bob", "--door", "codex-queue", "--thread", "th-1", "--backoff", "60", env=env) as bob:
+        dead = post(home, "--to", "bob", "to a dead thread")
+        bob.wait_err(f"undelivered {dead}")
+    assert notices(home)[0].reason.startswith("thread not running")
+    holder = subprocess.Popen([sys.executable, "-c", f"import time; f = open({str(rollout)!r}); print('open', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert holder.stdout is not None and "open" == holder.stdout.readline().strip()
+        with Listening(home, "bob", "--door", "codex-queue", "--thread", "th-1", env=env) as bob:
+            bob.wait_err(f"delivered {dead}")
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+        if holder.stdout:
+            holder.stdout.close()

@@ -1,0 +1,112 @@
+"""paneboard against the real Claude Code and Codex CLIs, offline (see tests/real/conftest.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from protocol.posts import Undelivered
+from state.log import read_posts
+from state.panelock import holder
+from tests.conftest import Listening, cli_env, run_cli
+from tests.listener.test_listen import post
+from tests.real.conftest import ClaudeSession, offline_codex_thread
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing: no interactive Claude Code session")
+PANEBOARD = str(Path(sys.executable).with_name("paneboard"))
+
+
+def _codex_env(home: Path, codex_home: Path, bin_dir: Path) -> dict[str, str]:
+    return cli_env(home, CODEX_HOME=str(codex_home), PATH=f"{bin_dir}:{os.environ['PATH']}")
+
+
+def test_codex_queue_door_against_real_codex(home: Path, tmp_path: Path, clients_bin: Path) -> None:
+    """The item lands in codex's queue_1.sqlite with the composed text."""
+    codex_home = tmp_path / "codex"
+    tid, rollout = offline_codex_thread(codex_home, tmp_path)
+    alive = subprocess.Popen([sys.executable, "-c", f"import time; f = open({str(rollout)!r}); print('open', flush=True); time.sleep(120)"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert alive.stdout is not None and "open" == alive.stdout.readline().strip()
+        env = _codex_env(home, codex_home, clients_bin)
+        with Listening(home, "codex-bob", "--door", "codex-queue", "--thread", tid, "--door-timeout", "60", env=env) as bob:
+            pid = post(home, "--to", "codex-bob", "run the linter")
+            bob.wait_err(f"delivered {pid}", timeout=90)
+    finally:
+        alive.kill()
+        alive.wait()
+        if alive.stdout:
+            alive.stdout.close()
+    with sqlite3.connect(codex_home / "queue_1.sqlite") as db:
+        rows = db.execute("SELECT thread_id, payload_json FROM queued_items").fetchall()
+    assert [tid] == [r[0] for r in rows]
+    assert f"[paneboard] prompt {pid}" in rows[0][1] and "run the linter" in rows[0][1]
+
+
+def test_codex_unknown_thread_is_undelivered_with_codex_error(home: Path, tmp_path: Path, clients_bin: Path) -> None:
+    codex_home = tmp_path / "codex"
+    offline_codex_thread(codex_home, tmp_path)
+    env = _codex_env(home, codex_home, clients_bin)
+    unknown = "00000000-0000-4000-8000-000000000000"
+    with Listening(home, "codex-bob", "--door", "codex-queue", "--thread", unknown, "--backoff", "0.05", "--door-timeout", "60", env=env) as bob:  # fmt: skip
+        pid = post(home, "--to", "codex-bob", "hello")
+        bob.wait_err(f"undelivered {pid}", timeout=90)
+    [notice] = [p for _, p in read_posts(home / "test" / "log") if isinstance(p, Undelivered)]
+    assert "no rollout found for thread id" in notice.reason
+
+
+def _claude(clients_bin: Path, home: Path, tmp_path: Path, port: int, mode: str) -> ClaudeSession:
+    project = tmp_path / "proj"
+    project.mkdir()
+    done = run_cli(home, "hook", "install", "claude", "--project", str(project), "--mode", mode, "--as", "claude-bob")
+    assert 0 == done.returncode, done.stderr
+    env = cli_env(home, PATH=f"{Path(sys.executable).parent}:{clients_bin}:/usr/local/bin:/usr/bin:/bin")
+    return ClaudeSession(clients_bin, tmp_path / "claude-home", project, port, env)
+
+
+def test_claude_session_start_hook_listens_on_the_session_socket(home: Path, tmp_path: Path, clients_bin: Path, api: tuple[int, Path]) -> None:  # fmt: skip
+    """SessionStart starts the listener on the session's socket; a post shows up as a peer message; /exit stops it."""
+    session = _claude(clients_bin, home, tmp_path, api[0], "listen")
+    try:
+        lock = home / "test" / "panes" / "claude-bob.lock"
+        deadline = time.monotonic() + 60
+        while not holder(lock) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert holder(lock), session.screen()
+        pid = post(home, "--to", "claude-bob", "please say hello")
+        text = session.wait_transcript(f"[paneboard] prompt {pid}")
+        assert '"kind":"peer"' in text.replace(" ", "") or "peer" in text
+        status = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"]["claude-bob"]
+        assert ("delivered", "claude-inbox") == (status["stage"], status["door"])
+        session.type("/exit")
+        deadline = time.monotonic() + 30
+        while holder(lock) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not holder(lock), "the listener outlived its session"
+    finally:
+        session.close()
+
+
+def test_claude_stop_mode_hands_a_prompt_over_at_the_next_stop_once(home: Path, tmp_path: Path, clients_bin: Path, api: tuple[int, Path]) -> None:  # fmt: skip
+    """No listener: a prompt posted while idle arrives as the next user turn after a Stop, exactly once."""
+    session = _claude(clients_bin, home, tmp_path, api[0], "stop")
+    try:
+        pid = post(home, "--to", "claude-bob", "check the flaky test")
+        session.type("hello")
+        text = session.wait_transcript(f"[paneboard] prompt {pid}")
+        session.type("anything else?")
+        session.wait_transcript("anything else?")
+        time.sleep(3)
+        assert 1 == session.transcript().count(f"[paneboard] prompt {pid} from")
+        assert text
+        status = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"]["claude-bob"]
+        assert ("delivered", "stop-hook") == (status["stage"], status["door"])
+    finally:
+        session.close()

@@ -117,9 +117,9 @@ class ClaudeSession:
         subprocess.run(["tmux", "-L", self.name, "send-keys", "-t", self.name, "Enter"], check=True)
 
     def transcript(self) -> str:
-        mangled = str(self.project).replace("/", "-").replace(".", "-")
-        path = self.home / ".claude" / "projects" / mangled / f"{self.registry['sessionId']}.jsonl"
-        return path.read_text() if path.exists() else ""
+        """The session's transcript (found by session id: the folder name mangles the project path)."""
+        found = list((self.home / ".claude" / "projects").glob(f"*/{self.registry['sessionId']}.jsonl"))
+        return found[0].read_text() if found else ""
 
     def wait_transcript(self, needle: str, timeout: float = 90, count: int = 1) -> str:
         deadline = time.monotonic() + timeout

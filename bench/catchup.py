@@ -12,6 +12,7 @@ from bench.baselines import SqliteMailbox
 from bench.harness import listener, peak_rss_mb, summary
 from protocol.posts import Ack, Answer, Delivered, Post, Prompt, encode
 from state.append import append_payloads
+from state.compact import compact
 
 AGENTS = [f"agent{i}" for i in range(20)]
 
@@ -81,6 +82,10 @@ def catch_up(home: Path, sizes: list[int], runs: int) -> dict[str, Any]:
             warm.append(t * 1000)
             warm_rss.append(rss)
         row |= {"cold_ms": summary(cold), "cold_rss_mb": max(cold_rss), "checkpoint_ms": summary(warm), "checkpoint_rss_mb": max(warm_rss)}  # fmt: skip
+        done = compact(log, time.time())
+        checkpoint.unlink(missing_ok=True)
+        after, _ = first_delivery(board)
+        row["compact"] = {"seconds": done.seconds, "before_mb": done.before_bytes / 1e6, "after_mb": done.after_bytes / 1e6, "kept": done.kept, "cold_after_ms": after * 1000}  # fmt: skip
         row["sqlite_poll_ms"] = _sqlite_catch_up(home / f"sq{n}", n, runs)
         out[str(n)] = row
         _remove_tree(board)

@@ -68,6 +68,9 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, bool]]:
         cp, cold = big["checkpoint_ms"]["median"], big["cold_ms"]["median"]
         out.append((f"catch-up {n:,}: checkpoint ≤ 200 ms and ≤ 100 MB", f"{cp:.0f} ms, {big['checkpoint_rss_mb']:.0f} MB", cp <= 200 and big["checkpoint_rss_mb"] <= 100))  # fmt: skip
         out.append((f"catch-up {n:,}: cold ≤ 2 s", f"{cold / 1000:.2f} s, {big['cold_rss_mb']:.0f} MB", cold <= 2000))
+        if "compact" in big:
+            c = big["compact"]
+            out.append((f"`compact` {n:,} posts (no target): time, size, cold catch-up after", f"{c['seconds']:.1f} s, {c['before_mb']:.0f} → {c['after_mb']:.2f} MB, {c['cold_after_ms']:.0f} ms", True))  # fmt: skip
     if "fan-out" in r:
         f = r["fan-out"]
         out.append(

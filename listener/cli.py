@@ -141,6 +141,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=("listen", "stop", "both"), default="listen", help="listen: a listener per session; stop: deliver at each Stop; both")  # fmt: skip
     p.add_argument("--cooldown", type=_seconds, default=0.0, metavar="S", help="stop: check at most every S seconds")
 
+    p = add("compact", "rewrite the board's log keeping only open prompts and their posts", _compact)
+    p.add_argument("--archive", action="store_true", help="keep the old log as HOME/BOARD/archive/log-TIME")
+
     p = add("doctor", "check this machine, board, pane and agent setup; one line per check", _doctor)
     p.add_argument("--socket", metavar="PATH", help="the Claude Code inbox socket to check (default $CLAUDE_CODE_MESSAGING_SOCKET)")  # fmt: skip
     p.add_argument("--probe", action="store_true", help="send a harmless test prompt through the agent's door and wait for it")
@@ -237,6 +240,25 @@ def _hook(args: argparse.Namespace) -> None:
     from listener.hooks.cli import run_hook
 
     run_hook(args)
+
+
+def _compact(args: argparse.Namespace) -> None:
+    import time
+
+    from listener.board import emit
+    from state.compact import compact
+
+    ctx = _ctx(args)
+    if not ctx.paths.log.exists():
+        from protocol.errors import BadInput
+
+        raise BadInput(f"board `{ctx.board}` has no log to compact")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    done = compact(ctx.paths.log, time.time(), ctx.paths.dir / "archive" / f"log-{stamp}" if args.archive else None)
+    if ctx.json:
+        emit(done)
+    else:
+        print(f"board `{ctx.board}`: kept {done.kept} of {done.kept + done.dropped} posts, {done.before_bytes:,} -> {done.after_bytes:,} bytes, in {done.seconds:.2f} s")  # fmt: skip
 
 
 def _doctor(args: argparse.Namespace) -> None:

@@ -107,8 +107,15 @@ class Listener:
                 self._refresh()
 
     def _refresh(self) -> None:
-        """Fold what is new; queue the new prompts for this agent."""
-        self._queue_up(post for _, post in self.view.refresh() if isinstance(post, Prompt) and self.ctx.agent in post.to)
+        """Fold what is new; queue the new prompts for this agent (all of them again after a compaction)."""
+        new = self.view.refresh()
+        if self.view.replaced:
+            self.view.replaced = False
+            self._queue = []
+            self.log("the log was compacted: folded it again")
+            self._queue_up(ps.prompt for ps in open_for(self.view.state, self.ctx.agent, time.time()))
+            return
+        self._queue_up(post for _, post in new if isinstance(post, Prompt) and self.ctx.agent in post.to)
 
     def _queue_up(self, prompts: Iterable[Prompt]) -> None:
         for prompt in prompts:

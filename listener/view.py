@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Self
 
@@ -25,6 +26,7 @@ class BoardView:
         self.state = state if state is not None else BoardState()
         self.reader = LogReader(folder / "log", self.state.position)
         self.watcher = LogWatcher(folder)
+        self.replaced = False
 
     def __enter__(self) -> Self:
         return self
@@ -33,10 +35,20 @@ class BoardView:
         self.watcher.close()
 
     def refresh(self, *, keep: bool = True) -> list[tuple[int, Post]]:
-        """Read and fold every post appended since the last refresh; return them if *keep*."""
+        """Read and fold every post appended since the last refresh; return them if *keep*.
+
+        If the log was replaced (compacted), the state is folded again from its start and
+        `replaced` is set, for the caller to notice.
+        """
+        batches = self.reader.batches()
+        first = next(batches, None)  # opening the log tells whether it was replaced
+        if self.reader.replaced:
+            self.reader.replaced = False
+            self.state = BoardState(keep_closed=self.state.keep_closed, recipient=self.state.recipient)
+            self.replaced = True
         new: list[tuple[int, Post]] = []
         state = self.state
-        for batch in self.reader.batches():
+        for batch in itertools.chain([] if first is None else [first], batches):
             for seq, post in batch:
                 apply(state, seq, post)
             if keep:

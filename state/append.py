@@ -27,12 +27,8 @@ def append_payloads(log: Path, payloads: Sequence[bytes]) -> list[int]:
     so no record ever follows garbage. On failure nothing is appended.
     """
     data = b"".join(frame(p) for p in payloads)
+    fd = _open_locked(log)
     try:
-        fd = os.open(log, _OPEN_FLAGS, 0o600)
-    except OSError as exc:
-        raise BoardIOError(f"cannot open {log}: {exc.strerror}") from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
         end = _repair(fd, size)
         try:
@@ -52,6 +48,22 @@ def append_payloads(log: Path, payloads: Sequence[bytes]) -> list[int]:
         offsets.append(at)
         at += len(p) + OVERHEAD
     return offsets
+
+
+def _open_locked(log: Path) -> int:
+    """The log, open and locked; reopened if it was replaced (compacted) while we waited."""
+    while True:
+        try:
+            fd = os.open(log, _OPEN_FLAGS, 0o600)
+        except OSError as exc:
+            raise BoardIOError(f"cannot open {log}: {exc.strerror}") from exc
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            if os.stat(log).st_ino == os.fstat(fd).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)
 
 
 def _repair(fd: int, size: int) -> int:

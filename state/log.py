@@ -30,6 +30,8 @@ class LogReader:
     def __init__(self, path: Path, offset: int = 0) -> None:
         self.path = path
         self.offset = offset
+        self.inode: int | None = None
+        self.replaced = False  # set when the log was replaced (compacted) since the last read
 
     def read_new(self) -> list[tuple[int, Post]]:
         """Every complete record after the offset, as (offset, post); advances the offset."""
@@ -47,9 +49,13 @@ class LogReader:
         except OSError as exc:
             raise BoardIOError(f"cannot read {self.path}: {exc.strerror}") from exc
         try:
-            if os.fstat(fd).st_size < self.offset:
+            st = os.fstat(fd)
+            if self.inode is not None and st.st_ino != self.inode:
+                self.replaced, self.offset = True, 0  # compacted: the caller folds it again from the start
+            elif st.st_size < self.offset:
                 warnings.warn(f"{self.path} is shorter than offset {self.offset}; reading it again from the start", DamagedRecord, stacklevel=2)  # fmt: skip
-                self.offset = 0
+                self.replaced, self.offset = True, 0
+            self.inode = st.st_ino
             yield from self._read(fd)
         finally:
             os.close(fd)

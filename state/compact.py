@@ -1,0 +1,80 @@
+"""Compaction: a board's log rewritten to hold only what is still open.
+
+Kept: every prompt someone can still receive (not cancelled, not expired, not closed by
+all its recipients) and every post about it, in their original order. Dropped: the rest.
+Safe while posts are appended and listeners run: it holds the append lock while it
+writes the new file and renames it over the log; a writer that was waiting on the old
+file reopens the new one (`append_payloads` checks the inode under the lock); a reader
+that sees a new inode folds the new log from its start (`LogReader.replaced`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from pathlib import Path
+
+import msgspec
+
+from protocol.errors import BoardIOError
+from protocol.posts import Prompt
+from state.fold import BoardState, apply, expired
+from state.framing import frame
+from state.log import LogReader
+
+
+class Compacted(msgspec.Struct):
+    before_bytes: int
+    after_bytes: int
+    kept: int
+    dropped: int
+    seconds: float
+
+
+def compact(log: Path, now: float, archive: Path | None = None) -> Compacted:
+    """Rewrite *log* in place keeping only open prompts and their posts; return what it did."""
+    started = time.perf_counter()
+    try:
+        fd = os.open(log, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise BoardIOError(f"cannot open {log}: {exc.strerror}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        before = os.fstat(fd).st_size
+        keep, total = _keep(log, now)
+        tmp = log.with_name(f".{log.name}.compacting")
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(out, b"".join(frame(p) for p in keep))
+            os.fsync(out)
+        finally:
+            os.close(out)
+        if archive is not None:
+            archive.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.link(log, archive)
+        os.replace(tmp, log)
+        dirfd = os.open(log.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dirfd)
+        finally:
+            os.close(dirfd)
+        after = os.stat(log).st_size
+    finally:
+        os.close(fd)  # releases the lock: waiting writers see the new inode and reopen
+    return Compacted(before, after, len(keep), total - len(keep), time.perf_counter() - started)
+
+
+def _keep(log: Path, now: float) -> tuple[list[bytes], int]:
+    """The payloads to keep, in log order, and how many records there were."""
+    state = BoardState()
+    records: list[tuple[str, bytes]] = []  # (the prompt id it belongs to, payload)
+    for batch in LogReader(log).batches():
+        for seq, post in batch:
+            apply(state, seq, post)
+            records.append((post.id if isinstance(post, Prompt) else post.prompt, msgspec.msgpack.encode(post)))
+    live = {
+        pid for pid, ps in state.prompts.items()
+        if ps.cancelled is None and not expired(ps, now) and any(r.stage not in ("acked", "answered") for r in ps.recipients.values())
+    }  # fmt: skip
+    return [payload for pid, payload in records if pid in live], len(records)

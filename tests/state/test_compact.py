@@ -1,0 +1,75 @@
+"""Compaction: only open prompts stay; safe with writers appending and listeners running."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from protocol.posts import Ack, Cancel, Prompt
+from state.compact import compact
+from state.fold import fold, open_for
+from state.log import append_posts, read_posts
+from tests.conftest import Listening, cli_env, run_cli
+from tests.listener.test_listen import post
+
+
+def _p(pid: str, *, expires: float | None = None) -> Prompt:
+    return Prompt(id=pid, board="b", sender="alice", ts=1.0, to=("bob", "carol"), body="x", expires=expires)
+
+
+def test_compaction_keeps_open_prompts_and_their_posts(tmp_path: Path) -> None:
+    """Closed, cancelled and expired prompts go; open ones keep every post about them, in order."""
+    log = tmp_path / "log"
+
+    def ack(who: str, pid: str) -> Ack:
+        return Ack(id=f"a-{who}-{pid}", board="b", sender=who, ts=2.0, prompt=pid)
+
+    append_posts(log, [_p("open"), _p("closed"), _p("gone"), _p("old", expires=5.0), ack("bob", "open"), ack("bob", "closed"),
+                       ack("carol", "closed"), Cancel(id="c1", board="b", sender="alice", ts=2.0, prompt="gone")])  # fmt: skip
+    before = fold(read_posts(log))
+    done = compact(log, now=10.0)
+    after = [p for _, p in read_posts(log)]
+    assert ["open", "a-bob-open"] == [p.id for p in after]
+    assert (2, 6) == (done.kept, done.dropped)
+    assert [ps.prompt.id for ps in open_for(before, "carol", 10.0)] == [ps.prompt.id for ps in open_for(fold(read_posts(log)), "carol", 10.0)]  # fmt: skip
+
+
+WRITER = """
+import sys, time
+from pathlib import Path
+from protocol.posts import Prompt
+from state.log import append_posts
+log, n = Path(sys.argv[1]), int(sys.argv[2])
+for i in range(n):
+    append_posts(log, [Prompt(id=f"w{i:08d}", board="test", sender="alice", ts=time.time(), to=("bob",), body=str(i))])
+"""
+
+
+def test_compaction_while_writing_and_listening_loses_and_repeats_nothing(home: Path) -> None:
+    """A writer appends and a listener delivers throughout five compactions: every post arrives once."""
+    log = home / "test" / "log"
+    first = post(home, "--to", "bob", "before")
+    with Listening(home, "bob", "--door", "stdout") as bob:
+        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(log), "400"], env=cli_env(home))
+        compactions = 0
+        while writer.poll() is None or compactions < 5:
+            assert 0 == run_cli(home, "compact").returncode
+            compactions += 1
+        assert 0 == writer.wait()
+        got = [json.loads(bob.line())["id"] for _ in range(401)]
+    assert sorted([first, *(f"w{i:08d}" for i in range(400))]) == sorted(got)
+    assert len(got) == len(set(got))
+    assert 401 == len([p for _, p in read_posts(log) if isinstance(p, Prompt)])
+
+
+def test_compact_command_reports_and_archives(home: Path) -> None:
+    pid = post(home, "--to", "bob", "done soon")
+    assert 0 == run_cli(home, "ack", "--as", "bob", pid).returncode
+    done = run_cli(home, "compact", "--archive", "--json")
+    report = json.loads(done.stdout)
+    assert (0, 0, 2) == (done.returncode, report["kept"], report["dropped"])
+    [archived] = (home / "test" / "archive").iterdir()
+    assert 2 == len(read_posts(archived))
+    assert [] == read_posts(home / "test" / "log")

@@ -1,0 +1,99 @@
+"""Stuck and hostile doors: each bounded in time and memory, retried or reported, never stalling shutdown."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Listening
+from tests.listener.test_doors import fake_codex, notices
+from tests.listener.test_listen import post
+
+
+@pytest.fixture
+def hostile_socket(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
+    """A socket that closes each connection at once, or answers with garbage."""
+    path = tmp_path / "hostile.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen()
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            if request.param == "garbage":
+                conn.sendall(b"\x00\xff garbage \x1b[31m" * 1000)
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield path
+    server.close()
+
+
+@pytest.mark.parametrize("hostile_socket", ["closes at once", "garbage"], indirect=True)
+def test_hostile_sockets(home: Path, hostile_socket: Path) -> None:
+    """Either the line went in (the peer's business) or it failed and was retried; the listener never hangs."""
+    with Listening(home, "bob", "--door", "claude-inbox", "--socket", str(hostile_socket), "--backoff", "0.05", "--door-timeout", "2") as bob:  # fmt: skip
+        pid = post(home, "--to", "bob", "hello")
+        line = bob.wait_err(pid, timeout=15)
+        assert "delivered" in line or "retry" in line or "undelivered" in line
+        started = time.monotonic()
+        assert 0 == bob.stop()
+        assert time.monotonic() - started < 5
+
+
+def _exec(home: Path, script: str, *args: str) -> Listening:
+    return Listening(home, "bob", "--door", "exec", "--door-timeout", "2", "--backoff", "0.05", *args, "--", sys.executable, "-c", script)  # fmt: skip
+
+
+def test_exec_that_hangs_is_killed_at_its_limit_and_shutdown_is_prompt(home: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "runs"
+    with _exec(home, f"open({str(marker)!r}, 'a').write('x'); import time; time.sleep(600)") as bob:
+        pid = post(home, "--to", "bob", "hang")
+        bob.wait_err(f"delivered {pid}", timeout=15)
+        post(home, "--to", "bob", "hang again")
+        while not (marker.exists() and marker.read_text() == "xx"):
+            pass  # the second command is running
+        started = time.monotonic()
+        bob.stop()
+        assert time.monotonic() - started < 5
+
+
+def test_exec_flooding_stdout_is_bounded(home: Path) -> None:
+    """100 MB on stdout: drained and dropped beyond 64 KiB, the listener's memory stays small."""
+    flood = "import sys; chunk = b'x' * (1 << 20)\nfor _ in range(100): sys.stdout.buffer.write(chunk)"
+    with _exec(home, flood) as bob:
+        pid = post(home, "--to", "bob", "flood")
+        bob.wait_err(f"delivered {pid}", timeout=60)
+        rss = int(next(ln for ln in Path(f"/proc/{bob.proc.pid}/status").read_text().splitlines() if ln.startswith("VmHWM")).split()[1])  # fmt: skip
+        assert rss < 150 * 1024, f"peak RSS {rss} kB"
+
+
+def test_exec_exiting_0_without_reading_stdin(home: Path) -> None:
+    """A large text on stdin and a command that never reads it: its exit code decides (0: delivered)."""
+    with _exec(home, "pass") as bob:
+        pid = post(home, "--to", "bob", "-", input=b"y" * 200_000)
+        bob.wait_err(f"delivered {pid}", timeout=15)
+
+
+def test_codex_that_prints_its_receipt_and_exits_1(home: Path, tmp_path: Path) -> None:
+    """The receipt alone is not success: exit 1 is a failure, retried, then `undelivered`."""
+    import os
+
+    from tests.conftest import cli_env
+
+    fake_codex(tmp_path / "bin", "print('Queued message m1 for thread th-1.'); sys.exit(1)")
+    env = cli_env(home, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}", CODEX_LOG=str(tmp_path / "codex.log"))
+    with Listening(home, "bob", "--door", "codex-queue", "--thread", "th-1", "--backoff", "0.05", env=env) as bob:
+        pid = post(home, "--to", "bob", "hi")
+        bob.wait_err(f"undelivered {pid}", timeout=15)
+    assert notices(home)[0].reason.startswith("codex exited 1")

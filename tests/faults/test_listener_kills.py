@@ -1,0 +1,45 @@
+"""A listener killed at random points of delivery, 100 times: duplicates only in the documented window."""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from tests.conftest import cli_env, run_cli
+
+# The door: record the prompt's id (the door "took" it), slowly enough to be killed inside.
+DOOR = "import os, sys, time; sys.stdin.read(); open(os.environ['STARTED'], 'a').write('x'); time.sleep(float(os.environ['SLOW'])); open(os.environ['OUT'], 'a').write(os.environ['PANEBOARD_ID'] + '\\n')"  # fmt: skip
+POINTS = ["before-door", "in-door", "after-door", "after-record"]
+
+
+def test_listener_killed_100_times(home: Path, tmp_path: Path, rng: random.Random) -> None:
+    out, started = tmp_path / "delivered", tmp_path / "started"
+    posted: list[str] = []
+    kills: Counter[str] = Counter()
+    for _ in range(100):
+        done = run_cli(home, "post", "--as", "alice", "--to", "bob", f"job {len(posted)}")
+        posted.append(done.stdout.strip())
+        point = rng.choice(POINTS)
+        env = cli_env(home, OUT=str(out), STARTED=str(started), SLOW="0.2" if point == "in-door" else "0")
+        if point != "in-door":
+            env["PANEBOARD_FAILPOINT"] = point
+        before = started.read_text() if started.exists() else ""
+        proc = subprocess.Popen([sys.executable, "-m", "listener", "listen", "--as", "bob", "--door", "exec", "--", sys.executable, "-c", DOOR], env=env, stderr=subprocess.DEVNULL)  # fmt: skip
+        if point == "in-door":
+            while (started.read_text() if started.exists() else "") == before:
+                if proc.poll() is not None:
+                    break
+            proc.send_signal(signal.SIGKILL)
+        assert proc.wait(timeout=30) == -signal.SIGKILL, point
+        kills[point] += 1
+    finish = subprocess.run([sys.executable, "-m", "listener", "listen", "--as", "bob", "--door", "exec", "--", sys.executable, "-c", DOOR], env=cli_env(home, OUT=str(out), STARTED=str(started), SLOW="0", PANEBOARD_FAILPOINT="idle"), stderr=subprocess.DEVNULL, timeout=120, check=False)  # fmt: skip
+    assert -signal.SIGKILL == finish.returncode
+    counts = Counter(out.read_text().split())
+    assert set(posted) == set(counts), "a prompt was lost"
+    duplicates = sum(n - 1 for n in counts.values())
+    print(f"kills {dict(kills)}; duplicates {duplicates}")
+    assert duplicates <= kills["after-door"] + kills["in-door"]

@@ -1,0 +1,69 @@
+"""Who can read and write a board, and what a planted symlink can do (nothing)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Listening, run_cli
+from tests.listener.test_listen import post
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def test_folders_0700_files_0600(tmp_path: Path) -> None:
+    """Created so, whatever the umask says."""
+    home = tmp_path / "new-home"
+    old = os.umask(0)
+    try:
+        pid = post(home, "--to", "bob", "hi")
+        with Listening(home, "bob", "--door", "stdout") as bob:
+            bob.line()
+            bob.wait_err(f"delivered {pid}")
+    finally:
+        os.umask(old)
+    board = home / "test"
+    assert [0o700, 0o700, 0o700] == [_mode(home), _mode(board), _mode(board / "panes")]
+    files = [board / "log", *(board / "panes").iterdir()]
+    assert {f.name: 0o600 for f in files} == {f.name: _mode(f) for f in files}
+
+
+@pytest.mark.parametrize("target", ["log", "panes/bob.lock", "panes/bob.delivered"])
+def test_planted_symlinks_are_not_followed(home: Path, tmp_path: Path, target: str) -> None:
+    """A symlink in place of the log, the pane lock or the delivered-key log is refused, and its target untouched."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    (home / "test" / "panes").mkdir(parents=True, mode=0o700)
+    (home / "test" / target).symlink_to(victim)
+    if target == "log":
+        done = run_cli(home, "post", "--as", "alice", "--to", "bob", "hi")
+    else:
+        done = run_cli(home, "listen", "--as", "bob", "--door", "stdout", timeout=20)
+    assert 1 == done.returncode
+    assert "Too many levels of symbolic links" in done.stderr or "symlink" in done.stderr
+    assert "precious\n" == victim.read_text()
+
+
+def test_a_board_folder_that_is_a_symlink_is_refused(home: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (home / "test").symlink_to(elsewhere)
+    done = run_cli(home, "post", "--as", "alice", "--to", "bob", "hi")
+    assert (1, f"paneboard: board `test`: {home / 'test'} is a symlink; refusing to follow it\n") == (done.returncode, done.stderr)
+    assert [] == list(elsewhere.iterdir())
+
+
+def test_a_maildir_inbox_that_is_a_symlink_is_refused(home: Path, tmp_path: Path) -> None:
+    root, elsewhere = tmp_path / "inbox", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    (root / "bob").symlink_to(elsewhere)
+    with Listening(home, "bob", "--door", "maildir", "--maildir", str(root), "--backoff", "60") as bob:
+        pid = post(home, "--to", "bob", "hi")
+        bob.wait_err(f"undelivered {pid}")
+    assert [] == list(elsewhere.iterdir())

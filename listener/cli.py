@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
     except UsageError as exc:
-        print(exc, file=sys.stderr)
+        print(one_line(str(exc)), file=sys.stderr)
         return exitcodes.USAGE
     except SystemExit as exc:  # --help
         return exc.code if isinstance(exc.code, int) else exitcodes.USAGE
@@ -297,15 +297,20 @@ def main(argv: list[str] | None = None) -> int:
 
             traceback.print_exc()
         if isinstance(exc, PaneboardError):
-            print(f"paneboard: {exc}", file=sys.stderr)
+            print(one_line(f"paneboard: {exc}"), file=sys.stderr)
         elif isinstance(exc, OSError):
-            print(f"paneboard: {exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""), file=sys.stderr)
+            print(one_line(f"paneboard: {exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")), file=sys.stderr)  # fmt: skip
         else:
             if not args.verbose:
-                print(f"paneboard: internal error: {type(exc).__name__}: {exc} (run with --verbose for details)", file=sys.stderr)  # fmt: skip
+                print(one_line(f"paneboard: internal error: {type(exc).__name__}: {exc} (run with --verbose for details)"), file=sys.stderr)  # fmt: skip
             return exitcodes.FAILED
         return exitcodes.for_exception(exc)
     return exitcodes.OK
+
+
+def one_line(text: str) -> str:
+    """*text* with newlines and other control characters shown as escapes: a message is one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _show_warnings_once_each() -> None:
@@ -313,7 +318,7 @@ def _show_warnings_once_each() -> None:
     import warnings
 
     def show(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
-        print(f"paneboard: warning: {message}", file=sys.stderr)
+        print(one_line(f"paneboard: warning: {message}"), file=sys.stderr)
 
     warnings.showwarning = show
     warnings.simplefilter("always")

@@ -35,6 +35,8 @@ from state.log import append_posts
 from state.panelock import PaneLock, take_pane_lock
 
 DEFAULT_BACKOFF = (1.0, 2.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0)
+# For the fault-injection suite: the listener SIGKILLs itself on reaching this point.
+FAILPOINT = os.environ.get("PANEBOARD_FAILPOINT", "")
 CHECKPOINT_EVERY = 10.0
 
 
@@ -99,6 +101,7 @@ class Listener:
         while True:
             ps = self._next()
             if ps is None:
+                _failpoint("idle")
                 await self.view.wait_changed()
                 self._refresh()
                 self._checkpoint()
@@ -157,7 +160,9 @@ class Listener:
                 return
             try:
                 with anyio.CancelScope(shield=True):  # a delivery in flight finishes, and is recorded
+                    _failpoint("before-door")
                     outcome = await self.door.deliver(prompt, text, self.ctx.agent)
+                    _failpoint("after-door")
                     self._record(prompt, outcome)
                 return
             except DoorUnavailable as exc:
@@ -179,6 +184,7 @@ class Listener:
 
     def _record(self, prompt: Prompt, outcome: Outcome) -> None:
         self.keys.record(self._key(prompt))
+        _failpoint("after-record")
         self.delivered_count += 1
         self._post(Delivered(**header(self.ctx.board, self.ctx.agent), prompt=prompt.id, door=self.door.name, outcome=outcome))
         self._presence.last_delivery = time.time()
@@ -207,6 +213,11 @@ class Listener:
             checkpoint.save(self.paths.pane(self.ctx.agent, "checkpoint"), self.paths.log, prune(self.view.state, time.time()))
         except OSError as exc:
             self.log(f"warning: could not write the checkpoint: {exc}")
+
+
+def _failpoint(name: str) -> None:
+    if FAILPOINT == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 async def wait_process_gone(pid: int) -> None:

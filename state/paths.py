@@ -125,5 +125,10 @@ class BoardPaths:
         for folder in (self.dir, self.panes):
             try:
                 folder.mkdir(mode=0o700, exist_ok=True)
+                st = os.lstat(folder)
             except OSError as exc:
                 raise BoardIOError(f"board `{self.board}`: cannot create {folder}: {exc.strerror}") from exc
+            if stat.S_ISLNK(st.st_mode):
+                raise BoardIOError(f"board `{self.board}`: {folder} is a symlink; refusing to follow it")
+            if not stat.S_ISDIR(st.st_mode):
+                raise BoardIOError(f"board `{self.board}`: {folder} is not a folder")

@@ -30,9 +30,12 @@ def hostile_socket(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[P
                 conn, _ = server.accept()
             except OSError:
                 return
-            if request.param == "garbage":
-                conn.sendall(b"\x00\xff garbage \x1b[31m" * 1000)
-            conn.close()
+            with conn:
+                if request.param == "garbage":
+                    try:
+                        conn.sendall(b"\x00\xff garbage \x1b[31m" * 1000)
+                    except OSError:
+                        pass  # the listener hung up first
 
     threading.Thread(target=serve, daemon=True).start()
     yield path

@@ -24,8 +24,20 @@ bodies = st.one_of(words, st.sampled_from(["x" * (256 * 1024), "x" * (256 * 1024
 def _args() -> st.SearchStrategy[list[str]]:
     common = st.lists(st.just("--json"), max_size=1)  # not --verbose: it shows tracebacks on purpose
     return st.one_of(
-        st.tuples(st.just(["post"]), st.lists(st.tuples(st.just("--to"), names).map(list), max_size=3), st.lists(st.sampled_from(["--priority", "urgent", "--ttl", "-1", "--thread", "t"]), max_size=3), st.lists(bodies, max_size=2), st.tuples(st.just("--as"), names).map(list), common),  # fmt: skip
-        st.tuples(st.sampled_from([["ack"], ["answer"], ["cancel"], ["status"], ["wait", "--timeout", "0"]]), st.lists(ids, max_size=2), st.tuples(st.just("--as"), names).map(list), common),  # fmt: skip
+        st.tuples(
+            st.just(["post"]),
+            st.lists(st.tuples(st.just("--to"), names).map(list), max_size=3),
+            st.lists(st.sampled_from(["--priority", "urgent", "--ttl", "-1", "--thread", "t"]), max_size=3),
+            st.lists(bodies, max_size=2),
+            st.tuples(st.just("--as"), names).map(list),
+            common,
+        ),
+        st.tuples(
+            st.sampled_from([["ack"], ["answer"], ["cancel"], ["status"], ["wait", "--timeout", "0"]]),
+            st.lists(ids, max_size=2),
+            st.tuples(st.just("--as"), names).map(list),
+            common,
+        ),
         st.tuples(st.lists(words, max_size=4)),
     ).map(lambda parts: [a for part in parts for a in part])
 
@@ -38,7 +50,9 @@ def test_cli_never_shows_a_traceback(args: list[str], board: str) -> None:
         err, out = io.StringIO(), io.StringIO()
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            code = main([*args, "--home", str(Path(d) / "home"), "--board", board] if args and not args[0].startswith("-") else args)
+            code = main(
+                [*args, "--home", str(Path(d) / "home"), "--board", board] if args and not args[0].startswith("-") else args
+            )
         assert code in (0, 1, 2, 3, 4)
         assert "Traceback" not in err.getvalue()
         if code in (1, 2):

@@ -54,7 +54,10 @@ def test_a_board_folder_that_is_a_symlink_is_refused(home: Path, tmp_path: Path)
     elsewhere.mkdir()
     (home / "test").symlink_to(elsewhere)
     done = run_cli(home, "post", "--as", "alice", "--to", "bob", "hi")
-    assert (1, f"paneboard: board `test`: {home / 'test'} is a symlink; refusing to follow it\n") == (done.returncode, done.stderr)
+    assert (1, f"paneboard: board `test`: {home / 'test'} is a symlink; refusing to follow it\n") == (
+        done.returncode,
+        done.stderr,
+    )
     assert [] == list(elsewhere.iterdir())
 
 

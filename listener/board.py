@@ -13,7 +13,8 @@ from protocol.errors import BadInput, UnknownPost
 from protocol.ids import check_ref
 from protocol.names import check_body
 from protocol.posts import Ack, Answer, Cancel, Post, Prompt, to_json
-from state.fold import BoardState, PromptState, fold, open_for, stage
+from state import tally
+from state.fold import BoardState, PromptState, apply, fold, open_for, stage
 from state.log import append_posts, read_posts
 
 
@@ -47,11 +48,27 @@ def find_prompt(ctx: Context, ref: str) -> tuple[PromptState, BoardState]:
     return ps, state
 
 
-def write(ctx: Context, post: Post) -> None:
+def write(ctx: Context, post: Post, state: BoardState | None = None) -> None:
+    """Append *post*; with the board's *state*, rebuild the tally of the prompt's sender after it."""
     ctx.paths.ensure()
     append_posts(ctx.paths.log, [post])
+    if state is not None and not isinstance(post, Prompt):
+        apply(state, state.position, post)
+        rebuild_tally(ctx, state, state.prompts[post.prompt].prompt.sender)
     if ctx.json:
         emit(post)
+
+
+def rebuild_tally(ctx: Context, state: BoardState, sender: str) -> None:
+    """The sender's open prompts per recipient, from the fold (see state/tally.py)."""
+    now = time.time()
+    fresh: tally.Tally = {}
+    for ps in state.prompts.values():
+        if ps.prompt.sender == sender:
+            for name in ps.recipients:
+                if stage(ps, name, now) in ("posted", "delivered", "undelivered"):
+                    fresh.setdefault(name, []).append((ps.prompt.id, ps.prompt.expires))
+    tally.write(tally.path_for(ctx.paths.dir, sender), fresh)
 
 
 def emit(obj: object) -> None:
@@ -69,28 +86,28 @@ def _closable(ctx: Context, ps: PromptState) -> None:
 
 
 def run_ack(ctx: Context, ref: str, note: str | None) -> None:
-    ps, _ = find_prompt(ctx, ref)
+    ps, state = find_prompt(ctx, ref)
     _closable(ctx, ps)
     if note is not None:
         check_body("ack note", note)
-    write(ctx, Ack(**header(ctx.board, ctx.agent), prompt=ps.prompt.id, note=note))
+    write(ctx, Ack(**header(ctx.board, ctx.agent), prompt=ps.prompt.id, note=note), state)
 
 
 def run_answer(ctx: Context, ref: str, body: str) -> None:
-    ps, _ = find_prompt(ctx, ref)
+    ps, state = find_prompt(ctx, ref)
     _closable(ctx, ps)
-    write(ctx, Answer(**header(ctx.board, ctx.agent), prompt=ps.prompt.id, body=check_body("answer", body)))
+    write(ctx, Answer(**header(ctx.board, ctx.agent), prompt=ps.prompt.id, body=check_body("answer", body)), state)
 
 
 def run_cancel(ctx: Context, ref: str) -> None:
-    ps, _ = find_prompt(ctx, ref)
+    ps, state = find_prompt(ctx, ref)
     pid = ps.prompt.id
     if ps.prompt.sender != ctx.agent:
         raise BadInput(f"agent `{ctx.agent}` did not send prompt {pid} (`{ps.prompt.sender}` did); only its sender can cancel it")  # fmt: skip
     now = time.time()
     if not any(stage(ps, name, now) in ("posted", "delivered", "undelivered") for name in ps.recipients):
         raise BadInput(f"prompt {pid} is already closed for every recipient")
-    write(ctx, Cancel(**header(ctx.board, ctx.agent), prompt=pid))
+    write(ctx, Cancel(**header(ctx.board, ctx.agent), prompt=pid), state)
 
 
 def run_open(ctx: Context) -> None:

@@ -64,6 +64,12 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
 def _backoff(text: str) -> tuple[float, ...]:
     return tuple(_seconds(part) for part in text.split(",")) if text.strip() else ()
 
@@ -87,6 +93,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--thread", metavar="NAME")
     p.add_argument("--reply-to", metavar="ID")
     p.add_argument("--ttl", type=_seconds, metavar="S", help="expire after S seconds")
+    p.add_argument("--max-open", type=_count, default=1000, metavar="N", help="refuse if you already have N prompts open for a recipient (default 1000)")  # fmt: skip
     p.add_argument("text", nargs="+", metavar="TEXT", help="the prompt (`-` reads stdin)")
 
     p = add("ack", "close a prompt you received", _ack)
@@ -159,7 +166,7 @@ def _ctx(args: argparse.Namespace) -> Any:
 def _post(args: argparse.Namespace) -> None:
     from listener.post import run_post
 
-    run_post(_ctx(args), args.to, args.text, args.priority, args.thread, args.reply_to, args.ttl)
+    run_post(_ctx(args), args.to, args.text, args.priority, args.thread, args.reply_to, args.ttl, args.max_open)
 
 
 def _ack(args: argparse.Namespace) -> None:

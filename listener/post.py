@@ -12,6 +12,7 @@ from protocol.ids import new_id
 from protocol.names import check_body, check_name, check_priority
 from protocol.wire import pack_post
 from state.append import append_payloads
+from state.tally import admit
 
 
 def read_text(words: list[str], what: str) -> str:
@@ -38,7 +39,10 @@ def prompt_fields(ctx: Context, to: list[str], body: str, priority: str, thread:
     }  # fmt: skip
 
 
-def post_prompt(ctx: Context, to: list[str], body: str, priority: str, thread: str | None, reply_to: str | None, ttl: float | None) -> dict[str, object]:  # fmt: skip
+MAX_OPEN = 1000
+
+
+def post_prompt(ctx: Context, to: list[str], body: str, priority: str, thread: str | None, reply_to: str | None, ttl: float | None, max_open: int = MAX_OPEN) -> dict[str, object]:  # fmt: skip
     """Check, then append a prompt durably; return its fields."""
     if reply_to is not None:
         from listener.board import resolve_id
@@ -47,12 +51,16 @@ def post_prompt(ctx: Context, to: list[str], body: str, priority: str, thread: s
     fields = prompt_fields(ctx, to, body, priority, thread, reply_to, ttl)
     payload = pack_post(fields)  # type: ignore[arg-type]  # values are the wire's types by construction
     ctx.paths.ensure()
-    append_payloads(ctx.paths.log, [payload])
+
+    def within_limit() -> None:
+        admit(ctx.paths.dir, ctx.board, ctx.agent, str(fields["id"]), fields["to"], fields["expires"], max_open)  # type: ignore[arg-type]  # built above
+
+    append_payloads(ctx.paths.log, [payload], guard=within_limit)
     return fields
 
 
-def run_post(ctx: Context, to: list[str], words: list[str], priority: str, thread: str | None, reply_to: str | None, ttl: float | None) -> None:  # fmt: skip
-    fields = post_prompt(ctx, to, read_text(words, "prompt body"), priority, thread, reply_to, ttl)
+def run_post(ctx: Context, to: list[str], words: list[str], priority: str, thread: str | None, reply_to: str | None, ttl: float | None, max_open: int = MAX_OPEN) -> None:  # fmt: skip
+    fields = post_prompt(ctx, to, read_text(words, "prompt body"), priority, thread, reply_to, ttl, max_open)
     if ctx.json:
         from protocol.posts import decode, to_json
 

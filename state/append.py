@@ -10,7 +10,7 @@ from __future__ import annotations
 import fcntl
 import os
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from protocol.errors import BoardIOError
@@ -20,15 +20,18 @@ _WINDOW = 2 * (MAX_PAYLOAD + OVERHEAD)
 _OPEN_FLAGS = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def append_payloads(log: Path, payloads: Sequence[bytes]) -> list[int]:
+def append_payloads(log: Path, payloads: Sequence[bytes], *, guard: Callable[[], None] | None = None) -> list[int]:
     """Append one record per payload; return their offsets once they are on disk.
 
     Under the lock, a torn tail left by a writer that crashed is cut off first,
-    so no record ever follows garbage. On failure nothing is appended.
+    so no record ever follows garbage. *guard*, if given, runs under the lock before
+    anything is written, and may refuse by raising. On failure nothing is appended.
     """
     data = b"".join(frame(p) for p in payloads)
     fd = _open_locked(log)
     try:
+        if guard is not None:
+            guard()
         size = os.fstat(fd).st_size
         end = _repair(fd, size)
         try:

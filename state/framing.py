@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import NamedTuple
 
 MAGIC = b"\xa7PB1"
 TAIL_MAGIC = b"1BP\xa7"
@@ -58,10 +57,15 @@ def next_frame(buf: bytes, start: int) -> int:
     return -1
 
 
-class Scan(NamedTuple):
-    frames: list[tuple[int, memoryview]]  # (absolute offset, payload)
-    end: int  # absolute offset of the first byte not consumed
-    damaged: list[tuple[int, int]]  # absolute (start, end) of skipped spans
+class Scan:
+    """What `scan` found (a plain class: `typing.NamedTuple` would cost `post` typing's import)."""
+
+    __slots__ = ("damaged", "end", "frames")
+
+    def __init__(self, frames: list[tuple[int, memoryview]], end: int, damaged: list[tuple[int, int]]) -> None:
+        self.frames = frames  # (absolute offset, payload)
+        self.end = end  # absolute offset of the first byte not consumed
+        self.damaged = damaged  # absolute (start, end) of skipped spans
 
 
 def scan(buf: bytes, base: int = 0) -> Scan:

@@ -70,3 +70,26 @@ def test_a_maildir_inbox_that_is_a_symlink_is_refused(home: Path, tmp_path: Path
         pid = post(home, "--to", "bob", "hi")
         bob.wait_err(f"undelivered {pid}")
     assert [] == list(elsewhere.iterdir())
+
+
+def test_max_open_limits_one_sender_per_recipient(home: Path) -> None:
+    """Beyond N open prompts for one recipient, `post` refuses with one line and writes nothing;
+    closing, cancelling or expiry makes room; other recipients and senders are not affected."""
+    ids = [post(home, "--to", "bob", "--max-open", "3", f"job {i}") for i in range(3)]
+    log = home / "test" / "log"
+    before = log.read_bytes()
+    refused = run_cli(home, "post", "--as", "alice", "--to", "bob", "--max-open", "3", "one too many")
+    message = "paneboard: board `test`: `alice` already has 3 open prompts for `bob` (the --max-open limit); wait for some to be closed, or cancel some\n"  # fmt: skip
+    assert (1, message) == (refused.returncode, refused.stderr)
+    assert before == log.read_bytes()
+    assert 0 == run_cli(home, "post", "--as", "alice", "--to", "carol", "--max-open", "3", "carol is fine").returncode
+    assert 0 == run_cli(home, "post", "--as", "dave", "--to", "bob", "--max-open", "3", "dave is fine").returncode
+    assert 0 == run_cli(home, "ack", "--as", "bob", ids[0]).returncode
+    post(home, "--to", "bob", "--max-open", "3", "room after an ack")
+    assert 0 == run_cli(home, "cancel", "--as", "alice", ids[1]).returncode
+    post(home, "--to", "bob", "--max-open", "3", "--ttl", "0.2", "room after a cancel")
+    assert 1 == run_cli(home, "post", "--as", "alice", "--to", "bob", "--max-open", "3", "full again").returncode
+    import time
+
+    time.sleep(0.3)  # the short-lived prompt expires: that is what this waits for
+    post(home, "--to", "bob", "--max-open", "3", "room after expiry")

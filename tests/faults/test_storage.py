@@ -42,7 +42,7 @@ def test_disk_full(small_home: Path) -> None:
         reported.append(done.stdout.strip())
     assert failure is not None, "the disk never filled"
     assert 1 == failure.returncode and "" == failure.stdout
-    assert failure.stderr.startswith("paneboard: cannot append to ") and "No space left on device" in failure.stderr
+    assert failure.stderr.startswith("paneboard: cannot ") and failure.stderr.endswith(": No space left on device\n")
     assert 1 == failure.stderr.count("\n")
     ids = [p.id for _, p in read_posts(small_home / "test" / "log")]
     assert reported == ids

@@ -1,0 +1,74 @@
+"""Per-sender tallies of open prompts, so `post` can enforce `--max-open` without reading the log.
+
+``HOME/BOARD/senders/SENDER.open`` holds a line ``RECIPIENT ID EXPIRES`` (``-`` for no
+expiry) for each prompt SENDER left open for each recipient (names hold no spaces; a
+plain format keeps `post` free of a parser's import). `post` reads and updates it under the log's lock
+(standard library only); the commands that close prompts rebuild it from the fold they
+already hold, so it corrects itself. It is a limit, not a record: a lost or stale tally
+makes the limit looser or stricter for a while, and never loses a post.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from protocol.errors import BadInput, BoardIOError
+
+Tally = dict[str, list[tuple[str, float | None]]]  # recipient -> [(prompt id, expires or None), ...]
+
+
+def path_for(board_dir: Path, sender: str) -> Path:
+    return board_dir / "senders" / f"{sender}.open"
+
+
+def read(path: Path, now: float) -> Tally:
+    """The tally, without expired prompts ({} when missing; unreadable lines are skipped)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return {}
+    tally: Tally = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) != 3:
+            continue
+        try:
+            expires = None if parts[2] == "-" else float(parts[2])
+        except ValueError:
+            continue
+        if expires is None or expires > now:
+            tally.setdefault(parts[0], []).append((parts[1], expires))
+    return tally
+
+
+def write(path: Path, tally: Tally) -> None:
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    lines = "".join(f"{r} {pid} {'-' if exp is None else repr(exp)}\n" for r, ids in tally.items() for pid, exp in ids)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(lines)
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise BoardIOError(f"cannot update {path}: {exc.strerror}") from exc
+
+
+def admit(board_dir: Path, board: str, sender: str, prompt_id: str, to: list[str], expires: float | None, limit: int) -> None:
+    """Count a new prompt in, or refuse it (`BadInput`) if any recipient is at *limit*. Call under the log's lock."""
+    path = path_for(board_dir, sender)
+    tally = read(path, time.time())
+    for r in to:
+        if len(tally.get(r, [])) >= limit:
+            raise BadInput(f"board `{board}`: `{sender}` already has {limit} open prompts for `{r}` (the --max-open limit); wait for some to be closed, or cancel some")  # fmt: skip
+    for r in to:
+        tally.setdefault(r, []).append((prompt_id, expires))
+    write(path, tally)

@@ -15,11 +15,10 @@ from protocol.names import check_body
 from protocol.posts import Ack, Answer, Cancel, Post, Prompt, to_json
 from state import tally
 from state.fold import BoardState, PromptState, apply, fold, open_for, stage
-from state.log import append_posts, read_posts
 
 
 def load(ctx: Context) -> tuple[list[tuple[int, Post]], BoardState]:
-    posts = read_posts(ctx.paths.log)
+    posts = ctx.store().read_all()
     return posts, fold(posts)
 
 
@@ -35,7 +34,7 @@ def match_id(ctx: Context, posts: Sequence[tuple[int, Post]], ref: str) -> str:
 
 
 def resolve_id(ctx: Context, ref: str) -> str:
-    return match_id(ctx, read_posts(ctx.paths.log), ref)
+    return match_id(ctx, ctx.store().read_all(), ref)
 
 
 def find_prompt(ctx: Context, ref: str) -> tuple[PromptState, BoardState]:
@@ -51,7 +50,7 @@ def find_prompt(ctx: Context, ref: str) -> tuple[PromptState, BoardState]:
 def write(ctx: Context, post: Post, state: BoardState | None = None) -> None:
     """Append *post*; with the board's *state*, rebuild the tally of the prompt's sender after it."""
     ctx.paths.ensure()
-    append_posts(ctx.paths.log, [post])
+    ctx.store().append([post])
     if state is not None and not isinstance(post, Prompt):
         apply(state, state.position, post)
         rebuild_tally(ctx, state, state.prompts[post.prompt].prompt.sender)
@@ -163,7 +162,7 @@ def print_posts(ctx: Context, posts: Sequence[tuple[int, Post]], kinds: Sequence
 
 
 def run_log(ctx: Context, kinds: Sequence[str] | None) -> None:
-    print_posts(ctx, read_posts(ctx.paths.log), kinds)
+    print_posts(ctx, ctx.store().read_all(), kinds)
 
 
 def clock(ts: float) -> str:

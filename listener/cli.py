@@ -50,6 +50,11 @@ def _common() -> _Parser:
     g.add_argument("--board", help="board name (env PANEBOARD_BOARD; default: the git repository's name)")
     g.add_argument("--as", dest="agent", metavar="AGENT", help="act as this agent (env PANEBOARD_AGENT; default: login name)")
     g.add_argument("--json", action="store_true", help="machine output: one JSON object per line")
+    g.add_argument(
+        "--store", metavar="URL", help="nats://HOST:PORT[/PREFIX]: keep the board on NATS JetStream (env PANEBOARD_STORE)"
+    )
+    g.add_argument("--nats-creds", metavar="FILE", help="NATS credentials file")
+    g.add_argument("--nats-tls-ca", metavar="FILE", help="CA certificate for NATS over TLS")
     g.add_argument("--verbose", action="store_true", help="show tracebacks")
     return common
 
@@ -160,7 +165,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def _ctx(args: argparse.Namespace) -> Any:
     from listener.context import Context
 
-    return Context.resolve(args.home, args.board, args.agent, args.json)
+    nats = {k: v for k, v in (("creds", args.nats_creds), ("tls_ca", args.nats_tls_ca)) if v}
+    return Context.resolve(args.home, args.board, args.agent, args.json, args.store, nats)
 
 
 def _post(args: argparse.Namespace) -> None:

@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from protocol.errors import BadInput
 from protocol.ids import new_id
 from protocol.names import check_name, to_name
 from state.paths import BoardPaths, default_board, open_home, user_data_dir
@@ -14,22 +15,42 @@ from state.paths import BoardPaths, default_board, open_home, user_data_dir
 TYPE_CHECKING = False  # typing's import is a cost `post` does not pay
 if TYPE_CHECKING:
     from protocol.posts import Header
+    from state.store import Store
 
 
 class Context:
     """The resolved ``--home``, ``--board``, ``--as`` and ``--json`` of one command."""
 
-    __slots__ = ("agent", "board", "home", "json", "paths")
+    __slots__ = ("_store", "agent", "board", "home", "json", "nats", "paths", "store_url")
 
-    def __init__(self, home: Path, board: str, agent: str, json: bool) -> None:
+    def __init__(self, home: Path, board: str, agent: str, json: bool, store_url: str = "", nats: dict[str, str] | None = None) -> None:  # fmt: skip
         self.home = home
         self.board = board
         self.agent = agent
         self.json = json
         self.paths = BoardPaths(home, board)
+        self.store_url = store_url
+        self.nats = nats or {}
+        self._store: Store | None = None
+
+    def store(self, *, reconnect: bool = False) -> Store:
+        """The board's store: the file log, or NATS JetStream with ``--store nats://…``.
+
+        A command fails at once when NATS is unreachable; a listener (*reconnect*) keeps trying.
+        """
+        if self._store is None:
+            if self.store_url:
+                from state.natsstore import NatsStore
+
+                self._store = NatsStore(self.store_url, self.board, creds=self.nats.get("creds"), tls_ca=self.nats.get("tls_ca"), reconnect=reconnect)  # fmt: skip
+            else:
+                from state.store import FileStore
+
+                self._store = FileStore(self.paths.dir)
+        return self._store
 
     @classmethod
-    def resolve(cls, home: str | None, board: str | None, agent: str | None, json: bool = False) -> Context:
+    def resolve(cls, home: str | None, board: str | None, agent: str | None, json: bool = False, store: str | None = None, nats: dict[str, str] | None = None) -> Context:  # fmt: skip
         """Check every name and the home; create nothing (writers call ``paths.ensure()``)."""
         env = os.environ
         if board is None:
@@ -40,11 +61,17 @@ class Context:
             home = env.get("PANEBOARD_HOME") or user_data_dir()
         board, agent = check_name("board", board), check_name("agent", agent)
         home_path = open_home(home, create=False)
-        return cls(home_path, board, agent, json)
+        store = env.get("PANEBOARD_STORE", "") if store is None else store
+        if store and not store.startswith(("nats://", "tls://")):
+            raise BadInput(f"--store {store!r} is not a nats://HOST:PORT[/PREFIX] address")
+        return cls(home_path, board, agent, json, store, nats)
 
     def child_env(self) -> dict[str, str]:
         """The environment that makes a paneboard command act as this context."""
-        return {"PANEBOARD_HOME": str(self.home), "PANEBOARD_BOARD": self.board, "PANEBOARD_AGENT": self.agent}
+        env = {"PANEBOARD_HOME": str(self.home), "PANEBOARD_BOARD": self.board, "PANEBOARD_AGENT": self.agent}
+        if self.store_url:
+            env["PANEBOARD_STORE"] = self.store_url
+        return env
 
 
 def header(board: str, sender: str) -> Header:

@@ -19,7 +19,6 @@ from protocol.errors import BadInput, PromptClosed, UnknownPost, WaitTimedOut
 from protocol.ids import check_ref
 from state import presence
 from state.fold import PromptState, stage
-from state.log import read_posts
 from state.panelock import holder
 
 
@@ -75,7 +74,7 @@ def _reached(ps: PromptState, until: str, now: float) -> bool:
 
 async def wait_for(ctx: Context, ref: str, until: str, limit: float | None) -> PromptState:
     """Block until prompt *ref* is *until* (``delivered`` or ``closed``) for every recipient."""
-    with BoardView(ctx.paths.dir) as view:
+    with BoardView(ctx.store()) as view:
         view.refresh()
         ps = _find(view, ctx, ref)
         try:
@@ -112,7 +111,7 @@ def run_ask(ctx: Context, to: str, words: list[str], priority: str, timeout: flo
 
 def run_follow(ctx: Context, kinds: Sequence[str] | None) -> None:
     async def follow() -> None:
-        with BoardView(ctx.paths.dir) as view, anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        with BoardView(ctx.store()) as view, anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with anyio.create_task_group() as tg:
 
                 async def stop() -> None:
@@ -130,7 +129,7 @@ def run_follow(ctx: Context, kinds: Sequence[str] | None) -> None:
 
 def run_who(ctx: Context) -> None:
     agents: dict[str, None] = {}
-    for _, post in read_posts(ctx.paths.log):
+    for _, post in ctx.store().read_all():
         agents[post.sender] = None
         for name in getattr(post, "to", ()):
             agents[name] = None

@@ -31,7 +31,6 @@ from protocol.posts import Delivered, Post, Prompt, Undelivered, delivered_key
 from state import checkpoint, presence
 from state.delivered import DeliveredKeys
 from state.fold import BoardState, PromptState, is_open, open_for, order_key, prune
-from state.log import append_posts
 from state.panelock import PaneLock, take_pane_lock
 
 DEFAULT_BACKOFF = (1.0, 2.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0)
@@ -47,6 +46,7 @@ class Listener:
         self.backoff = tuple(backoff)
         self.exe = exe
         self.paths = ctx.paths
+        self.store = ctx.store(reconnect=True)
         self.given_up: set[str] = set()
         self.delivered_count = 0
         self._checkpointed = 0.0
@@ -69,7 +69,7 @@ class Listener:
         assert self._lock is not None
         try:
             self.keys = DeliveredKeys(self.paths.pane(self.ctx.agent, "delivered"))
-            with BoardView(self.paths.dir, self._start_state()) as self.view:
+            with BoardView(self.store, self._start_state()) as self.view:
                 await self.view.refresh_async()
                 self._checkpoint(force=True)
                 presence.write(self.paths.pane(self.ctx.agent, "presence"), self._presence)
@@ -85,7 +85,7 @@ class Listener:
             self._lock = None
 
     def _start_state(self) -> BoardState:
-        state = checkpoint.load(self.paths.pane(self.ctx.agent, "checkpoint"), self.paths.log)
+        state = checkpoint.load(self.paths.pane(self.ctx.agent, "checkpoint"), self.store)
         if state is None or state.recipient != self.ctx.agent:
             return BoardState(keep_closed=False, recipient=self.ctx.agent)
         return state
@@ -200,7 +200,7 @@ class Listener:
 
     def _post(self, post: Post) -> None:
         try:
-            append_posts(self.paths.log, [post])
+            self.store.append([post])
         except BoardIOError as exc:
             self.log(f"warning: could not post the {type(post).__name__.lower()} notice: {exc}")
 
@@ -210,7 +210,7 @@ class Listener:
             return
         self._checkpointed = now
         try:
-            checkpoint.save(self.paths.pane(self.ctx.agent, "checkpoint"), self.paths.log, prune(self.view.state, time.time()))
+            checkpoint.save(self.paths.pane(self.ctx.agent, "checkpoint"), self.store, prune(self.view.state, time.time()))
         except OSError as exc:
             self.log(f"warning: could not write the checkpoint: {exc}")
 

@@ -55,7 +55,12 @@ def post_prompt(ctx: Context, to: list[str], body: str, priority: str, thread: s
     def within_limit() -> None:
         admit(ctx.paths.dir, ctx.board, ctx.agent, str(fields["id"]), fields["to"], fields["expires"], max_open)  # type: ignore[arg-type]  # built above
 
-    append_payloads(ctx.paths.log, [payload], guard=within_limit)
+    if ctx.store_url:
+        from protocol.posts import decode
+
+        ctx.store().append([decode(payload)], guard=within_limit)
+    else:
+        append_payloads(ctx.paths.log, [payload], guard=within_limit)  # the file log, without msgspec's import
     return fields
 
 

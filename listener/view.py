@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 from typing import Self
 
 import anyio
 
-from listener.tail import LogWatcher
 from protocol.posts import Post
 from state.fold import BoardState, apply
-from state.log import LogReader
+from state.store import Store
 
 
 class BoardView:
@@ -21,18 +19,17 @@ class BoardView:
     append between the read and the wait is ever missed.
     """
 
-    def __init__(self, folder: Path, state: BoardState | None = None) -> None:
-        self.folder = folder
+    def __init__(self, store: Store, state: BoardState | None = None) -> None:
+        self.store = store
         self.state = state if state is not None else BoardState()
-        self.reader = LogReader(folder / "log", self.state.position)
-        self.watcher = LogWatcher(folder)
+        self.follower = store.follow(self.state.position)
         self.replaced = False
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.watcher.close()
+        self.follower.close()
 
     def refresh(self, *, keep: bool = True) -> list[tuple[int, Post]]:
         """Read and fold every post appended since the last refresh; return them if *keep*.
@@ -40,10 +37,10 @@ class BoardView:
         If the log was replaced (compacted), the state is folded again from its start and
         `replaced` is set, for the caller to notice.
         """
-        batches = self.reader.batches()
+        batches = self.follower.batches()
         first = next(batches, None)  # opening the log tells whether it was replaced
-        if self.reader.replaced:
-            self.reader.replaced = False
+        if self.follower.replaced:
+            self.follower.replaced = False
             self.state = BoardState(keep_closed=self.state.keep_closed, recipient=self.state.recipient)
             self.replaced = True
         new: list[tuple[int, Post]] = []
@@ -53,7 +50,7 @@ class BoardView:
                 apply(state, seq, post)
             if keep:
                 new += batch
-        state.position = self.reader.offset
+        state.position = self.follower.offset
         return new
 
     async def refresh_async(self) -> None:
@@ -61,4 +58,4 @@ class BoardView:
         await anyio.to_thread.run_sync(lambda: self.refresh(keep=False))
 
     async def wait_changed(self) -> None:
-        await self.watcher.wait_changed()
+        await self.follower.wait_changed()

@@ -12,53 +12,37 @@ from pathlib import Path
 import msgspec
 
 from state.fold import BoardState
-from state.framing import HEAD, OVERHEAD, frame_at
+from state.store import Store
 
-VERSION = 1
+VERSION = 2
 
 
 class Checkpoint(msgspec.Struct):
     version: int
-    log_inode: int
+    store: str  # the store's identity (the log's inode, the stream's creation)
     state: BoardState
 
 
-def save(path: Path, log: Path, state: BoardState) -> None:
+def save(path: Path, store: Store, state: BoardState) -> None:
     """Write the checkpoint atomically (a temporary file renamed over the old one)."""
-    try:
-        inode = os.stat(log).st_ino
-    except FileNotFoundError:
+    identity = store.identity()
+    if not identity:
         return
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "wb") as f:
-        f.write(msgspec.msgpack.encode(Checkpoint(VERSION, inode, state)))
+        f.write(msgspec.msgpack.encode(Checkpoint(VERSION, identity, state)))
     os.replace(tmp, path)
 
 
-def load(path: Path, log: Path) -> BoardState | None:
-    """The checkpointed state, if it still describes a prefix of *log*; else None."""
+def load(path: Path, store: Store) -> BoardState | None:
+    """The checkpointed state, if it still describes a prefix of *store*; else None."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         with os.fdopen(fd, "rb") as f:
             cp = msgspec.msgpack.decode(f.read(), type=Checkpoint)
-        st = os.stat(log)
     except (OSError, msgspec.DecodeError):
         return None
-    pos = cp.state.position
-    if cp.version != VERSION or cp.log_inode != st.st_ino or pos > st.st_size:
-        return None
-    if pos < st.st_size and not _record_starts_at(log, pos):
+    if cp.version != VERSION or cp.store != store.identity() or not store.accepts(cp.state.position):
         return None
     return cp.state
-
-
-def _record_starts_at(log: Path, pos: int) -> bool:
-    with open(log, "rb") as f:
-        f.seek(pos)
-        head = f.read(HEAD.size)
-        if len(head) < HEAD.size:
-            return False
-        (_, n, _) = HEAD.unpack(head)
-        f.seek(pos)
-        return frame_at(f.read(min(n, 1 << 21) + OVERHEAD), 0) > 0

@@ -26,7 +26,6 @@ from protocol.posts import Delivered, Prompt, delivered_key
 from state import checkpoint
 from state.delivered import DeliveredKeys
 from state.fold import BoardState, open_for, prune
-from state.log import append_posts
 from state.panelock import holder, take_pane_lock
 
 REASON_LIMIT = 64 * 1024
@@ -139,7 +138,7 @@ def stop(ctx: Context, agent: str, cooldown: float, out: TextIO) -> None:
 
     Claude Code takes no output as "go ahead and stop"; Codex wants ``{"continue": true}``.
     """
-    if not (ctx.paths.dir.is_dir() and _deliver_at_stop(ctx, cooldown, out)) and agent == "codex":
+    if not ((ctx.store_url or ctx.paths.dir.is_dir()) and _deliver_at_stop(ctx, cooldown, out)) and agent == "codex":
         out.write(json.dumps({"continue": True}) + "\n")
 
 
@@ -161,8 +160,8 @@ def _deliver_at_stop(ctx: Context, cooldown: float, out: TextIO) -> bool:
         out.flush()  # handed over: now record it (a crash here costs a duplicate, never a loss)
         for prompt in chosen:
             keys.record(delivered_key(prompt.board, prompt.sender, prompt.id))
-        append_posts(ctx.paths.log, [Delivered(**header(ctx.board, ctx.agent), prompt=p.id, door="stop-hook") for p in chosen])
-        checkpoint.save(ctx.paths.pane(ctx.agent, "checkpoint"), ctx.paths.log, prune(state, time.time()))
+        ctx.store().append([Delivered(**header(ctx.board, ctx.agent), prompt=p.id, door="stop-hook") for p in chosen])
+        checkpoint.save(ctx.paths.pane(ctx.agent, "checkpoint"), ctx.store(), prune(state, time.time()))
         return True
     finally:
         lock.release()
@@ -183,10 +182,10 @@ def _cooling_down(ctx: Context, cooldown: float) -> bool:
 
 
 def _agent_state(ctx: Context) -> BoardState:
-    state = checkpoint.load(ctx.paths.pane(ctx.agent, "checkpoint"), ctx.paths.log)
+    state = checkpoint.load(ctx.paths.pane(ctx.agent, "checkpoint"), ctx.store())
     if state is None or state.recipient != ctx.agent:
         state = BoardState(keep_closed=False, recipient=ctx.agent)
-    with BoardView(ctx.paths.dir, state) as view:
+    with BoardView(ctx.store(), state) as view:
         view.refresh(keep=False)
     return view.state
 

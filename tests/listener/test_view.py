@@ -11,6 +11,7 @@ from listener.view import BoardView
 from protocol.posts import Prompt
 from state.delivered import DeliveredKeys
 from state.log import append_posts
+from state.store import FileStore
 
 pytestmark = pytest.mark.anyio
 
@@ -26,9 +27,9 @@ def _prompt(n: int) -> Prompt:
 
 async def test_an_append_wakes_the_view(tmp_path: Path) -> None:
     """A view waiting on the log returns after another writer appends, and sees the post."""
-    with anyio.fail_after(5), BoardView(tmp_path) as view:
+    with anyio.fail_after(5), BoardView(FileStore(tmp_path)) as view:
         assert [] == view.refresh()
-        assert view.watcher.uses_inotify
+        assert view.follower.watcher.uses_inotify
         async with anyio.create_task_group() as tg:
             tg.start_soon(view.wait_changed)
             await anyio.wait_all_tasks_blocked()
@@ -38,7 +39,7 @@ async def test_an_append_wakes_the_view(tmp_path: Path) -> None:
 
 async def test_other_files_in_the_folder_do_not_wake_it(tmp_path: Path) -> None:
     """Only the log matters: writing another file leaves the view asleep."""
-    with anyio.fail_after(5), BoardView(tmp_path) as view:
+    with anyio.fail_after(5), BoardView(FileStore(tmp_path)) as view:
         (tmp_path / "unrelated").write_text("x")
         with anyio.move_on_after(0.2) as scope:
             await view.wait_changed()
@@ -57,11 +58,11 @@ def test_delivered_keys_survive_a_torn_line(tmp_path: Path) -> None:
 
 async def test_without_inotify_the_view_polls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Where inotify is missing, a change is still seen (by a slow poll of the log's size)."""
-    import listener.tail
+    import state.tail
 
-    monkeypatch.setattr(listener.tail, "_inotify_watch", lambda folder: None)
-    with anyio.fail_after(5), BoardView(tmp_path) as view:
-        assert not view.watcher.uses_inotify
+    monkeypatch.setattr(state.tail, "_inotify_watch", lambda folder: None)
+    with anyio.fail_after(5), BoardView(FileStore(tmp_path)) as view:
+        assert not view.follower.watcher.uses_inotify
         view.refresh()
         async with anyio.create_task_group() as tg:
             tg.start_soon(view.wait_changed)

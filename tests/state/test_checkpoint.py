@@ -13,6 +13,7 @@ from protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt, Undeliv
 from state import checkpoint
 from state.fold import BoardState, fold, open_for, prune
 from state.log import append_posts, read_posts
+from state.store import FileStore
 
 AGENTS = ["alice", "bob", "carol"]
 PIDS = [f"p{i:025d}" for i in range(8)]
@@ -59,14 +60,17 @@ def test_checkpoint_then_rest_equals_cold_fold(posts: list[Post], data: st.DataO
         folder = Path(d)
         log, cp = folder / "log", folder / "bob.checkpoint"
         append_posts(log, posts[:split]) if split else log.touch()
-        with BoardView(folder, BoardState(keep_closed=False, recipient="bob")) as first:
+        with BoardView(FileStore(folder), BoardState(keep_closed=False, recipient="bob")) as first:
             first.refresh()
-            checkpoint.save(cp, log, prune(first.state, min(saved_at, now)))
+            checkpoint.save(cp, FileStore(folder), prune(first.state, min(saved_at, now)))
         if posts[split:]:
             append_posts(log, posts[split:])
-        loaded = checkpoint.load(cp, log)
+        loaded = checkpoint.load(cp, FileStore(folder))
         assert loaded is not None
-        with BoardView(folder, loaded) as warm, BoardView(folder, BoardState(keep_closed=False, recipient="bob")) as cold:
+        with (
+            BoardView(FileStore(folder), loaded) as warm,
+            BoardView(FileStore(folder), BoardState(keep_closed=False, recipient="bob")) as cold,
+        ):
             warm.refresh()
             cold.refresh()
             full = fold(read_posts(log))
@@ -79,12 +83,15 @@ def test_a_checkpoint_for_another_log_is_ignored(tmp_path: Path) -> None:
     append_posts(log, [Prompt(id="a" * 26, board="b", sender="alice", ts=1.0, to=("bob",), body="x")])
     state = fold(read_posts(log))
     state.position = log.stat().st_size
-    checkpoint.save(cp, log, state)
-    assert checkpoint.load(cp, log) is not None
+    checkpoint.save(cp, FileStore(tmp_path), state)
+    assert checkpoint.load(cp, FileStore(tmp_path)) is not None
     log.unlink()
     append_posts(log, [Prompt(id="b" * 26, board="b", sender="alice", ts=1.0, to=("bob",), body="y")])
     other = tmp_path / "spacer"
     other.write_text("keeps the old inode number from being reused")
-    assert checkpoint.load(cp, log) is None or checkpoint.load(cp, log).position == log.stat().st_size  # type: ignore[union-attr]
+    assert (
+        checkpoint.load(cp, FileStore(tmp_path)) is None
+        or checkpoint.load(cp, FileStore(tmp_path)).position == log.stat().st_size
+    )  # type: ignore[union-attr]
     cp.write_bytes(b"garbage")
-    assert checkpoint.load(cp, log) is None
+    assert checkpoint.load(cp, FileStore(tmp_path)) is None

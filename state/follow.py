@@ -1,0 +1,37 @@
+"""Following the file log: the reader from an offset, woken by the log's watcher."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from protocol.posts import Post
+from state.log import LogReader
+from state.tail import LogWatcher
+
+
+class FileFollower:
+    def __init__(self, folder: Path, position: int) -> None:
+        self.reader = LogReader(folder / "log", position)
+        self.watcher = LogWatcher(folder)
+
+    @property
+    def offset(self) -> int:
+        return self.reader.offset
+
+    @property
+    def replaced(self) -> bool:
+        return self.reader.replaced
+
+    @replaced.setter
+    def replaced(self, value: bool) -> None:
+        self.reader.replaced = value
+
+    def batches(self) -> Iterator[list[tuple[int, Post]]]:
+        return self.reader.batches()
+
+    async def wait_changed(self) -> None:
+        await self.watcher.wait_changed()
+
+    def close(self) -> None:
+        self.watcher.close()

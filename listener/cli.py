@@ -327,11 +327,13 @@ def one_line(text: str) -> str:
 
 
 def _show_warnings_once_each() -> None:
-    """Print each warning (a damaged record, say) as one line on stderr."""
+    """Print each of paneboard's warnings (a damaged record, say) as one line on stderr."""
     import warnings
 
     def show(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
         print(one_line(f"paneboard: warning: {message}"), file=sys.stderr)
 
+    from protocol.errors import DamagedRecord
+
     warnings.showwarning = show
-    warnings.simplefilter("always")
+    warnings.simplefilter("always", DamagedRecord)

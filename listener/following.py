@@ -127,6 +127,21 @@ def run_follow(ctx: Context, kinds: Sequence[str] | None) -> None:
     anyio.run(follow)
 
 
+def _remote_presences(ctx: Context) -> dict[str, presence.Presence]:
+    get = getattr(ctx.store(), "presences", None)
+    if get is None:
+        return {}
+    import msgspec
+
+    out = {}
+    for name, raw in get().items():
+        try:
+            out[name] = msgspec.json.decode(raw, type=presence.Presence)
+        except msgspec.DecodeError:
+            continue
+    return out
+
+
 def run_who(ctx: Context) -> None:
     agents: dict[str, None] = {}
     for _, post in ctx.store().read_all():
@@ -136,9 +151,14 @@ def run_who(ctx: Context) -> None:
     if ctx.paths.panes.is_dir():
         for lock in sorted(ctx.paths.panes.glob("*.lock")):
             agents[lock.name[: -len(".lock")]] = None
+    remote = _remote_presences(ctx)
+    agents.update(dict.fromkeys(remote))
     for name in sorted(agents):
         pid = holder(ctx.paths.pane(name, "lock"))
         seen = presence.read(ctx.paths.pane(name, "presence"))
+        if not pid and name in remote:  # a listener on another machine, seen within the presence TTL
+            seen = remote[name]
+            pid = seen.pid
         row = {
             "agent": name, "listening": pid is not None, "pid": pid if pid and pid > 0 else None,
             "door": seen.door if seen and pid else None, "last_delivery": seen.last_delivery if seen else None,

@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 import anyio
+import msgspec
 from anyio.abc import TaskStatus
 
 from listener.context import Context, header
@@ -72,7 +73,7 @@ class Listener:
             with BoardView(self.store, self._start_state()) as self.view:
                 await self.view.refresh_async()
                 self._checkpoint(force=True)
-                presence.write(self.paths.pane(self.ctx.agent, "presence"), self._presence)
+                self._announce()
                 self._check_door()
                 self.log(f"listening via {self.door.name} (pid {os.getpid()})")
                 task_status.started()
@@ -188,8 +189,24 @@ class Listener:
         self.delivered_count += 1
         self._post(Delivered(**header(self.ctx.board, self.ctx.agent), prompt=prompt.id, door=self.door.name, outcome=outcome))
         self._presence.last_delivery = time.time()
-        presence.write(self.paths.pane(self.ctx.agent, "presence"), self._presence)
+        self._announce()
         self.log(f"delivered {prompt.id} from {prompt.sender} via {self.door.name}" + (" (outcome unknown: timed out)" if outcome == "unknown" else ""))  # fmt: skip
+
+    def _announce(self) -> None:
+        """Write this pane's presence: a local file, and the store's presence bucket where it has one."""
+        presence.write(self.paths.pane(self.ctx.agent, "presence"), self._presence)
+        put = getattr(self.store, "put_presence", None)
+        if put is not None:
+            try:
+                put(self.ctx.agent, msgspec.json.encode(self._presence))
+            except BoardIOError as exc:
+                self.log(f"warning: could not refresh presence: {exc}")
+
+    async def keep_announcing(self, every: float) -> None:
+        """Refresh presence before its time-to-live runs out (stores that expire it)."""
+        while True:
+            await anyio.sleep(every)
+            await anyio.to_thread.run_sync(self._announce)
 
     def _give_up(self, prompt: Prompt, failure: DoorFailed) -> None:
         self.given_up.add(prompt.id)
@@ -267,5 +284,7 @@ async def run_listener(listener: Listener, parent_pid: int | None = None) -> Non
                     return
 
         tg.start_soon(stop_on_signal)
+        if hasattr(listener.store, "put_presence"):
+            tg.start_soon(listener.keep_announcing, 10.0)
         await listener.run()
         tg.cancel_scope.cancel()

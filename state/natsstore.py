@@ -58,7 +58,7 @@ class NatsStore:
         self._thread.start()
         self._created = ""
         try:
-            self.run(self._connect(creds, tls_ca, reconnect))
+            self.run(self._connect(creds, tls_ca, reconnect), timeout=5)
         except BaseException:
             self.close()
             raise
@@ -76,13 +76,8 @@ class NatsStore:
         import nats
         from nats.js.errors import NotFoundError
 
-        options: dict[str, Any] = {
-            "connect_timeout": 3,
-            "allow_reconnect": reconnect,
-            "max_reconnect_attempts": -1 if reconnect else 0,
-        }
-        if reconnect:
-            options["reconnect_time_wait"] = 0.5
+        # nats-py bounds its first connection only by a positive max_reconnect_attempts: two tries, then fail.
+        options: dict[str, Any] = {"connect_timeout": 2, "allow_reconnect": True, "max_reconnect_attempts": 1, "reconnect_time_wait": 0.25}  # fmt: skip
         if creds:
             options["user_credentials"] = creds
         if tls_ca:
@@ -94,7 +89,11 @@ class NatsStore:
         try:
             self.nc = await nats.connect(self.server, error_cb=quiet, **options)
         except Exception as exc:  # nats-py raises several unrelated types for "cannot connect"
-            raise BoardIOError(f"cannot reach NATS at {self.server}: {exc or type(exc).__name__}") from exc
+            raise BoardIOError(f"cannot reach NATS at {self.server}: {str(exc) or type(exc).__name__}") from exc
+        if reconnect:
+            self.nc.options["max_reconnect_attempts"] = -1  # connected: from now on, keep reconnecting
+        else:
+            self.nc.options["allow_reconnect"] = False
         self.js = self.nc.jetstream()
         try:
             info = await self.js.stream_info(self.stream)
@@ -118,7 +117,7 @@ class NatsStore:
                 ack = await self.js.publish(self.subject, payload, timeout=5, headers={"Nats-Msg-Id": msg_id})
                 out.append(ack.seq)
         except Exception as exc:  # not acknowledged, whatever the cause: not posted
-            raise BoardIOError(f"NATS at {self.server} did not store the post: {exc or type(exc).__name__}") from exc
+            raise BoardIOError(f"NATS at {self.server} did not store the post: {str(exc) or type(exc).__name__}") from exc
         return out
 
     def read_all(self) -> list[tuple[int, Post]]:
@@ -146,6 +145,8 @@ class NatsStore:
             if hasattr(self, "nc"):
                 with contextlib.suppress(Exception):  # closing: nothing left to tell anyone
                     self.run(self.nc.close(), timeout=3)
+            with contextlib.suppress(Exception):
+                self.run(_cancel_the_rest(), timeout=3)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=3)
             self._loop.close()
@@ -188,6 +189,14 @@ class NatsStore:
                 if entry.value:
                     out[key[len(self.stream) + 1 :]] = entry.value
         return out
+
+
+async def _cancel_the_rest() -> None:
+    """Cancel every other task on this loop and wait for them (a timed-out call leaves one behind)."""
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 class NatsFollower:

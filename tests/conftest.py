@@ -24,16 +24,77 @@ def home(tmp_path: Path) -> Path:
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """No test sees the developer's own paneboard settings."""
-    for var in ("PANEBOARD_HOME", "PANEBOARD_BOARD", "PANEBOARD_AGENT", "PANEBOARD_STORE", "CLAUDE_CODE_MESSAGING_SOCKET", "CODEX_THREAD_ID"):  # fmt: skip
+    for var in ("PANEBOARD_HOME", "PANEBOARD_BOARD", "PANEBOARD_AGENT", "PANEBOARD_STORE", "PANEBOARD_TEST_STORE", "CLAUDE_CODE_MESSAGING_SOCKET", "CODEX_THREAD_ID"):  # fmt: skip
         monkeypatch.delenv(var, raising=False)
     monkeypatch.chdir(tmp_path)
     yield
 
 
 def cli_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment of a paneboard process in a test: its home, board `test`, and the store under test."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PANEBOARD_", "CLAUDE_CODE_"))}
     env.update(PANEBOARD_HOME=str(home), PANEBOARD_BOARD="test", **extra)
+    if os.environ.get("PANEBOARD_TEST_STORE"):
+        env.setdefault("PANEBOARD_STORE", os.environ["PANEBOARD_TEST_STORE"])
     return env
+
+
+class NatsServer:
+    """A real nats-server with JetStream on a free loopback port and a temporary store folder."""
+
+    def __init__(self, folder: Path) -> None:
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = int(s.getsockname()[1])
+        self.folder = folder
+        self.start()
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        import socket
+        import time
+
+        self.proc = subprocess.Popen(["nats-server", "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", str(self.folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.02)
+        raise RuntimeError("nats-server did not start")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer]:
+    import shutil
+
+    if shutil.which("nats-server") is None:
+        pytest.skip("nats-server is missing (Debian package nats-server): the NATS store is not tested")
+    server = NatsServer(tmp_path_factory.mktemp("nats"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["file", "nats"])
+def store_url(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """One suite, two stores: "" for the file log, or a NATS URL with a prefix of the test's own."""
+    if request.param == "file":
+        return ""
+    import uuid
+
+    server = request.getfixturevalue("nats_server")
+    url = f"{server.url}/t{uuid.uuid4().hex[:12]}"
+    monkeypatch.setenv("PANEBOARD_TEST_STORE", url)
+    return url
 
 
 def run_cli(home: Path, *args: str, input: bytes | None = None, timeout: float = 30, **env: str) -> subprocess.CompletedProcess[str]:  # fmt: skip

@@ -1,0 +1,81 @@
+"""The contract of DESIGN.md, run against both stores: the file log and NATS JetStream."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+
+from tests.conftest import Listening, run_cli
+
+
+def post(home: Path, *args: str, sender: str = "alice") -> str:
+    done = run_cli(home, "post", "--as", sender, *args)
+    assert 0 == done.returncode, done.stderr
+    return done.stdout.strip()
+
+
+def test_post_open_ack_answer_cancel_status_log(home: Path, store_url: str) -> None:
+    a = post(home, "--to", "bob", "first")
+    b = post(home, "--to", "bob", "--to", "carol", "--priority", "urgent", "second")
+    c = post(home, "--to", "bob", "third")
+    assert [b, a, c] == [line.split()[0] for line in run_cli(home, "open", "--as", "bob").stdout.splitlines()]
+    assert 0 == run_cli(home, "ack", "--as", "bob", b[:14], "--note", "done").returncode
+    assert 0 == run_cli(home, "answer", "--as", "carol", b, "42").returncode
+    assert 0 == run_cli(home, "cancel", "--as", "alice", c).returncode
+    assert [a] == [line.split()[0] for line in run_cli(home, "open", "--as", "bob").stdout.splitlines()]
+    status = json.loads(run_cli(home, "status", b, "--json").stdout)
+    assert ("acked", "answered", "42") == (status["recipients"]["bob"]["stage"], status["recipients"]["carol"]["stage"], status["recipients"]["carol"]["answer"])  # fmt: skip
+    kinds = [json.loads(line)["kind"] for line in run_cli(home, "log", "--json").stdout.splitlines()]
+    assert ["prompt", "prompt", "prompt", "ack", "answer", "cancel"] == kinds
+
+
+def test_bad_input_writes_nothing(home: Path, store_url: str) -> None:
+    pid = post(home, "--to", "bob", "x")
+    before = run_cli(home, "log", "--json").stdout
+    assert 1 == run_cli(home, "ack", "--as", "carol", pid).returncode
+    assert 1 == run_cli(home, "cancel", "--as", "bob", pid).returncode
+    assert 1 == run_cli(home, "post", "--as", "alice", "--to", "../x", "hi").returncode
+    assert before == run_cli(home, "log", "--json").stdout
+
+
+def test_listener_catches_up_in_order_then_delivers_live(home: Path, store_url: str) -> None:
+    low = post(home, "--to", "bob", "--priority", "low", "later")
+    urgent = post(home, "--to", "bob", "--priority", "urgent", "now")
+    with Listening(home, "bob", "--door", "stdout") as bob:
+        assert [urgent, low] == [json.loads(bob.line())["id"] for _ in range(2)]
+        live = post(home, "--to", "bob", "live")
+        assert live == json.loads(bob.line())["id"]
+        bob.wait_err(f"delivered {live}")
+    stage = json.loads(run_cli(home, "status", live, "--json").stdout)["recipients"]["bob"]["stage"]
+    assert "delivered" == stage
+
+
+def test_exactly_once_across_restarts(home: Path, store_url: str) -> None:
+    seen, posted = [], []
+    for sig in (signal.SIGTERM, signal.SIGKILL, signal.SIGTERM):
+        posted.append(post(home, "--to", "bob", "while down"))
+        with Listening(home, "bob", "--door", "stdout") as bob:
+            seen.append(json.loads(bob.line())["id"])
+            posted.append(post(home, "--to", "bob", "while up"))
+            seen.append(json.loads(bob.line())["id"])
+            bob.wait_err(f"delivered {posted[-1]}")
+            bob.stop(sig)
+    assert sorted(posted) == sorted(seen)
+    assert len(set(seen)) == len(seen)
+
+
+def test_ask_and_wait(home: Path, store_url: str) -> None:
+    script = f'exec {sys.executable} -m listener answer "$PANEBOARD_ID" "pong"'
+    with Listening(home, "bob", "--door", "exec", "--", "sh", "-c", script):
+        done = run_cli(home, "ask", "--as", "alice", "--to", "bob", "--timeout", "30", "ping")
+    assert (0, "pong\n") == (done.returncode, done.stdout), done.stderr
+    pid = post(home, "--to", "carol", "nobody home")
+    assert 3 == run_cli(home, "wait", pid, "--timeout", "0.5").returncode
+
+
+def test_who_sees_the_listener(home: Path, store_url: str) -> None:
+    with Listening(home, "bob", "--door", "stdout") as bob:
+        rows = {r["agent"]: r for r in map(json.loads, run_cli(home, "who", "--json").stdout.splitlines())}
+        assert (True, bob.proc.pid) == (rows["bob"]["listening"], rows["bob"]["pid"])

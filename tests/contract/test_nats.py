@@ -1,0 +1,97 @@
+"""What only the NATS store has to show: two machines, a server restart, deduplication, lost connections."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from protocol.posts import Prompt
+from state.natsstore import NatsStore
+from tests.conftest import Listening, NatsServer, run_cli
+
+pytestmark = pytest.mark.skipif(shutil.which("nats-server") is None, reason="nats-server is missing (Debian package nats-server)")
+
+
+@pytest.fixture
+def own_server(tmp_path: Path) -> Iterator[NatsServer]:
+    """A server of this test's own, to stop and start."""
+    server = NatsServer(tmp_path / "nats")
+    yield server
+    if server.proc.poll() is None:
+        server.stop()
+
+
+def _url(server: NatsServer) -> str:
+    return f"{server.url}/t{uuid.uuid4().hex[:12]}"
+
+
+def test_two_machines_share_a_board(tmp_path: Path, nats_server: NatsServer) -> None:
+    """A listener with one home, a sender with another: delivered, and `who` on the sender's side sees it."""
+    url = _url(nats_server)
+    laptop, buildbox = tmp_path / "laptop", tmp_path / "buildbox"
+    with Listening(laptop, "bob", "--door", "stdout", env=_env(laptop, url)) as bob:
+        done = run_cli(buildbox, "post", "--as", "alice", "--to", "bob", "from the build box", PANEBOARD_STORE=url)
+        assert 0 == done.returncode, done.stderr
+        assert done.stdout.strip() == json.loads(bob.line())["id"]
+        rows = {r["agent"]: r for r in map(json.loads, run_cli(buildbox, "who", "--json", PANEBOARD_STORE=url).stdout.splitlines())}  # fmt: skip
+        assert (True, bob.proc.pid, "stdout") == (rows["bob"]["listening"], rows["bob"]["pid"], rows["bob"]["door"])
+    assert not (buildbox / "test" / "log").exists()
+
+
+def _env(home: Path, url: str) -> dict[str, str]:
+    from tests.conftest import cli_env
+
+    return cli_env(home, PANEBOARD_STORE=url)
+
+
+def test_server_restart_mid_run_loses_and_repeats_nothing(home: Path, own_server: NatsServer) -> None:
+    url = _url(own_server)
+    posted, seen = [], []
+    with Listening(home, "bob", "--door", "stdout", env=_env(home, url)) as bob:
+        posted += [run_cli(home, "post", "--as", "alice", "--to", "bob", f"before {i}", PANEBOARD_STORE=url).stdout.strip() for i in range(3)]  # fmt: skip
+        seen += [json.loads(bob.line())["id"] for _ in range(3)]
+        own_server.stop()
+        down = run_cli(home, "post", "--as", "alice", "--to", "bob", "while down", PANEBOARD_STORE=url)
+        assert (1, "") == (down.returncode, down.stdout)
+        assert down.stderr.startswith(f"paneboard: cannot reach NATS at {own_server.url}") and down.stderr.count("\n") == 1
+        own_server.start()
+        for i in range(3):
+            done = run_cli(home, "post", "--as", "alice", "--to", "bob", f"after {i}", PANEBOARD_STORE=url)
+            assert 0 == done.returncode, done.stderr
+            posted.append(done.stdout.strip())
+        seen += [json.loads(bob.line(timeout=30))["id"] for _ in range(3)]
+    with Listening(home, "bob", "--door", "stdout", env=_env(home, url)) as again:
+        last = run_cli(
+            home, "post", "--as", "alice", "--to", "bob", "after a listener restart", PANEBOARD_STORE=url
+        ).stdout.strip()
+        assert last == json.loads(again.line())["id"]
+    assert posted == seen
+    ids = [json.loads(line)["id"] for line in run_cli(home, "log", "--json", "--kind", "prompt", PANEBOARD_STORE=url).stdout.splitlines()]  # fmt: skip
+    assert [*posted, last] == ids
+
+
+def test_a_retried_publish_is_stored_once(nats_server: NatsServer) -> None:
+    """The post id is the message id: JetStream drops the second copy and answers with the first's position."""
+    store = NatsStore(_url(nats_server), "test")
+    try:
+        post = Prompt(id="01retried000000000000000000", board="test", sender="alice", ts=time.time(), to=("bob",), body="once")
+        first = store.append([post])
+        again = store.append([post])
+        assert first == again
+        assert [post] == [p for _, p in store.read_all()]
+    finally:
+        store.close()
+
+
+def test_a_bad_store_address_is_refused(home: Path) -> None:
+    done = run_cli(home, "post", "--as", "alice", "--to", "bob", "hi", "--store", "http://example")
+    assert (1, "paneboard: --store 'http://example' is not a nats://HOST:PORT[/PREFIX] address\n") == (
+        done.returncode,
+        done.stderr,
+    )

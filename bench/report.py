@@ -32,6 +32,15 @@ def headline(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     if "append" in r:
         a = r["append"]
         rows.append(("durable appends/s, one by one, vs SQLite WAL+FULL", f"{a['one_by_one_per_s']:,.0f}/s", f"{a['sqlite_wal_full_per_s']:,.0f}/s", f"{a['ratio_one_by_one_to_sqlite']:.2f}×"))  # fmt: skip
+    if "wake-nats" in r:
+        nb = r["wake-nats"]["latency_ms"]
+        base = r["wake"]["paneboard"]["latency_ms"] if "wake" in r else None
+        rows.append(("delivery latency, median, NATS store vs file log", f"{nb['median']:.2f} ms (p99 {nb['p99']:.2f})", f"{base['median']:.2f} ms (p99 {base['p99']:.2f})" if base else "–", f"{nb['median'] / base['median']:.1f}×" if base else "–"))  # fmt: skip
+    if "append-nats" in r:
+        an = r["append-nats"]
+        base_a = r.get("append")
+        rows.append(("acknowledged appends/s, one by one, NATS store vs file log", f"{an['one_by_one_per_s']:,.0f}/s", f"{base_a['one_by_one_per_s']:,.0f}/s" if base_a else "–", f"{an['one_by_one_per_s'] / base_a['one_by_one_per_s']:.2f}×" if base_a else "–"))  # fmt: skip
+        rows.append(("acknowledged appends/s, batches of 1000, NATS store vs file log", f"{an['batched_per_s']:,.0f}/s", f"{base_a['batched_per_s']:,.0f}/s" if base_a else "–", f"{an['batched_per_s'] / base_a['batched_per_s']:.2f}×" if base_a else "–"))  # fmt: skip
     if "catch-up" in r:
         for n, row in r["catch-up"].items():
             rows.append((f"catch-up, {int(n):,} posts, first delivery (checkpoint / cold)", f"{row['checkpoint_ms']['median']:.0f} / {row['cold_ms']['median']:.0f} ms", f"{row['sqlite_poll_ms']['median']:.0f} ms (SQLite first poll)", f"{row['sqlite_poll_ms']['median'] / row['checkpoint_ms']['median']:.2f}× (checkpoint)"))  # fmt: skip
@@ -121,7 +130,10 @@ def _plots(r: dict[str, Any], out: Path) -> list[str]:
     made = []
     if "wake" in r:
         fig, ax = plt.subplots(figsize=(7, 4))
-        for name, v in r["wake"].items():
+        curves = dict(r["wake"])
+        if "wake-nats" in r:
+            curves["paneboard (NATS store)"] = r["wake-nats"]
+        for name, v in curves.items():
             xs = sorted(v["samples_ms"])
             ax.plot(xs, [(i + 1) / len(xs) for i in range(len(xs))], label=name)
         ax.set(xscale="log", xlabel="delivery latency (ms, log)", ylabel="fraction delivered", title="Delivery latency CDF")

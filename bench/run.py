@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import catchup, fanout, latency, throughput
+from bench import catchup, fanout, latency, natsbench, throughput
 from bench.baselines import Maildir, SqliteMailbox
 from bench.report import write_report
 
@@ -52,7 +52,10 @@ SCENARIOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
     "idle": _idle,
     "size": lambda home, quick: throughput.size(home, 1000),
     "concurrency": lambda home, quick: throughput.concurrency(home, 4 if quick else 8, 200 if quick else 1000),
+    "wake-nats": lambda home, quick: natsbench.wake(home, 200 if quick else 2000),
+    "append-nats": lambda home, quick: natsbench.append_rate(home, 300 if quick else 2000, 1000),
 }
+NEEDS_NATS = {"wake-nats", "append-nats"}
 
 
 def machine() -> dict[str, Any]:
@@ -69,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     results: dict[str, Any] = {"machine": machine(), "quick": args.quick, "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}  # fmt: skip
     for name in args.only or SCENARIOS:
+        if name in NEEDS_NATS and not natsbench.available():
+            print(f"bench: {name} skipped: no nats-server (Debian package nats-server)", flush=True)
+            continue
         with tempfile.TemporaryDirectory(prefix=f"pb-bench-{name}-") as tmp:
             home = Path(tmp) / "home"
             home.mkdir(mode=0o700)

@@ -111,14 +111,17 @@ class NatsStore:
         return self.run(self._publish([(p.id, encode(p)) for p in posts]))
 
     async def _publish(self, items: list[tuple[str, bytes]]) -> list[int]:
-        out = []
         try:
-            for msg_id, payload in items:
-                ack = await self.js.publish(self.subject, payload, timeout=5, headers={"Nats-Msg-Id": msg_id})
-                out.append(ack.seq)
+            if len(items) == 1:
+                msg_id, payload = items[0]
+                return [(await self.js.publish(self.subject, payload, timeout=5, headers={"Nats-Msg-Id": msg_id})).seq]
+            # A batch: each publish_async emits its message before returning (so the stream keeps
+            # their order), then every acknowledgement is awaited together.
+            pending = [await self.js.publish_async(self.subject, payload, headers={"Nats-Msg-Id": msg_id}) for msg_id, payload in items]  # fmt: skip
+            acks = await asyncio.wait_for(asyncio.gather(*pending), timeout=30)
+            return [ack.seq for ack in acks]
         except Exception as exc:  # not acknowledged, whatever the cause: not posted
             raise BoardIOError(f"NATS at {self.server} did not store the post: {str(exc) or type(exc).__name__}") from exc
-        return out
 
     def read_all(self) -> list[tuple[int, Post]]:
         follower = self.follow(0)

@@ -95,3 +95,15 @@ def test_a_bad_store_address_is_refused(home: Path) -> None:
         done.returncode,
         done.stderr,
     )
+
+
+def test_a_batch_keeps_its_order(nats_server: NatsServer) -> None:
+    """Published together, acknowledged together, stored in the order given."""
+    store = NatsStore(_url(nats_server), "test")
+    try:
+        posts = [Prompt(id=f"{i:026d}", board="test", sender="alice", ts=1.0, to=("bob",), body=str(i)) for i in range(2000)]
+        positions = store.append(posts)
+        assert positions == sorted(positions)
+        assert posts == [p for _, p in store.read_all()]
+    finally:
+        store.close()

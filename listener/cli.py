@@ -259,12 +259,13 @@ def _compact(args: argparse.Namespace) -> None:
     import time
 
     from listener.board import emit
+    from protocol.errors import BadInput
     from state.compact import compact
 
     ctx = _ctx(args)
+    if ctx.store_url:
+        raise BadInput("compact rewrites the file log; on NATS, bound the board's stream with JetStream's own limits (max age, max messages)")  # fmt: skip
     if not ctx.paths.log.exists():
-        from protocol.errors import BadInput
-
         raise BadInput(f"board `{ctx.board}` has no log to compact")
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     done = compact(ctx.paths.log, time.time(), ctx.paths.dir / "archive" / f"log-{stamp}" if args.archive else None)

@@ -52,6 +52,14 @@ def _home(c: Checks, ctx: Context) -> None:
 
 
 def _board(c: Checks, ctx: Context) -> None:
+    if ctx.store_url:
+        try:
+            count = len(ctx.store().read_all())
+        except PaneboardError as exc:
+            c.line("fail", "board", str(exc))
+            return
+        c.line("ok", "board", f"`{ctx.board}` on {ctx.store_url}: {count} posts")
+        return
     log = ctx.paths.log
     if not log.exists():
         c.line("warn", "board", f"`{ctx.board}` has no posts yet ({log})")

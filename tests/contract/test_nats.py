@@ -107,3 +107,12 @@ def test_a_batch_keeps_its_order(nats_server: NatsServer) -> None:
         assert posts == [p for _, p in store.read_all()]
     finally:
         store.close()
+
+
+def test_doctor_and_compact_on_nats(home: Path, nats_server: NatsServer) -> None:
+    url = _url(nats_server)
+    run_cli(home, "post", "--as", "alice", "--to", "bob", "hi", PANEBOARD_STORE=url)
+    doctor = run_cli(home, "doctor", "--as", "bob", PANEBOARD_STORE=url)
+    assert f"ok    board    `test` on {url}: 1 posts" in doctor.stdout.splitlines()
+    compact = run_cli(home, "compact", PANEBOARD_STORE=url)
+    assert 1 == compact.returncode and compact.stderr.startswith("paneboard: compact rewrites the file log; on NATS")

@@ -34,16 +34,32 @@ def fan_out(home: Path, n: int, rounds: int) -> dict[str, Any]:
                 arrivals.append((time.perf_counter() - t0) * 1000)
             to_all += arrivals
             last.append(max(arrivals))
+            _settle(log)
             append_posts(log, [prompt((name,)) for name in names])
             t0 = time.perf_counter()
             for p in procs:
                 p.readline()
                 to_each.append((time.perf_counter() - t0) * 1000)
-            time.sleep(0.05)
+            _settle(log)
         return {"listeners": n, "to_all_ms": summary(to_all), "to_each_ms": summary(to_each), "last_door_ms": summary(last)}
     finally:
         for p in procs:
             p.stop()
+
+
+def _settle(log: Path) -> None:
+    """Wait until every delivered prompt's receipt is on the board and the listeners have read them,
+    so one phase's receipts (each wakes every listener) do not delay the next phase."""
+    from protocol.posts import Delivered, Prompt
+    from state.log import read_posts
+
+    while True:
+        posts = [p for _, p in read_posts(log)]
+        wanted = sum(len(p.to) for p in posts if isinstance(p, Prompt))
+        if sum(isinstance(p, Delivered) for p in posts) >= wanted:
+            break
+        time.sleep(0.01)
+    time.sleep(0.2)  # the last receipts' wake-ups
 
 
 def idle(home: Path, n: int, seconds: float) -> dict[str, Any]:

@@ -52,7 +52,7 @@ class PromptClosed(PaneboardError):
     """A prompt someone waited on was cancelled or expired."""
 
     def __init__(self, prompt: str, how: str) -> None:
-        super().__init__(f"prompt {prompt} was {how}")
+        super().__init__(f"prompt {prompt} {'expired' if how == 'expired' else f'was {how}'}")
         self.prompt = prompt
         self.how = how
 

@@ -42,12 +42,19 @@ def parse_url(url: str) -> tuple[str, str]:
     return f"{scheme}://{host}", (prefix.strip("/") or "paneboard").replace(".", "~")
 
 
+def shown(server: str) -> str:
+    """*server* as messages show it: without any user or password in it."""
+    scheme, _, rest = server.partition("://")
+    return f"{scheme}://{rest.rpartition('@')[2]}"
+
+
 class NatsStore:
     name = "nats"
 
     def __init__(self, url: str, board: str, *, creds: str | None = None, tls_ca: str | None = None, reconnect: bool = False) -> None:  # fmt: skip
         self.url = url
         self.server, self.prefix = parse_url(url)
+        self.where = shown(self.server)
         token = board.replace(".", "~")
         self.stream = f"{self.prefix}_{token}"
         self.subject = f"{self.prefix}.{token}.posts"
@@ -70,7 +77,7 @@ class NatsStore:
             return future.result(timeout)
         except TimeoutError:
             future.cancel()
-            raise BoardIOError(f"NATS at {self.server} did not answer within {timeout:g} s") from None
+            raise BoardIOError(f"NATS at {self.where} did not answer within {timeout:g} s") from None
 
     async def _connect(self, creds: str | None, tls_ca: str | None, reconnect: bool) -> None:
         import nats
@@ -89,7 +96,7 @@ class NatsStore:
         try:
             self.nc = await nats.connect(self.server, error_cb=quiet, **options)
         except Exception as exc:  # nats-py raises several unrelated types for "cannot connect"
-            raise BoardIOError(f"cannot reach NATS at {self.server}: {str(exc) or type(exc).__name__}") from exc
+            raise BoardIOError(f"cannot reach NATS at {self.where}: {_quiet(exc, self.server)}") from exc
         if reconnect:
             self.nc.options["max_reconnect_attempts"] = -1  # connected: from now on, keep reconnecting
         else:
@@ -121,7 +128,7 @@ class NatsStore:
             acks = await asyncio.wait_for(asyncio.gather(*pending), timeout=30)
             return [ack.seq for ack in acks]
         except Exception as exc:  # not acknowledged, whatever the cause: not posted
-            raise BoardIOError(f"NATS at {self.server} did not store the post: {str(exc) or type(exc).__name__}") from exc
+            raise BoardIOError(f"NATS at {self.where} did not store the post: {_quiet(exc, self.server)}") from exc
 
     def read_all(self) -> list[tuple[int, Post]]:
         follower = self.follow(0)
@@ -134,7 +141,7 @@ class NatsStore:
         return NatsFollower(self, position)
 
     def identity(self) -> str:
-        return f"{self.server}/{self.stream}@{self._created}"
+        return f"{self.where}/{self.stream}@{self._created}"
 
     def accepts(self, position: int) -> bool:
         return position <= self.run(self._last_seq()) + 1
@@ -192,6 +199,13 @@ class NatsStore:
                 if entry.value:
                     out[key[len(self.stream) + 1 :]] = entry.value
         return out
+
+
+def _quiet(exc: BaseException, server: str) -> str:
+    """An exception's text, with the server's credentials (if the URL has any) taken out."""
+    text = str(exc) or type(exc).__name__
+    secret = server.partition("://")[2].rpartition("@")[0]
+    return text.replace(secret, "***") if secret else text
 
 
 async def _cancel_the_rest() -> None:

@@ -42,13 +42,14 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
 class NatsServer:
     """A real nats-server with JetStream on a free loopback port and a temporary store folder."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *extra: str) -> None:
         import socket
 
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = int(s.getsockname()[1])
         self.folder = folder
+        self.extra = list(extra)
         self.start()
 
     @property
@@ -59,7 +60,7 @@ class NatsServer:
         import socket
         import time
 
-        self.proc = subprocess.Popen(["nats-server", "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", str(self.folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        self.proc = subprocess.Popen(["nats-server", "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", str(self.folder), *self.extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             with socket.socket() as s:

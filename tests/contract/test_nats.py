@@ -116,3 +116,55 @@ def test_doctor_and_compact_on_nats(home: Path, nats_server: NatsServer) -> None
     assert f"ok    board    `test` on {url}: 1 posts" in doctor.stdout.splitlines()
     compact = run_cli(home, "compact", PANEBOARD_STORE=url)
     assert 1 == compact.returncode and compact.stderr.startswith("paneboard: compact rewrites the file log; on NATS")
+
+
+def _certs(folder: Path) -> tuple[Path, Path, Path]:
+    """A CA, and a server certificate for 127.0.0.1 signed by it (openssl)."""
+    folder.mkdir()
+    ca_key, ca, key, csr, cert = (folder / n for n in ("ca.key", "ca.pem", "server.key", "server.csr", "server.pem"))
+    ext = folder / "san.cnf"
+    ext.write_text("subjectAltName=IP:127.0.0.1\n")
+
+    def ssl(*args: str) -> None:
+        import subprocess
+
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+    ssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        str(ca_key),
+        "-out",
+        str(ca),
+        "-days",
+        "1",
+        "-subj",
+        "/CN=paneboard test CA",
+    )
+    ssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr), "-subj", "/CN=127.0.0.1")
+    ssl("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial", "-out", str(cert), "-days", "1", "-extfile", str(ext))  # fmt: skip
+    return ca, cert, key
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is missing: no certificates for the TLS test")
+def test_tls_with_a_ca_file(home: Path, tmp_path: Path) -> None:
+    """A TLS-only server: --nats-tls-ca connects; without it, one line and exit 1, and no secret printed."""
+    ca, cert, key = _certs(tmp_path / "certs")
+    server = NatsServer(tmp_path / "nats", "--tls", "--tlscert", str(cert), "--tlskey", str(key))
+    try:
+        url = f"{server.url}/t{uuid.uuid4().hex[:8]}"
+        ok = run_cli(home, "post", "--as", "alice", "--to", "bob", "over tls", "--nats-tls-ca", str(ca), PANEBOARD_STORE=url)
+        assert 0 == ok.returncode, ok.stderr
+        shown = run_cli(home, "log", "--json", "--nats-tls-ca", str(ca), PANEBOARD_STORE=url)
+        assert "over tls" in shown.stdout
+        refused = run_cli(
+            home, "post", "--as", "alice", "--to", "bob", "no ca", PANEBOARD_STORE=url.replace("nats://", "nats://user:s3cret@")
+        )
+        assert 1 == refused.returncode and 1 == refused.stderr.count("\n")
+        assert "s3cret" not in refused.stderr
+    finally:
+        server.stop()

@@ -48,7 +48,7 @@ def test_wait_on_a_cancelled_prompt_fails(home: Path) -> None:
 def test_wait_ends_when_the_prompt_expires(home: Path) -> None:
     pid = post(home, "--to", "bob", "--ttl", "0.5", "short-lived")
     done = run_cli(home, "wait", pid, "--timeout", "20")
-    assert (1, f"paneboard: prompt {pid} was expired\n") == (done.returncode, done.stderr)
+    assert (1, f"paneboard: prompt {pid} expired\n") == (done.returncode, done.stderr)
 
 
 def test_log_follow_prints_new_posts(home: Path) -> None:

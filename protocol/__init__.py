@@ -6,11 +6,7 @@ modules here without paying for msgspec's import.
 
 from __future__ import annotations
 
-import importlib
-
-TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
-if TYPE_CHECKING:
-    from typing import Any
+from protocol.lazy import lazy_attributes
 
 _WHERE = {
     "Ack": "posts", "Answer": "posts", "Cancel": "posts", "Delivered": "posts",
@@ -56,7 +52,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'protocol' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"protocol.{_WHERE[name]}"), name)
+__getattr__ = lazy_attributes("protocol", _WHERE)

@@ -5,11 +5,7 @@ Names are imported on first use (PEP 562), so `paneboard post` loads only what i
 
 from __future__ import annotations
 
-import importlib
-
-TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
-if TYPE_CHECKING:
-    from typing import Any
+from protocol.lazy import lazy_attributes
 
 _WHERE = {
     "append_payloads": "append", "BoardPaths": "paths", "open_home": "paths",
@@ -31,7 +27,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'state' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"state.{_WHERE[name]}"), name)
+__getattr__ = lazy_attributes("state", _WHERE)

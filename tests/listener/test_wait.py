@@ -49,15 +49,3 @@ def test_wait_ends_when_the_prompt_expires(home: Path) -> None:
     pid = post(home, "--to", "bob", "--ttl", "0.5", "short-lived")
     done = run_cli(home, "wait", pid, "--timeout", "20")
     assert (1, f"paneboard: prompt {pid} expired\n") == (done.returncode, done.stderr)
-
-
-def test_log_follow_prints_new_posts(home: Path) -> None:
-    first = post(home, "--to", "bob", "old")
-    follower = subprocess.Popen([sys.executable, "-m", "listener", "log", "--follow", "--json"], stdout=subprocess.PIPE, text=True, env=cli_env(home))  # fmt: skip
-    assert follower.stdout is not None
-    assert first in follower.stdout.readline()
-    second = post(home, "--to", "bob", "new")
-    assert second in follower.stdout.readline()
-    follower.terminate()
-    assert 0 == follower.wait(timeout=10)
-    follower.stdout.close()

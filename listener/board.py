@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
@@ -24,12 +24,17 @@ def load(ctx: Context) -> tuple[list[tuple[int, Post]], BoardState]:
 
 def match_id(ctx: Context, posts: Sequence[tuple[int, Post]], ref: str) -> str:
     """The full id of the one post whose id starts with *ref*."""
+    return match_ref(ctx, {post.id for _, post in posts}, ref, "posts")
+
+
+def match_ref(ctx: Context, ids: Iterable[str], ref: str, noun: str) -> str:
+    """The one id in *ids* that starts with *ref* (at least 4 characters); else one clear refusal."""
     ref = check_ref(ref)
-    hits = {post.id for _, post in posts if post.id.startswith(ref)}
+    hits = {i for i in ids if i.startswith(ref)}
     if not hits:
         raise UnknownPost(ctx.board, ref)
     if len(hits) > 1:
-        raise BadInput(f"board `{ctx.board}`: id `{ref}` matches {len(hits)} posts; give more characters")
+        raise BadInput(f"board `{ctx.board}`: id `{ref}` matches {len(hits)} {noun}; give more characters")
     return hits.pop()
 
 

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import anyio
 
-from listener.board import emit, print_posts
+from listener.board import emit, match_ref, print_posts
 from listener.context import Context, executable
 from listener.doors import ClaudeInboxDoor, CodexQueueDoor, Door, ExecDoor, MaildirDoor, StdoutDoor
 from listener.listen import Listener, run_listener
 from listener.view import BoardView
-from protocol.errors import BadInput, PromptClosed, UnknownPost, WaitTimedOut
-from protocol.ids import check_ref
+from protocol.errors import BadInput, PromptClosed, WaitTimedOut
 from state import presence
 from state.fold import PromptState, stage
 from state.panelock import holder
@@ -53,13 +52,7 @@ def run_listen(ctx: Context, door: Door, backoff: Sequence[float], parent_pid: i
 
 
 def _find(view: BoardView, ctx: Context, ref: str) -> PromptState:
-    ref = check_ref(ref)
-    hits = [ps for pid, ps in view.state.prompts.items() if pid.startswith(ref)]
-    if not hits:
-        raise UnknownPost(ctx.board, ref)
-    if len(hits) > 1:
-        raise BadInput(f"board `{ctx.board}`: id `{ref}` matches {len(hits)} prompts; give more characters")
-    return hits[0]
+    return view.state.prompts[match_ref(ctx, view.state.prompts, ref, "prompts")]
 
 
 def _reached(ps: PromptState, until: str, now: float) -> bool:

@@ -86,10 +86,7 @@ class Listener:
             self._lock = None
 
     def _start_state(self) -> BoardState:
-        state = checkpoint.load(self.paths.pane(self.ctx.agent, "checkpoint"), self.store)
-        if state is None or state.recipient != self.ctx.agent:
-            return BoardState(keep_closed=False, recipient=self.ctx.agent)
-        return state
+        return checkpoint.start_state(self.paths.pane(self.ctx.agent, "checkpoint"), self.store, self.ctx.agent)
 
     def _check_door(self) -> None:
         try:
@@ -189,7 +186,7 @@ class Listener:
         self.delivered_count += 1
         self._post(Delivered(**header(self.ctx.board, self.ctx.agent), prompt=prompt.id, door=self.door.name, outcome=outcome))
         self._presence.last_delivery = time.time()
-        self._announce()
+        presence.write(self.paths.pane(self.ctx.agent, "presence"), self._presence)  # the bucket catches up at the next refresh
         self.log(f"delivered {prompt.id} from {prompt.sender} via {self.door.name}" + (" (outcome unknown: timed out)" if outcome == "unknown" else ""))  # fmt: skip
 
     def _announce(self) -> None:

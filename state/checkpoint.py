@@ -35,6 +35,14 @@ def save(path: Path, store: Store, state: BoardState) -> None:
     os.replace(tmp, path)
 
 
+def start_state(path: Path, store: Store, agent: str) -> BoardState:
+    """What an agent's deliverer starts from: its checkpoint, or an empty fold of its own prompts."""
+    state = load(path, store)
+    if state is None or state.recipient != agent:
+        return BoardState(keep_closed=False, recipient=agent)
+    return state
+
+
 def load(path: Path, store: Store) -> BoardState | None:
     """The checkpointed state, if it still describes a prefix of *store*; else None."""
     try:

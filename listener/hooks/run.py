@@ -182,9 +182,7 @@ def _cooling_down(ctx: Context, cooldown: float) -> bool:
 
 
 def _agent_state(ctx: Context) -> BoardState:
-    state = checkpoint.load(ctx.paths.pane(ctx.agent, "checkpoint"), ctx.store())
-    if state is None or state.recipient != ctx.agent:
-        state = BoardState(keep_closed=False, recipient=ctx.agent)
+    state = checkpoint.start_state(ctx.paths.pane(ctx.agent, "checkpoint"), ctx.store(), ctx.agent)
     with BoardView(ctx.store(), state) as view:
         view.refresh(keep=False)
     return view.state

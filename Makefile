@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,nats]' --config-settings editable_mode=compat
+	$(BIN)/pip install -q -e '.[dev,nats]' --config-settings editable_mode=strict
 	touch $@
 
 # Compiled bytecode, as a normal install has it (PYTHONDONTWRITEBYTECODE would otherwise
@@ -28,7 +28,7 @@ lint: $(BIN)/.installed
 	$(BIN)/mypy
 
 bench: compile
-	$(BIN)/pip install -q -e '.[dev,nats,bench]' --config-settings editable_mode=compat
+	$(BIN)/pip install -q -e '.[dev,nats,bench]' --config-settings editable_mode=strict
 	$(BIN)/python -m bench
 
 bench-quick: compile

@@ -10,9 +10,9 @@ from typing import Any
 
 from bench.baselines import SqliteMailbox
 from bench.harness import listener, peak_rss_mb, summary
-from protocol.posts import Ack, Answer, Delivered, Post, Prompt, encode
-from state.append import append_payloads
-from state.compact import compact
+from paneboard.protocol.posts import Ack, Answer, Delivered, Post, Prompt, encode
+from paneboard.state.append import append_payloads
+from paneboard.state.compact import compact
 
 AGENTS = [f"agent{i}" for i in range(20)]
 

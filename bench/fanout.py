@@ -8,7 +8,7 @@ from typing import Any
 
 from bench.harness import Proc, cpu_seconds, listener, summary, wait_ready
 from bench.latency import prompt
-from state.log import append_posts
+from paneboard.state.log import append_posts
 
 
 def _start(home: Path, n: int) -> list[Proc]:
@@ -50,8 +50,8 @@ def fan_out(home: Path, n: int, rounds: int) -> dict[str, Any]:
 def _settle(log: Path) -> None:
     """Wait until every delivered prompt's receipt is on the board and the listeners have read them,
     so one phase's receipts (each wakes every listener) do not delay the next phase."""
-    from protocol.posts import Delivered, Prompt
-    from state.log import read_posts
+    from paneboard.protocol.posts import Delivered, Prompt
+    from paneboard.state.log import read_posts
 
     while True:
         posts = [p for _, p in read_posts(log)]

@@ -71,7 +71,7 @@ class Proc:
 
 def listener(home: Path, agent: str, *door: str) -> Proc:
     """A running `paneboard listen --door stdout` (or *door*), started; not yet known to be ready."""
-    return Proc([PY, "-m", "listener", "listen", "--as", agent, *(door or ("--door", "stdout"))], env_for(home))
+    return Proc([PY, "-m", "paneboard.listener", "listen", "--as", agent, *(door or ("--door", "stdout"))], env_for(home))
 
 
 def cpu_seconds(pid: int) -> float:

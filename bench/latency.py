@@ -10,9 +10,9 @@ from typing import Any
 
 from bench.baselines import Maildir, SqliteMailbox
 from bench.harness import cpu_seconds, listener, summary, wait_ready
-from protocol.ids import new_id
-from protocol.posts import Prompt
-from state.log import append_posts
+from paneboard.protocol.ids import new_id
+from paneboard.protocol.posts import Prompt
+from paneboard.state.log import append_posts
 
 
 def prompt(to: tuple[str, ...], body: str = "bench") -> Prompt:

@@ -43,11 +43,11 @@ def available() -> bool:
 
 def wake(home: Path, samples: int) -> dict[str, Any]:
     """As `wake`, with the board on JetStream: append in-process, time until the listener's door line."""
-    from state.natsstore import NatsStore
+    from paneboard.state.natsstore import NatsStore
 
     with nats_server(home / "nats") as url:
         env = env_for(home, PANEBOARD_STORE=url)
-        lis = Proc([PY, "-m", "listener", "listen", "--as", "bob", "--door", "stdout"], env)
+        lis = Proc([PY, "-m", "paneboard.listener", "listen", "--as", "bob", "--door", "stdout"], env)
         store = NatsStore(url, "bench")
         try:
             wait_ready(home, "bob")
@@ -66,7 +66,7 @@ def wake(home: Path, samples: int) -> dict[str, Any]:
 
 def append_rate(home: Path, n: int, batch: int) -> dict[str, Any]:
     """Acknowledged publishes per second, one by one and in batches, through the Python API."""
-    from state.natsstore import NatsStore
+    from paneboard.state.natsstore import NatsStore
 
     with nats_server(home / "nats") as url:
         store = NatsStore(url, "bench")

@@ -11,10 +11,10 @@ from typing import Any
 
 from bench.harness import PY, env_for, listener, summary, wait_ready
 from bench.latency import prompt
-from protocol.posts import encode
-from state.append import append_payloads
-from state.framing import OVERHEAD
-from state.log import read_posts
+from paneboard.protocol.posts import encode
+from paneboard.state.append import append_payloads
+from paneboard.state.framing import OVERHEAD
+from paneboard.state.log import read_posts
 
 
 def _wall(argv: list[str], env: dict[str, str], runs: int) -> list[float]:
@@ -32,14 +32,14 @@ def post_cli(home: Path, runs: int, baselines: dict[str, Any]) -> dict[str, Any]
     bare, post = [], []
     for _ in range(runs):
         bare += _wall([PY, "-c", "pass"], env, 1)
-        post += _wall([PY, "-m", "listener", "post", "--to", "nobody", "hi"], env, 1)
+        post += _wall([PY, "-m", "paneboard.listener", "post", "--to", "nobody", "hi"], env, 1)
     lis = listener(home, "bob")
     end_to_end = []
     try:
         wait_ready(home, "bob")
         for _ in range(max(5, runs // 2)):
             t0 = time.perf_counter()
-            subprocess.run([PY, "-m", "listener", "post", "--to", "bob", "hi"], env=env, stdout=subprocess.DEVNULL, check=True)
+            subprocess.run([PY, "-m", "paneboard.listener", "post", "--to", "bob", "hi"], env=env, stdout=subprocess.DEVNULL, check=True)
             lis.readline()
             end_to_end.append((time.perf_counter() - t0) * 1000)
     finally:
@@ -95,8 +95,8 @@ WRITER = """
 import sys
 from pathlib import Path
 from bench.latency import prompt
-from protocol.posts import encode
-from state.append import append_payloads
+from paneboard.protocol.posts import encode
+from paneboard.state.append import append_payloads
 log, me, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 for i in range(n):
     append_payloads(log, [encode(prompt(("bob",), f"{me} {i}"))])

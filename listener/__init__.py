@@ -6,6 +6,6 @@ __all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    from listener.cli import main as _main
+    from paneboard.listener.cli import main as _main
 
     return _main(argv)

@@ -1,5 +1,5 @@
 import sys
 
-from listener.cli import main
+from paneboard.listener.cli import main
 
 sys.exit(main())

@@ -8,13 +8,13 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
-from listener.context import Context, header
-from protocol.errors import BadInput, UnknownPost
-from protocol.ids import check_ref
-from protocol.names import check_body
-from protocol.posts import Ack, Answer, Cancel, Post, Prompt, to_json
-from state import tally
-from state.fold import BoardState, PromptState, apply, fold, open_for, stage
+from paneboard.listener.context import Context, header
+from paneboard.protocol.errors import BadInput, UnknownPost
+from paneboard.protocol.ids import check_ref
+from paneboard.protocol.names import check_body
+from paneboard.protocol.posts import Ack, Answer, Cancel, Post, Prompt, to_json
+from paneboard.state import tally
+from paneboard.state.fold import BoardState, PromptState, apply, fold, open_for, stage
 
 
 def load(ctx: Context) -> tuple[list[tuple[int, Post]], BoardState]:
@@ -175,7 +175,7 @@ def clock(ts: float) -> str:
 
 
 def summary(text: str, width: int = 72) -> str:
-    from protocol.compose import visible
+    from paneboard.protocol.compose import visible
 
     line = visible(text.strip().split("\n", 1)[0])
     return line if len(line) <= width and "\n" not in text.strip() else line[: width - 1] + "…"

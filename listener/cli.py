@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from listener import exitcodes
+from paneboard.listener import exitcodes
 
 TYPE_CHECKING = False  # typing's own import is a cost `post` does not pay
 if TYPE_CHECKING:
@@ -163,56 +163,56 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _ctx(args: argparse.Namespace) -> Any:
-    from listener.context import Context
+    from paneboard.listener.context import Context
 
     nats = {k: v for k, v in (("creds", args.nats_creds), ("tls_ca", args.nats_tls_ca)) if v}
     return Context.resolve(args.home, args.board, args.agent, args.json, args.store, nats)
 
 
 def _post(args: argparse.Namespace) -> None:
-    from listener.post import run_post
+    from paneboard.listener.post import run_post
 
     run_post(_ctx(args), args.to, args.text, args.priority, args.thread, args.reply_to, args.ttl, args.max_open)
 
 
 def _ack(args: argparse.Namespace) -> None:
-    from listener.board import run_ack
+    from paneboard.listener.board import run_ack
 
     run_ack(_ctx(args), args.id, args.note)
 
 
 def _answer(args: argparse.Namespace) -> None:
-    from listener.board import run_answer
-    from listener.post import read_text
+    from paneboard.listener.board import run_answer
+    from paneboard.listener.post import read_text
 
     ctx = _ctx(args)
     run_answer(ctx, args.id, read_text(args.text, "answer"))
 
 
 def _cancel(args: argparse.Namespace) -> None:
-    from listener.board import run_cancel
+    from paneboard.listener.board import run_cancel
 
     run_cancel(_ctx(args), args.id)
 
 
 def _open(args: argparse.Namespace) -> None:
-    from listener.board import run_open
+    from paneboard.listener.board import run_open
 
     run_open(_ctx(args))
 
 
 def _status(args: argparse.Namespace) -> None:
-    from listener.board import run_status
+    from paneboard.listener.board import run_status
 
     run_status(_ctx(args), args.id)
 
 
 def _log(args: argparse.Namespace) -> None:
-    from listener.board import run_log
+    from paneboard.listener.board import run_log
 
     ctx = _ctx(args)
     if args.follow:
-        from listener.following import run_follow
+        from paneboard.listener.following import run_follow
 
         run_follow(ctx, args.kind)
     else:
@@ -220,26 +220,26 @@ def _log(args: argparse.Namespace) -> None:
 
 
 def _wait(args: argparse.Namespace) -> None:
-    from listener.following import run_wait
+    from paneboard.listener.following import run_wait
 
     run_wait(_ctx(args), args.id, args.until, args.timeout)
 
 
 def _ask(args: argparse.Namespace) -> None:
-    from listener.following import run_ask
+    from paneboard.listener.following import run_ask
 
     run_ask(_ctx(args), args.to, args.text, args.priority, args.timeout)
 
 
 def _who(args: argparse.Namespace) -> None:
-    from listener.following import run_who
+    from paneboard.listener.following import run_who
 
     run_who(_ctx(args))
 
 
 def _listen(args: argparse.Namespace) -> None:
-    from listener.following import make_door, run_listen
-    from listener.listen import DEFAULT_BACKOFF
+    from paneboard.listener.following import make_door, run_listen
+    from paneboard.listener.listen import DEFAULT_BACKOFF
 
     ctx = _ctx(args)
     door = make_door(
@@ -250,7 +250,7 @@ def _listen(args: argparse.Namespace) -> None:
 
 
 def _hook(args: argparse.Namespace) -> None:
-    from listener.hooks.cli import run_hook
+    from paneboard.listener.hooks.cli import run_hook
 
     run_hook(args)
 
@@ -258,9 +258,9 @@ def _hook(args: argparse.Namespace) -> None:
 def _compact(args: argparse.Namespace) -> None:
     import time
 
-    from listener.board import emit
-    from protocol.errors import BadInput
-    from state.compact import compact
+    from paneboard.listener.board import emit
+    from paneboard.protocol.errors import BadInput
+    from paneboard.state.compact import compact
 
     ctx = _ctx(args)
     if ctx.store_url:
@@ -276,7 +276,7 @@ def _compact(args: argparse.Namespace) -> None:
 
 
 def _doctor(args: argparse.Namespace) -> None:
-    from listener.doctor import run_doctor
+    from paneboard.listener.doctor import run_doctor
 
     run_doctor(_ctx(args), args.socket, args.probe)
 
@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.close()  # a reader such as `head` went away: nothing left to say
         return exitcodes.OK
     except Exception as exc:  # noqa: BLE001  # the top level turns every error into a message and an exit code
-        from protocol.errors import PaneboardError
+        from paneboard.protocol.errors import PaneboardError
 
         while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
             exc = exc.exceptions[0]  # a task group's wrapping says nothing to a user
@@ -334,7 +334,7 @@ def _show_warnings_once_each() -> None:
     def show(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
         print(one_line(f"paneboard: warning: {message}"), file=sys.stderr)
 
-    from protocol.errors import DamagedRecord
+    from paneboard.protocol.errors import DamagedRecord
 
     warnings.showwarning = show
     warnings.simplefilter("always", DamagedRecord)

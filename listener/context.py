@@ -7,15 +7,15 @@ import sys
 import time
 from pathlib import Path
 
-from protocol.errors import BadInput
-from protocol.ids import new_id
-from protocol.names import check_name, to_name
-from state.paths import BoardPaths, default_board, open_home, user_data_dir
+from paneboard.protocol.errors import BadInput
+from paneboard.protocol.ids import new_id
+from paneboard.protocol.names import check_name, to_name
+from paneboard.state.paths import BoardPaths, default_board, open_home, user_data_dir
 
 TYPE_CHECKING = False  # typing's import is a cost `post` does not pay
 if TYPE_CHECKING:
-    from protocol.posts import Header
-    from state.store import Store
+    from paneboard.protocol.posts import Header
+    from paneboard.state.store import Store
 
 
 class Context:
@@ -40,11 +40,11 @@ class Context:
         """
         if self._store is None:
             if self.store_url:
-                from state.natsstore import NatsStore
+                from paneboard.state.natsstore import NatsStore
 
                 self._store = NatsStore(self.store_url, self.board, creds=self.nats.get("creds"), tls_ca=self.nats.get("tls_ca"), reconnect=reconnect)  # fmt: skip
             else:
-                from state.store import FileStore
+                from paneboard.state.store import FileStore
 
                 self._store = FileStore(self.paths.dir)
         return self._store

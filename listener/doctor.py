@@ -9,13 +9,13 @@ import time
 import warnings
 from pathlib import Path
 
-from listener.context import Context
-from listener.doors.agents import check_socket
-from listener.hooks import settings
-from protocol.errors import DamagedRecord, DoorUnavailable, PaneboardError
-from state import presence
-from state.log import LogReader
-from state.panelock import holder
+from paneboard.listener.context import Context
+from paneboard.listener.doors.agents import check_socket
+from paneboard.listener.hooks import settings
+from paneboard.protocol.errors import DamagedRecord, DoorUnavailable, PaneboardError
+from paneboard.state import presence
+from paneboard.state.log import LogReader
+from paneboard.state.panelock import holder
 
 
 class Checks:
@@ -123,8 +123,8 @@ def _hooks(c: Checks, project: Path) -> None:
 
 
 def _probe(c: Checks, ctx: Context, pid: int | None) -> None:
-    from listener.following import wait_for
-    from listener.post import post_prompt
+    from paneboard.listener.following import wait_for
+    from paneboard.listener.post import post_prompt
 
     if not pid:
         c.line("fail", "probe", f"no listener holds `{ctx.agent}`'s pane: nothing to probe")
@@ -141,7 +141,7 @@ def _probe(c: Checks, ctx: Context, pid: int | None) -> None:
     else:
         c.line("ok", "probe", f"delivered through the door in {(time.monotonic() - started) * 1000:.0f} ms")
     finally:
-        from listener.board import run_cancel
+        from paneboard.listener.board import run_cancel
 
         try:
             run_cancel(doctor, str(fields["id"]))

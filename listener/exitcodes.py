@@ -10,7 +10,7 @@ PANE_LOCKED = 4
 
 
 def for_exception(exc: BaseException) -> int:
-    from protocol.errors import PaneLocked, WaitTimedOut
+    from paneboard.protocol.errors import PaneLocked, WaitTimedOut
 
     if isinstance(exc, PaneLocked):
         return PANE_LOCKED

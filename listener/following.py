@@ -10,15 +10,15 @@ from pathlib import Path
 
 import anyio
 
-from listener.board import emit, match_ref, print_posts
-from listener.context import Context, executable
-from listener.doors import ClaudeInboxDoor, CodexQueueDoor, Door, ExecDoor, MaildirDoor, StdoutDoor
-from listener.listen import Listener, run_listener
-from listener.view import BoardView
-from protocol.errors import BadInput, PromptClosed, WaitTimedOut
-from state import presence
-from state.fold import PromptState, stage
-from state.panelock import holder
+from paneboard.listener.board import emit, match_ref, print_posts
+from paneboard.listener.context import Context, executable
+from paneboard.listener.doors import ClaudeInboxDoor, CodexQueueDoor, Door, ExecDoor, MaildirDoor, StdoutDoor
+from paneboard.listener.listen import Listener, run_listener
+from paneboard.listener.view import BoardView
+from paneboard.protocol.errors import BadInput, PromptClosed, WaitTimedOut
+from paneboard.state import presence
+from paneboard.state.fold import PromptState, stage
+from paneboard.state.panelock import holder
 
 
 def make_door(ctx: Context, name: str, *, socket: str | None, thread: str | None, codex_bin: str, maildir: str | None, timeout: float, command: Sequence[str]) -> Door:  # fmt: skip
@@ -96,7 +96,7 @@ def run_wait(ctx: Context, ref: str, until: str, timeout: float | None) -> None:
 
 
 def run_ask(ctx: Context, to: str, words: list[str], priority: str, timeout: float | None) -> None:
-    from listener.post import post_prompt, read_text
+    from paneboard.listener.post import post_prompt, read_text
 
     fields = post_prompt(ctx, [to], read_text(words, "prompt body"), priority, None, None, None)
     print_outcome(ctx, anyio.run(wait_for, ctx, str(fields["id"]), "closed", timeout))
@@ -159,7 +159,7 @@ def run_who(ctx: Context) -> None:
         if ctx.json:
             emit(row)
         else:
-            from listener.board import clock
+            from paneboard.listener.board import clock
 
             state = f"listening  pid {row['pid']}  door {row['door']}" if pid else "no listener"
             last = f"  last delivery {clock(seen.last_delivery)}" if seen and seen.last_delivery else ""

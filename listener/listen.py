@@ -23,16 +23,16 @@ import anyio
 import msgspec
 from anyio.abc import TaskStatus
 
-from listener.context import Context, header
-from listener.doors import Door, Outcome
-from listener.view import BoardView
-from protocol.compose import compose
-from protocol.errors import BoardIOError, DoorFailed, DoorUnavailable
-from protocol.posts import Delivered, Post, Prompt, Undelivered, delivered_key
-from state import checkpoint, presence
-from state.delivered import DeliveredKeys
-from state.fold import BoardState, PromptState, is_open, open_for, order_key, prune
-from state.panelock import PaneLock, take_pane_lock
+from paneboard.listener.context import Context, header
+from paneboard.listener.doors import Door, Outcome
+from paneboard.listener.view import BoardView
+from paneboard.protocol.compose import compose
+from paneboard.protocol.errors import BoardIOError, DoorFailed, DoorUnavailable
+from paneboard.protocol.posts import Delivered, Post, Prompt, Undelivered, delivered_key
+from paneboard.state import checkpoint, presence
+from paneboard.state.delivered import DeliveredKeys
+from paneboard.state.fold import BoardState, PromptState, is_open, open_for, order_key, prune
+from paneboard.state.panelock import PaneLock, take_pane_lock
 
 DEFAULT_BACKOFF = (1.0, 2.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0)
 # For the fault-injection suite: the listener SIGKILLs itself on reaching this point.

@@ -6,13 +6,13 @@ import os
 import sys
 import time
 
-from listener.context import Context
-from protocol.errors import BadInput
-from protocol.ids import new_id
-from protocol.names import check_body, check_name, check_priority
-from protocol.wire import pack_post
-from state.append import append_payloads
-from state.tally import admit
+from paneboard.listener.context import Context
+from paneboard.protocol.errors import BadInput
+from paneboard.protocol.ids import new_id
+from paneboard.protocol.names import check_body, check_name, check_priority
+from paneboard.protocol.wire import pack_post
+from paneboard.state.append import append_payloads
+from paneboard.state.tally import admit
 
 
 def read_text(words: list[str], what: str) -> str:
@@ -45,7 +45,7 @@ MAX_OPEN = 1000
 def post_prompt(ctx: Context, to: list[str], body: str, priority: str, thread: str | None, reply_to: str | None, ttl: float | None, max_open: int = MAX_OPEN) -> dict[str, object]:  # fmt: skip
     """Check, then append a prompt durably; return its fields."""
     if reply_to is not None:
-        from listener.board import resolve_id
+        from paneboard.listener.board import resolve_id
 
         reply_to = resolve_id(ctx, reply_to)
     fields = prompt_fields(ctx, to, body, priority, thread, reply_to, ttl)
@@ -56,7 +56,7 @@ def post_prompt(ctx: Context, to: list[str], body: str, priority: str, thread: s
         admit(ctx.paths.dir, ctx.board, ctx.agent, str(fields["id"]), fields["to"], fields["expires"], max_open)  # type: ignore[arg-type]  # built above
 
     if ctx.store_url:
-        from protocol.posts import decode
+        from paneboard.protocol.posts import decode
 
         ctx.store().append([decode(payload)], guard=within_limit)
     else:
@@ -67,7 +67,7 @@ def post_prompt(ctx: Context, to: list[str], body: str, priority: str, thread: s
 def run_post(ctx: Context, to: list[str], words: list[str], priority: str, thread: str | None, reply_to: str | None, ttl: float | None, max_open: int = MAX_OPEN) -> None:  # fmt: skip
     fields = post_prompt(ctx, to, read_text(words, "prompt body"), priority, thread, reply_to, ttl, max_open)
     if ctx.json:
-        from protocol.posts import decode, to_json
+        from paneboard.protocol.posts import decode, to_json
 
         sys.stdout.buffer.write(to_json(decode(pack_post(fields))) + b"\n")  # type: ignore[arg-type]  # as above
     else:

@@ -7,9 +7,9 @@ from typing import Self
 
 import anyio
 
-from protocol.posts import Post
-from state.fold import BoardState, apply
-from state.store import Store
+from paneboard.protocol.posts import Post
+from paneboard.state.fold import BoardState, apply
+from paneboard.state.store import Store
 
 
 class BoardView:

@@ -6,7 +6,7 @@ modules here without paying for msgspec's import.
 
 from __future__ import annotations
 
-from protocol.lazy import lazy_attributes
+from paneboard.protocol.lazy import lazy_attributes
 
 _WHERE = {
     "Ack": "posts", "Answer": "posts", "Cancel": "posts", "Delivered": "posts",
@@ -52,4 +52,4 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_attributes("protocol", _WHERE)
+__getattr__ = lazy_attributes("paneboard.protocol", _WHERE)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shlex
 
-from protocol.posts import Prompt
+from paneboard.protocol.posts import Prompt
 
 _BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A))
 

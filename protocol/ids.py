@@ -7,7 +7,7 @@ and the entropy, so this stays pure.
 
 from __future__ import annotations
 
-from protocol.errors import BadInput
+from paneboard.protocol.errors import BadInput
 
 ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 ID_LENGTH = 26

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from protocol.errors import BadInput
+from paneboard.protocol.errors import BadInput
 
 NAME_MAX = 64
 BODY_MAX = 256 * 1024

@@ -5,7 +5,7 @@ Names are imported on first use (PEP 562), so `paneboard post` loads only what i
 
 from __future__ import annotations
 
-from protocol.lazy import lazy_attributes
+from paneboard.protocol.lazy import lazy_attributes
 
 _WHERE = {
     "append_payloads": "append", "BoardPaths": "paths", "open_home": "paths",
@@ -27,4 +27,4 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_attributes("state", _WHERE)
+__getattr__ = lazy_attributes("paneboard.state", _WHERE)

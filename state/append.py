@@ -13,8 +13,8 @@ import struct
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from protocol.errors import BoardIOError
-from state.framing import MAX_PAYLOAD, OVERHEAD, TAIL, frame, frame_at, scan, valid_end
+from paneboard.protocol.errors import BoardIOError
+from paneboard.state.framing import MAX_PAYLOAD, OVERHEAD, TAIL, frame, frame_at, scan, valid_end
 
 _WINDOW = 2 * (MAX_PAYLOAD + OVERHEAD)
 _OPEN_FLAGS = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC

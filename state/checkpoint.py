@@ -11,8 +11,8 @@ from pathlib import Path
 
 import msgspec
 
-from state.fold import BoardState
-from state.store import Store
+from paneboard.state.fold import BoardState
+from paneboard.state.store import Store
 
 VERSION = 2
 

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import msgspec
 
-from protocol.errors import BoardIOError
-from protocol.posts import Prompt
-from state.fold import BoardState, apply, expired
-from state.framing import frame
-from state.log import LogReader
+from paneboard.protocol.errors import BoardIOError
+from paneboard.protocol.posts import Prompt
+from paneboard.state.fold import BoardState, apply, expired
+from paneboard.state.framing import frame
+from paneboard.state.log import LogReader
 
 
 class Compacted(msgspec.Struct):

@@ -22,7 +22,7 @@ from typing import Literal, TypeAlias
 
 import msgspec
 
-from protocol.posts import PRIORITY_RANK, Ack, Answer, Cancel, Delivered, Post, Prompt, Undelivered
+from paneboard.protocol.posts import PRIORITY_RANK, Ack, Answer, Cancel, Delivered, Post, Prompt, Undelivered
 
 Stage: TypeAlias = Literal["posted", "delivered", "undelivered", "acked", "answered", "cancelled", "expired"]
 CLOSED = frozenset({"acked", "answered"})

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from protocol.posts import Post
-from state.log import LogReader
-from state.tail import LogWatcher
+from paneboard.protocol.posts import Post
+from paneboard.state.log import LogReader
+from paneboard.state.tail import LogWatcher
 
 
 class FileFollower:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import msgspec
 
-from protocol.errors import BoardIOError, DamagedRecord
-from protocol.posts import Post, decode, encode
-from state.append import append_payloads
-from state.framing import scan
+from paneboard.protocol.errors import BoardIOError, DamagedRecord
+from paneboard.protocol.posts import Post, decode, encode
+from paneboard.state.append import append_payloads
+from paneboard.state.framing import scan
 
 CHUNK = 4 << 20
 

@@ -27,8 +27,8 @@ from typing import Any, TypeVar
 import anyio
 import msgspec
 
-from protocol.errors import BoardIOError, DamagedRecord
-from protocol.posts import Post, decode, encode
+from paneboard.protocol.errors import BoardIOError, DamagedRecord
+from paneboard.protocol.posts import Post, decode, encode
 
 T = TypeVar("T")
 PRESENCE_TTL = 30.0

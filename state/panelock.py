@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import IO
 
-from protocol.errors import BoardIOError, PaneLocked
+from paneboard.protocol.errors import BoardIOError, PaneLocked
 
 try:
     import fcntl

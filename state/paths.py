@@ -10,8 +10,8 @@ import stat
 import sys
 from pathlib import Path
 
-from protocol.errors import BadInput, BoardIOError
-from protocol.names import check_name, to_name
+from paneboard.protocol.errors import BadInput, BoardIOError
+from paneboard.protocol.names import check_name, to_name
 
 APP = "paneboard"
 

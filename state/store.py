@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from protocol.posts import Post
-from state.framing import HEAD, OVERHEAD, frame_at
+from paneboard.protocol.posts import Post
+from paneboard.state.framing import HEAD, OVERHEAD, frame_at
 
 
 class Follower(Protocol):
@@ -70,18 +70,18 @@ class FileStore:
         self.log = folder / "log"
 
     def append(self, posts: Sequence[Post], *, guard: Callable[[], None] | None = None) -> list[int]:
-        from protocol.posts import encode
-        from state.append import append_payloads
+        from paneboard.protocol.posts import encode
+        from paneboard.state.append import append_payloads
 
         return append_payloads(self.log, [encode(p) for p in posts], guard=guard)
 
     def read_all(self) -> list[tuple[int, Post]]:
-        from state.log import read_posts
+        from paneboard.state.log import read_posts
 
         return read_posts(self.log)
 
     def follow(self, position: int) -> Follower:
-        from state.follow import FileFollower
+        from paneboard.state.follow import FileFollower
 
         return FileFollower(self.folder, position)
 

@@ -14,7 +14,7 @@ import os
 import time
 from pathlib import Path
 
-from protocol.errors import BadInput, BoardIOError
+from paneboard.protocol.errors import BadInput, BoardIOError
 
 Tally = dict[str, list[tuple[str, float | None]]]  # recipient -> [(prompt id, expires or None), ...]
 

@@ -101,7 +101,7 @@ def store_url(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
 def run_cli(home: Path, *args: str, input: bytes | None = None, timeout: float = 30, **env: str) -> subprocess.CompletedProcess[str]:  # fmt: skip
     """Run `paneboard ARGS` as a real process."""
     done = subprocess.run(
-        [sys.executable, "-m", "listener", *args], input=input, capture_output=True,
+        [sys.executable, "-m", "paneboard.listener", *args], input=input, capture_output=True,
         env=cli_env(home, **env), timeout=timeout, check=False,
     )  # fmt: skip
     return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"))  # fmt: skip
@@ -118,7 +118,7 @@ class Listening:
         self.err: queue.Queue[str] = queue.Queue()
         self.stderr_lines: list[str] = []
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "listener", "listen", "--as", agent, *args],
+            [sys.executable, "-m", "paneboard.listener", "listen", "--as", agent, *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or cli_env(home),
         )  # fmt: skip
         self._pumps = [

@@ -6,7 +6,7 @@ import string
 
 from hypothesis import strategies as st
 
-from protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt, Undelivered
+from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt, Undelivered
 
 NAME_CHARS = string.ascii_letters + string.digits + "._-"
 names = st.text(NAME_CHARS, min_size=1, max_size=64).filter(lambda s: not s.startswith("."))

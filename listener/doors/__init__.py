@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from listener.doors.agents import ClaudeInboxDoor, CodexQueueDoor, check_socket
-from listener.doors.base import Door, Outcome
-from listener.doors.simple import ExecDoor, MaildirDoor, StdoutDoor
+from paneboard.listener.doors.agents import ClaudeInboxDoor, CodexQueueDoor, check_socket
+from paneboard.listener.doors.base import Door, Outcome
+from paneboard.listener.doors.simple import ExecDoor, MaildirDoor, StdoutDoor
 
 NAMES = ("stdout", "exec", "maildir", "claude-inbox", "codex-queue")
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import anyio
 import msgspec
 
-from listener.doors.base import Outcome
-from listener.doors.process import run_command
-from listener.doors.simple import _which
-from protocol.errors import DoorFailed, DoorUnavailable
-from protocol.posts import Prompt
+from paneboard.listener.doors.base import Outcome
+from paneboard.listener.doors.process import run_command
+from paneboard.listener.doors.simple import _which
+from paneboard.protocol.errors import DoorFailed, DoorUnavailable
+from paneboard.protocol.posts import Prompt
 
 ARG_MAX_ONE = 128 * 1024 - 1  # Linux refuses a single argument longer than this
 

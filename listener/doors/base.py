@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal, Protocol
 
-from protocol.posts import Prompt
+from paneboard.protocol.posts import Prompt
 
 Outcome = Literal["accepted", "unknown"]
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import msgspec
 
-from listener.doors.base import Outcome
-from listener.doors.process import run_command
-from protocol.errors import DoorFailed, DoorUnavailable
-from protocol.posts import Prompt
+from paneboard.listener.doors.base import Outcome
+from paneboard.listener.doors.process import run_command
+from paneboard.protocol.errors import DoorFailed, DoorUnavailable
+from paneboard.protocol.posts import Prompt
 
 
 class StdoutDoor:

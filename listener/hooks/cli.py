@@ -7,10 +7,10 @@ import os
 import sys
 from pathlib import Path
 
-from listener.context import Context, executable
-from listener.hooks import run, settings
-from protocol.errors import BadInput
-from state.paths import default_board
+from paneboard.listener.context import Context, executable
+from paneboard.listener.hooks import run, settings
+from paneboard.protocol.errors import BadInput
+from paneboard.state.paths import default_board
 
 CODEX_FLAG = "paneboard's Codex hooks need hooks turned on in ~/.codex/config.toml:\n  [features]\n  codex_hooks = true"
 

@@ -17,16 +17,16 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from listener.context import Context, executable, header
-from listener.view import BoardView
-from protocol.compose import compose
-from protocol.errors import BadInput, PaneLocked
-from protocol.names import to_name
-from protocol.posts import Delivered, Prompt, delivered_key
-from state import checkpoint
-from state.delivered import DeliveredKeys
-from state.fold import BoardState, open_for, prune
-from state.panelock import holder, take_pane_lock
+from paneboard.listener.context import Context, executable, header
+from paneboard.listener.view import BoardView
+from paneboard.protocol.compose import compose
+from paneboard.protocol.errors import BadInput, PaneLocked
+from paneboard.protocol.names import to_name
+from paneboard.protocol.posts import Delivered, Prompt, delivered_key
+from paneboard.state import checkpoint
+from paneboard.state.delivered import DeliveredKeys
+from paneboard.state.fold import BoardState, open_for, prune
+from paneboard.state.panelock import holder, take_pane_lock
 
 REASON_LIMIT = 64 * 1024
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "fish", "ksh", "env", "timeout", "node"})

@@ -16,7 +16,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from protocol.errors import BadInput, BoardIOError
+from paneboard.protocol.errors import BadInput, BoardIOError
 
 AGENTS = ("claude", "codex")
 MODES = ("listen", "stop", "both")

@@ -22,7 +22,7 @@ def test_stop_hook_then_listener_hand_over_once(home: Path, store_url: str) -> N
 
 def test_log_follow(home: Path, store_url: str) -> None:
     first = post(home, "--to", "bob", "old")
-    follower = subprocess.Popen([sys.executable, "-m", "listener", "log", "--follow", "--json"], stdout=subprocess.PIPE, text=True, env=cli_env(home))  # fmt: skip
+    follower = subprocess.Popen([sys.executable, "-m", "paneboard.listener", "log", "--follow", "--json"], stdout=subprocess.PIPE, text=True, env=cli_env(home))  # fmt: skip
     assert follower.stdout is not None
     assert first in follower.stdout.readline()
     second = post(home, "--to", "bob", "new")

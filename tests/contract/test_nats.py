@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from protocol.posts import Prompt
-from state.natsstore import NatsStore
+from paneboard.protocol.posts import Prompt
+from paneboard.state.natsstore import NatsStore
 from tests.conftest import Listening, NatsServer, run_cli
 
 pytestmark = pytest.mark.skipif(shutil.which("nats-server") is None, reason="nats-server is missing (Debian package nats-server)")

@@ -11,9 +11,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from listener.cli import main
-from protocol.errors import DamagedRecord
-from state.log import read_posts
+from paneboard.listener.cli import main
+from paneboard.protocol.errors import DamagedRecord
+from paneboard.state.log import read_posts
 
 words = st.text(st.characters(exclude_categories=("Cs",)), max_size=70)
 names = st.one_of(words, st.sampled_from(["bob", "a" * 64, "a" * 65, ".x", "../x", "", "-", "--", "é"]))

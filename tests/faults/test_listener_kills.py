@@ -28,7 +28,7 @@ def test_listener_killed_100_times(home: Path, tmp_path: Path, rng: random.Rando
         if point != "in-door":
             env["PANEBOARD_FAILPOINT"] = point
         before = started.read_text() if started.exists() else ""
-        proc = subprocess.Popen([sys.executable, "-m", "listener", "listen", "--as", "bob", "--door", "exec", "--", sys.executable, "-c", DOOR], env=env, stderr=subprocess.DEVNULL)  # fmt: skip
+        proc = subprocess.Popen([sys.executable, "-m", "paneboard.listener", "listen", "--as", "bob", "--door", "exec", "--", sys.executable, "-c", DOOR], env=env, stderr=subprocess.DEVNULL)  # fmt: skip
         if point == "in-door":
             while (started.read_text() if started.exists() else "") == before:
                 if proc.poll() is not None:
@@ -36,7 +36,7 @@ def test_listener_killed_100_times(home: Path, tmp_path: Path, rng: random.Rando
             proc.send_signal(signal.SIGKILL)
         assert proc.wait(timeout=30) == -signal.SIGKILL, point
         kills[point] += 1
-    finish = subprocess.run([sys.executable, "-m", "listener", "listen", "--as", "bob", "--door", "exec", "--", sys.executable, "-c", DOOR], env=cli_env(home, OUT=str(out), STARTED=str(started), SLOW="0", PANEBOARD_FAILPOINT="idle"), stderr=subprocess.DEVNULL, timeout=120, check=False)  # fmt: skip
+    finish = subprocess.run([sys.executable, "-m", "paneboard.listener", "listen", "--as", "bob", "--door", "exec", "--", sys.executable, "-c", DOOR], env=cli_env(home, OUT=str(out), STARTED=str(started), SLOW="0", PANEBOARD_FAILPOINT="idle"), stderr=subprocess.DEVNULL, timeout=120, check=False)  # fmt: skip
     assert -signal.SIGKILL == finish.returncode
     counts = Counter(out.read_text().split())
     assert set(posted) == set(counts), "a prompt was lost"

@@ -10,15 +10,15 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from protocol.posts import Prompt
-from state.log import read_posts
+from paneboard.protocol.posts import Prompt
+from paneboard.state.log import read_posts
 from tests.conftest import Listening, cli_env
 
 WRITER = """
 import os, sys, time
 from pathlib import Path
-from protocol.posts import Prompt
-from state.log import append_posts
+from paneboard.protocol.posts import Prompt
+from paneboard.state.log import append_posts
 log, me = Path(sys.argv[1]), sys.argv[2]
 i = 0
 while True:
@@ -60,7 +60,7 @@ def test_ten_listeners_for_one_pane_at_once(home: Path) -> None:
     """Started together: exactly one runs, the other nine exit 4."""
     (home / "test" / "panes").mkdir(parents=True, mode=0o700)
     gate = home / "go"
-    script = f"import os, sys, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.001)\nfrom listener.cli import main\nsys.exit(main(['listen', '--as', 'bob', '--door', 'stdout']))"  # fmt: skip
+    script = f"import os, sys, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.001)\nfrom paneboard.listener.cli import main\nsys.exit(main(['listen', '--as', 'bob', '--door', 'stdout']))"  # fmt: skip
     procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=cli_env(home)) for _ in range(10)]  # fmt: skip
     gate.touch()
     deadline = time.monotonic() + 30
@@ -88,9 +88,9 @@ def _exited_within(proc: subprocess.Popen[str], seconds: float) -> bool:
 SENDER = """
 import sys, time
 from pathlib import Path
-from protocol.ids import new_id
-from protocol.posts import Prompt
-from state.log import append_posts
+from paneboard.protocol.ids import new_id
+from paneboard.protocol.posts import Prompt
+from paneboard.state.log import append_posts
 import os
 log, me, n, listeners = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 for i in range(n):

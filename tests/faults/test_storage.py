@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from protocol.errors import DamagedRecord
-from protocol.posts import Prompt, encode
-from state.framing import frame
-from state.log import read_posts
+from paneboard.protocol.errors import DamagedRecord
+from paneboard.protocol.posts import Prompt, encode
+from paneboard.state.framing import frame
+from paneboard.state.log import read_posts
 from tests.conftest import Listening, run_cli
 
 

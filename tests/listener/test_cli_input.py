@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from listener.cli import main
+from paneboard.listener.cli import main
 from tests.conftest import run_cli
 
 

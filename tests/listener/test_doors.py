@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from protocol.posts import Undelivered
-from state.log import read_posts
+from paneboard.protocol.posts import Undelivered
+from paneboard.state.log import read_posts
 from tests.conftest import Listening, cli_env, run_cli
 from tests.listener.test_listen import post
 

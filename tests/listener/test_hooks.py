@@ -152,7 +152,7 @@ def test_session_start_runs_a_detached_listener_that_ends_with_its_agent(home: P
     env = cli_env(
         home, CLAUDE_CODE_MESSAGING_SOCKET=str(server.path), CLAUDE_CODE_MESSAGING_TOKEN="secret", PANEBOARD_AGENT="bob"
     )
-    parent = subprocess.Popen([sys.executable, "-c", PARENT, sys.executable, "-m", "listener", "hook", "session-start", "--agent", "claude"], stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, sys.executable, "-m", "paneboard.listener", "hook", "session-start", "--agent", "claude"], stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
     try:
         assert parent.stdout is not None
         assert "0" == parent.stdout.readline().strip()

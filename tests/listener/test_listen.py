@@ -6,7 +6,7 @@ import json
 import signal
 from pathlib import Path
 
-from state.log import read_posts
+from paneboard.state.log import read_posts
 from tests.conftest import Listening, run_cli
 
 
@@ -93,8 +93,8 @@ def test_the_pane_lock_is_portalockers_lock(home: Path) -> None:
     """A pane held through portalocker (as on other platforms) is held for paneboard too, and the other way round."""
     import portalocker
 
-    from protocol.errors import PaneLocked
-    from state.panelock import take_pane_lock
+    from paneboard.protocol.errors import PaneLocked
+    from paneboard.state.panelock import take_pane_lock
 
     path = home / "pane.lock"
     with open(path, "a+") as held:

@@ -6,8 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from protocol.posts import Undelivered
-from state.log import read_posts
+from paneboard.protocol.posts import Undelivered
+from paneboard.state.log import read_posts
 from tests.conftest import Listening, run_cli
 from tests.listener.test_listen import post
 

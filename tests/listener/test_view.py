@@ -7,11 +7,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from listener.view import BoardView
-from protocol.posts import Prompt
-from state.delivered import DeliveredKeys
-from state.log import append_posts
-from state.store import FileStore
+from paneboard.listener.view import BoardView
+from paneboard.protocol.posts import Prompt
+from paneboard.state.delivered import DeliveredKeys
+from paneboard.state.log import append_posts
+from paneboard.state.store import FileStore
 
 pytestmark = pytest.mark.anyio
 
@@ -58,9 +58,9 @@ def test_delivered_keys_survive_a_torn_line(tmp_path: Path) -> None:
 
 async def test_without_inotify_the_view_polls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Where inotify is missing, a change is still seen (by a slow poll of the log's size)."""
-    import state.tail
+    from paneboard.state import tail
 
-    monkeypatch.setattr(state.tail, "_inotify_watch", lambda folder: None)
+    monkeypatch.setattr(tail, "_inotify_watch", lambda folder: None)
     with anyio.fail_after(5), BoardView(FileStore(tmp_path)) as view:
         assert not view.follower.watcher.uses_inotify
         view.refresh()

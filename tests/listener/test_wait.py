@@ -12,7 +12,7 @@ from tests.listener.test_listen import post
 
 def test_ask_is_answered_by_an_agent_whose_door_runs_paneboard_answer(home: Path) -> None:
     """bob's exec door answers each prompt with `paneboard answer "$PANEBOARD_ID"`: alice's ask prints it."""
-    script = f'exec {sys.executable} -m listener answer "$PANEBOARD_ID" "bob says: $(wc -l) lines read"'
+    script = f'exec {sys.executable} -m paneboard.listener answer "$PANEBOARD_ID" "bob says: $(wc -l) lines read"'
     with Listening(home, "bob", "--door", "exec", "--", "sh", "-c", script):
         done = run_cli(home, "ask", "--as", "alice", "--to", "bob", "--timeout", "20", "how many lines?")
     assert (0, "") == (done.returncode, done.stderr)
@@ -32,7 +32,7 @@ def test_wait_until_delivered_and_closed(home: Path) -> None:
         bob.line()
         delivered = run_cli(home, "wait", pid, "--until", "delivered", "--timeout", "10")
         assert (0, "") == (delivered.returncode, delivered.stdout)
-    waiter = subprocess.Popen([sys.executable, "-m", "listener", "wait", pid, "--timeout", "20"], stdout=subprocess.PIPE, text=True, env=cli_env(home))  # fmt: skip
+    waiter = subprocess.Popen([sys.executable, "-m", "paneboard.listener", "wait", pid, "--timeout", "20"], stdout=subprocess.PIPE, text=True, env=cli_env(home))  # fmt: skip
     assert 0 == run_cli(home, "answer", "--as", "bob", pid, "all done").returncode
     out, _ = waiter.communicate(timeout=20)
     assert (0, "all done\n") == (waiter.returncode, out)

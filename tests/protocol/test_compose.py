@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from protocol.compose import compose, visible
-from protocol.posts import Prompt
+from paneboard.protocol.compose import compose, visible
+from paneboard.protocol.posts import Prompt
 
 
 def _prompt(body: str) -> Prompt:

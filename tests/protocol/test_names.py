@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol.errors import BadInput
-from protocol.ids import ALPHABET, check_ref, new_id
-from protocol.names import BODY_MAX, check_body, check_name, to_name
+from paneboard.protocol.errors import BadInput
+from paneboard.protocol.ids import ALPHABET, check_ref, new_id
+from paneboard.protocol.names import BODY_MAX, check_body, check_name, to_name
 from tests.strategies import names
 
 

@@ -6,8 +6,8 @@ import msgspec
 import pytest
 from hypothesis import given
 
-from protocol.posts import Ack, Post, Prompt, decode, encode, from_json, to_json
-from protocol.wire import pack_post
+from paneboard.protocol.posts import Ack, Post, Prompt, decode, encode, from_json, to_json
+from paneboard.protocol.wire import pack_post
 from tests.strategies import posts, prompts
 
 

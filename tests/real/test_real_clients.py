@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from protocol.posts import Undelivered
-from state.log import read_posts
-from state.panelock import holder
+from paneboard.protocol.posts import Undelivered
+from paneboard.state.log import read_posts
+from paneboard.state.panelock import holder
 from tests.conftest import Listening, cli_env, run_cli
 from tests.listener.test_listen import post
 from tests.real.conftest import ClaudeSession, offline_codex_thread

@@ -10,14 +10,14 @@ import sys
 import time
 from pathlib import Path
 
-from state.log import read_posts
+from paneboard.state.log import read_posts
 from tests.conftest import cli_env, run_cli
 
 WRITER = """
 import os, sys, time
 from pathlib import Path
-from protocol.posts import Prompt, encode
-from state.append import append_payloads
+from paneboard.protocol.posts import Prompt, encode
+from paneboard.state.append import append_payloads
 log, me, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 for i in range(n):
     p = Prompt(id=f"{me}-{i:08d}", board="b", sender=me, ts=time.time(), to=("bob",), body=f"{me} {i}")
@@ -42,7 +42,7 @@ def test_writer_killed_at_random_moments_loses_nothing_reported(home: Path) -> N
     rng = random.Random(os.environ.get("PANEBOARD_SEED", "2"))
     print("seed", rng.random())
     reported: list[str] = []
-    loop = f'for i in $(seq 1 1000); do {sys.executable} -m listener post --to bob "msg $i" || exit 1; done'
+    loop = f'for i in $(seq 1 1000); do {sys.executable} -m paneboard.listener post --to bob "msg $i" || exit 1; done'
     for _ in range(15):
         proc = subprocess.Popen(["bash", "-c", loop], stdout=subprocess.PIPE, text=True, env=cli_env(home, PANEBOARD_AGENT="alice"), start_new_session=True)  # fmt: skip
         time.sleep(rng.uniform(0.05, 0.4))

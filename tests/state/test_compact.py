@@ -7,10 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from protocol.posts import Ack, Cancel, Prompt
-from state.compact import compact
-from state.fold import fold, open_for
-from state.log import append_posts, read_posts
+from paneboard.protocol.posts import Ack, Cancel, Prompt
+from paneboard.state.compact import compact
+from paneboard.state.fold import fold, open_for
+from paneboard.state.log import append_posts, read_posts
 from tests.conftest import Listening, cli_env, run_cli
 from tests.listener.test_listen import post
 
@@ -39,8 +39,8 @@ def test_compaction_keeps_open_prompts_and_their_posts(tmp_path: Path) -> None:
 WRITER = """
 import sys, time
 from pathlib import Path
-from protocol.posts import Prompt
-from state.log import append_posts
+from paneboard.protocol.posts import Prompt
+from paneboard.state.log import append_posts
 log, n = Path(sys.argv[1]), int(sys.argv[2])
 for i in range(n):
     append_posts(log, [Prompt(id=f"w{i:08d}", board="test", sender="alice", ts=time.time(), to=("bob",), body=str(i))])

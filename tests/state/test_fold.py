@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt, Undelivered
-from state.fold import BoardState, fold, open_for, prune, stage
+from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt, Undelivered
+from paneboard.state.fold import BoardState, fold, open_for, prune, stage
 
 
 def prompt(pid: str, *, to: tuple[str, ...] = ("bob",), priority: str = "normal", expires: float | None = None, sender: str = "alice") -> Prompt:  # fmt: skip

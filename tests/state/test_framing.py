@@ -9,11 +9,11 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.errors import DamagedRecord
-from protocol.posts import Post, encode
-from state.append import append_payloads
-from state.framing import frame, scan
-from state.log import read_posts
+from paneboard.protocol.errors import DamagedRecord
+from paneboard.protocol.posts import Post, encode
+from paneboard.state.append import append_payloads
+from paneboard.state.framing import frame, scan
+from paneboard.state.log import read_posts
 from tests.strategies import posts
 
 post_lists = st.lists(posts, min_size=1, max_size=12)
@@ -106,6 +106,6 @@ def test_a_flipped_byte_loses_only_its_record(tmp_path: Path) -> None:
 
 
 def _post(i: int) -> Post:
-    from protocol.posts import Prompt
+    from paneboard.protocol.posts import Prompt
 
     return Prompt(id=f"{i:026d}", board="b", sender="alice", ts=float(i), to=("bob",), body=f"body {i}")

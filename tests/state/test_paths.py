@@ -9,8 +9,8 @@ from pathlib import Path
 import platformdirs
 import pytest
 
-from protocol.errors import BadInput, BoardIOError
-from state.paths import default_board, git_common_dir, open_home, user_data_dir
+from paneboard.protocol.errors import BadInput, BoardIOError
+from paneboard.state.paths import default_board, git_common_dir, open_home, user_data_dir
 
 
 def _git(cwd: Path, *args: str) -> str:

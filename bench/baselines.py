@@ -49,7 +49,9 @@ class SqliteMailbox:
         self.interval = interval
         with sqlite3.connect(self.db) as db:
             db.execute("PRAGMA journal_mode=WAL")
-            db.execute("CREATE TABLE IF NOT EXISTS messages(id INTEGER PRIMARY KEY, recipient TEXT, body TEXT, read INTEGER DEFAULT 0, created REAL)")  # fmt: skip
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS messages(id INTEGER PRIMARY KEY, recipient TEXT, body TEXT, read INTEGER DEFAULT 0, created REAL)"
+            )
         self.send_script = _script(folder / "send.sh", SQLITE_SEND)
         self.poll_script = _script(folder / "poll.sh", SQLITE_POLL)
         self.env = {"DB": str(self.db), "INTERVAL": str(interval), "PATH": "/usr/bin:/bin"}
@@ -69,11 +71,19 @@ class SqliteMailbox:
             return (unread_for if mine else f"agent{i % 20}", f"message {i}", 0 if mine else 1)
 
         with sqlite3.connect(self.db) as db:
-            db.executemany("INSERT INTO messages(recipient, body, read, created) VALUES(?, ?, ?, 0)", map(row, range(n)))
+            db.executemany(
+                "INSERT INTO messages(recipient, body, read, created) VALUES(?, ?, ?, 0)",
+                map(row, range(n)),
+            )
 
     def poll_once(self, recipient: str) -> None:
         one = SQLITE_POLL.split("\n")[3].strip()
-        subprocess.run(["bash", "-c", one, "poll", recipient], env=self.env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            ["bash", "-c", one, "poll", recipient],
+            env=self.env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
 
 
 class Maildir:

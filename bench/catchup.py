@@ -29,14 +29,40 @@ def make_board(log: Path, n: int, open_for_bob: int = 300) -> None:
         sender, to = AGENTS[i % 20], AGENTS[(i + 7) % 20]
         pid = f"{i:026d}"
         if k % every == 0:
-            posts: list[Post] = [Prompt(id=pid, board="bench", sender=sender, ts=ts, to=("bob",), body=f"open work {i}")]
+            posts: list[Post] = [
+                Prompt(
+                    id=pid, board="bench", sender=sender, ts=ts, to=("bob",), body=f"open work {i}"
+                )
+            ]
         else:
             posts = [
-                Prompt(id=pid, board="bench", sender=sender, ts=ts, to=(to,), body=f"please look at item {i} " + "x" * 60),
-                Delivered(id=f"d{i:025d}", board="bench", sender=to, ts=ts, prompt=pid, door="claude-inbox"),
-                Ack(id=f"a{i:025d}", board="bench", sender=to, ts=ts, prompt=pid) if i % 2 else
-                Answer(id=f"a{i:025d}", board="bench", sender=to, ts=ts, prompt=pid, body="done, see commit abc123"),
-            ]  # fmt: skip
+                Prompt(
+                    id=pid,
+                    board="bench",
+                    sender=sender,
+                    ts=ts,
+                    to=(to,),
+                    body=f"please look at item {i} " + "x" * 60,
+                ),
+                Delivered(
+                    id=f"d{i:025d}",
+                    board="bench",
+                    sender=to,
+                    ts=ts,
+                    prompt=pid,
+                    door="claude-inbox",
+                ),
+                Ack(id=f"a{i:025d}", board="bench", sender=to, ts=ts, prompt=pid)
+                if i % 2
+                else Answer(
+                    id=f"a{i:025d}",
+                    board="bench",
+                    sender=to,
+                    ts=ts,
+                    prompt=pid,
+                    body="done, see commit abc123",
+                ),
+            ]
         batch += [encode(p) for p in posts]
         i += len(posts)
         if len(batch) >= 20_000:
@@ -70,7 +96,11 @@ def catch_up(home: Path, sizes: list[int], runs: int) -> dict[str, Any]:
         log = board / "bench" / "log"
         t0 = time.perf_counter()
         make_board(log, n)
-        row: dict[str, Any] = {"posts": n, "log_mb": log.stat().st_size / 1e6, "build_s": time.perf_counter() - t0}
+        row: dict[str, Any] = {
+            "posts": n,
+            "log_mb": log.stat().st_size / 1e6,
+            "build_s": time.perf_counter() - t0,
+        }
         cold, warm, cold_rss, warm_rss = [], [], [], []
         checkpoint = board / "bench" / "panes" / "bob.checkpoint"
         for _ in range(runs):
@@ -81,11 +111,22 @@ def catch_up(home: Path, sizes: list[int], runs: int) -> dict[str, Any]:
             t, rss = first_delivery(board)  # the run before left its checkpoint
             warm.append(t * 1000)
             warm_rss.append(rss)
-        row |= {"cold_ms": summary(cold), "cold_rss_mb": max(cold_rss), "checkpoint_ms": summary(warm), "checkpoint_rss_mb": max(warm_rss)}  # fmt: skip
+        row |= {
+            "cold_ms": summary(cold),
+            "cold_rss_mb": max(cold_rss),
+            "checkpoint_ms": summary(warm),
+            "checkpoint_rss_mb": max(warm_rss),
+        }
         done = compact(log, time.time())
         checkpoint.unlink(missing_ok=True)
         after, _ = first_delivery(board)
-        row["compact"] = {"seconds": done.seconds, "before_mb": done.before_bytes / 1e6, "after_mb": done.after_bytes / 1e6, "kept": done.kept, "cold_after_ms": after * 1000}  # fmt: skip
+        row["compact"] = {
+            "seconds": done.seconds,
+            "before_mb": done.before_bytes / 1e6,
+            "after_mb": done.after_bytes / 1e6,
+            "kept": done.kept,
+            "cold_after_ms": after * 1000,
+        }
         row["sqlite_poll_ms"] = _sqlite_catch_up(home / f"sq{n}", n, runs)
         out[str(n)] = row
         _remove_tree(board)

@@ -41,7 +41,12 @@ def fan_out(home: Path, n: int, rounds: int) -> dict[str, Any]:
                 p.readline()
                 to_each.append((time.perf_counter() - t0) * 1000)
             _settle(log)
-        return {"listeners": n, "to_all_ms": summary(to_all), "to_each_ms": summary(to_each), "last_door_ms": summary(last)}
+        return {
+            "listeners": n,
+            "to_all_ms": summary(to_all),
+            "to_each_ms": summary(to_each),
+            "last_door_ms": summary(last),
+        }
     finally:
         for p in procs:
             p.stop()
@@ -70,7 +75,12 @@ def idle(home: Path, n: int, seconds: float) -> dict[str, Any]:
         before = sum(cpu_seconds(p.p.pid) for p in procs)
         time.sleep(seconds)
         used = sum(cpu_seconds(p.p.pid) for p in procs) - before
-        return {"listeners": n, "seconds": seconds, "cpu_s": used, "core_percent": used / seconds * 100}
+        return {
+            "listeners": n,
+            "seconds": seconds,
+            "cpu_s": used,
+            "core_percent": used / seconds * 100,
+        }
     finally:
         for p in procs:
             p.stop()

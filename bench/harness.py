@@ -25,7 +25,14 @@ def summary(samples: Sequence[float]) -> dict[str, Any]:
     def pct(p: float) -> float:
         return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
 
-    return {"n": len(xs), "median": statistics.median(xs), "p50": pct(50), "p99": pct(99), "min": xs[0], "max": xs[-1]}
+    return {
+        "n": len(xs),
+        "median": statistics.median(xs),
+        "p50": pct(50),
+        "p99": pct(99),
+        "min": xs[0],
+        "max": xs[-1],
+    }
 
 
 def env_for(home: Path, **extra: str) -> dict[str, str]:
@@ -37,7 +44,9 @@ def env_for(home: Path, **extra: str) -> dict[str, str]:
 class Proc:
     """A child process whose stdout lines are read with a deadline (no threads, no sleeps)."""
 
-    def __init__(self, argv: Sequence[str], env: dict[str, str], *, stderr: int | None = subprocess.DEVNULL) -> None:
+    def __init__(
+        self, argv: Sequence[str], env: dict[str, str], *, stderr: int | None = subprocess.DEVNULL
+    ) -> None:
         self.p = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=stderr, env=env)
         assert self.p.stdout is not None
         self.fd = self.p.stdout.fileno()
@@ -71,7 +80,10 @@ class Proc:
 
 def listener(home: Path, agent: str, *door: str) -> Proc:
     """A running `paneboard listen --door stdout` (or *door*), started; not yet known to be ready."""
-    return Proc([PY, "-m", "paneboard.listener", "listen", "--as", agent, *(door or ("--door", "stdout"))], env_for(home))
+    return Proc(
+        [PY, "-m", "paneboard.listener", "listen", "--as", agent, *(door or ("--door", "stdout"))],
+        env_for(home),
+    )
 
 
 def cpu_seconds(pid: int) -> float:

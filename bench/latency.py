@@ -17,7 +17,9 @@ from paneboard.state.log import append_posts
 
 def prompt(to: tuple[str, ...], body: str = "bench") -> Prompt:
     ts = time.time()
-    return Prompt(id=new_id(ts, os.urandom(10)), board="bench", sender="bench", ts=ts, to=to, body=body)
+    return Prompt(
+        id=new_id(ts, os.urandom(10)), board="bench", sender="bench", ts=ts, to=to, body=body
+    )
 
 
 def wake(home: Path, samples: int) -> dict[str, Any]:
@@ -35,7 +37,12 @@ def wake(home: Path, samples: int) -> dict[str, Any]:
             lat.append((time.perf_counter() - start) * 1000)
             time.sleep(0.002)
         busy = cpu_seconds(lis.p.pid) - cpu0
-        return {"latency_ms": summary(lat), "samples_ms": lat, "cpu_per_delivery_ms": busy / samples * 1000, "elapsed_s": time.monotonic() - t0}  # fmt: skip
+        return {
+            "latency_ms": summary(lat),
+            "samples_ms": lat,
+            "cpu_per_delivery_ms": busy / samples * 1000,
+            "elapsed_s": time.monotonic() - t0,
+        }
     finally:
         lis.stop()
 

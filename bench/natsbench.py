@@ -21,7 +21,11 @@ def nats_server(folder: Path) -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
-    proc = subprocess.Popen(["nats-server", "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        ["nats-server", "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(folder)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 10
         while True:
@@ -47,7 +51,9 @@ def wake(home: Path, samples: int) -> dict[str, Any]:
 
     with nats_server(home / "nats") as url:
         env = env_for(home, PANEBOARD_STORE=url)
-        lis = Proc([PY, "-m", "paneboard.listener", "listen", "--as", "bob", "--door", "stdout"], env)
+        lis = Proc(
+            [PY, "-m", "paneboard.listener", "listen", "--as", "bob", "--door", "stdout"], env
+        )
         store = NatsStore(url, "bench")
         try:
             wait_ready(home, "bob")

@@ -21,29 +21,85 @@ def headline(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         pb = r["wake"]["paneboard"]["latency_ms"]
         for name in ("sqlite-5s", "sqlite-1s", "maildir-1s"):
             base = r["wake"][name]["latency_ms"]
-            rows.append((f"delivery latency, median, vs {name} poll", f"{pb['median']:.2f} ms", f"{base['median']:.0f} ms", f"{base['median'] / pb['median']:.0f}× faster"))  # fmt: skip
+            rows.append(
+                (
+                    f"delivery latency, median, vs {name} poll",
+                    f"{pb['median']:.2f} ms",
+                    f"{base['median']:.0f} ms",
+                    f"{base['median'] / pb['median']:.0f}× faster",
+                )
+            )
     if "post-cli" in r:
         pc = r["post-cli"]
-        rows.append(("`paneboard post` vs `python -c pass`", f"{pc['post_ms']['median']:.1f} ms", f"{pc['python_pass_ms']['median']:.1f} ms", f"{pc['ratio_post_to_pass']:.2f}×"))  # fmt: skip
+        rows.append(
+            (
+                "`paneboard post` vs `python -c pass`",
+                f"{pc['post_ms']['median']:.1f} ms",
+                f"{pc['python_pass_ms']['median']:.1f} ms",
+                f"{pc['ratio_post_to_pass']:.2f}×",
+            )
+        )
         for name in ("sqlite", "maildir"):
             if f"{name}_send_ms" in pc:
                 base = pc[f"{name}_send_ms"]["median"]
-                rows.append((f"send cost vs {name} send script", f"{pc['post_ms']['median']:.1f} ms", f"{base:.1f} ms", f"{pc['post_ms']['median'] / base:.2f}×"))  # fmt: skip
+                rows.append(
+                    (
+                        f"send cost vs {name} send script",
+                        f"{pc['post_ms']['median']:.1f} ms",
+                        f"{base:.1f} ms",
+                        f"{pc['post_ms']['median'] / base:.2f}×",
+                    )
+                )
     if "append" in r:
         a = r["append"]
-        rows.append(("durable appends/s, one by one, vs SQLite WAL+FULL", f"{a['one_by_one_per_s']:,.0f}/s", f"{a['sqlite_wal_full_per_s']:,.0f}/s", f"{a['ratio_one_by_one_to_sqlite']:.2f}×"))  # fmt: skip
+        rows.append(
+            (
+                "durable appends/s, one by one, vs SQLite WAL+FULL",
+                f"{a['one_by_one_per_s']:,.0f}/s",
+                f"{a['sqlite_wal_full_per_s']:,.0f}/s",
+                f"{a['ratio_one_by_one_to_sqlite']:.2f}×",
+            )
+        )
     if "wake-nats" in r:
         nb = r["wake-nats"]["latency_ms"]
         base = r["wake"]["paneboard"]["latency_ms"] if "wake" in r else None
-        rows.append(("delivery latency, median, NATS store vs file log", f"{nb['median']:.2f} ms (p99 {nb['p99']:.2f})", f"{base['median']:.2f} ms (p99 {base['p99']:.2f})" if base else "–", f"{nb['median'] / base['median']:.1f}×" if base else "–"))  # fmt: skip
+        rows.append(
+            (
+                "delivery latency, median, NATS store vs file log",
+                f"{nb['median']:.2f} ms (p99 {nb['p99']:.2f})",
+                f"{base['median']:.2f} ms (p99 {base['p99']:.2f})" if base else "–",
+                f"{nb['median'] / base['median']:.1f}×" if base else "–",
+            )
+        )
     if "append-nats" in r:
         an = r["append-nats"]
         base_a = r.get("append")
-        rows.append(("acknowledged appends/s, one by one, NATS store vs file log", f"{an['one_by_one_per_s']:,.0f}/s", f"{base_a['one_by_one_per_s']:,.0f}/s" if base_a else "–", f"{an['one_by_one_per_s'] / base_a['one_by_one_per_s']:.2f}×" if base_a else "–"))  # fmt: skip
-        rows.append(("acknowledged appends/s, batches of 1000, NATS store vs file log", f"{an['batched_per_s']:,.0f}/s", f"{base_a['batched_per_s']:,.0f}/s" if base_a else "–", f"{an['batched_per_s'] / base_a['batched_per_s']:.2f}×" if base_a else "–"))  # fmt: skip
+        rows.append(
+            (
+                "acknowledged appends/s, one by one, NATS store vs file log",
+                f"{an['one_by_one_per_s']:,.0f}/s",
+                f"{base_a['one_by_one_per_s']:,.0f}/s" if base_a else "–",
+                f"{an['one_by_one_per_s'] / base_a['one_by_one_per_s']:.2f}×" if base_a else "–",
+            )
+        )
+        rows.append(
+            (
+                "acknowledged appends/s, batches of 1000, NATS store vs file log",
+                f"{an['batched_per_s']:,.0f}/s",
+                f"{base_a['batched_per_s']:,.0f}/s" if base_a else "–",
+                f"{an['batched_per_s'] / base_a['batched_per_s']:.2f}×" if base_a else "–",
+            )
+        )
     if "catch-up" in r:
         for n, row in r["catch-up"].items():
-            rows.append((f"catch-up, {int(n):,} posts, first delivery (checkpoint / cold)", f"{row['checkpoint_ms']['median']:.0f} / {row['cold_ms']['median']:.0f} ms", f"{row['sqlite_poll_ms']['median']:.0f} ms (SQLite first poll)", f"{row['sqlite_poll_ms']['median'] / row['checkpoint_ms']['median']:.2f}× (checkpoint)"))  # fmt: skip
+            rows.append(
+                (
+                    f"catch-up, {int(n):,} posts, first delivery (checkpoint / cold)",
+                    f"{row['checkpoint_ms']['median']:.0f} / {row['cold_ms']['median']:.0f} ms",
+                    f"{row['sqlite_poll_ms']['median']:.0f} ms (SQLite first poll)",
+                    f"{row['sqlite_poll_ms']['median'] / row['checkpoint_ms']['median']:.2f}× (checkpoint)",
+                )
+            )
     return rows
 
 
@@ -70,16 +126,40 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, bool]]:
                 a["ratio_one_by_one_to_sqlite"] >= 1,
             )
         )
-        out.append(("batched ≥ 100,000 posts/s", f"{a['batched_per_s']:,.0f}/s", a["batched_per_s"] >= 100_000))
+        out.append(
+            (
+                "batched ≥ 100,000 posts/s",
+                f"{a['batched_per_s']:,.0f}/s",
+                a["batched_per_s"] >= 100_000,
+            )
+        )
     if "catch-up" in r:
         big = r["catch-up"][max(r["catch-up"], key=int)]
         n = int(max(r["catch-up"], key=int))
         cp, cold = big["checkpoint_ms"]["median"], big["cold_ms"]["median"]
-        out.append((f"catch-up {n:,}: checkpoint ≤ 200 ms and ≤ 100 MB", f"{cp:.0f} ms, {big['checkpoint_rss_mb']:.0f} MB", cp <= 200 and big["checkpoint_rss_mb"] <= 100))  # fmt: skip
-        out.append((f"catch-up {n:,}: cold ≤ 2 s", f"{cold / 1000:.2f} s, {big['cold_rss_mb']:.0f} MB", cold <= 2000))
+        out.append(
+            (
+                f"catch-up {n:,}: checkpoint ≤ 200 ms and ≤ 100 MB",
+                f"{cp:.0f} ms, {big['checkpoint_rss_mb']:.0f} MB",
+                cp <= 200 and big["checkpoint_rss_mb"] <= 100,
+            )
+        )
+        out.append(
+            (
+                f"catch-up {n:,}: cold ≤ 2 s",
+                f"{cold / 1000:.2f} s, {big['cold_rss_mb']:.0f} MB",
+                cold <= 2000,
+            )
+        )
         if "compact" in big:
             c = big["compact"]
-            out.append((f"`compact` {n:,} posts (no target): time, size, cold catch-up after", f"{c['seconds']:.1f} s, {c['before_mb']:.0f} → {c['after_mb']:.2f} MB, {c['cold_after_ms']:.0f} ms", True))  # fmt: skip
+            out.append(
+                (
+                    f"`compact` {n:,} posts (no target): time, size, cold catch-up after",
+                    f"{c['seconds']:.1f} s, {c['before_mb']:.0f} → {c['after_mb']:.2f} MB, {c['cold_after_ms']:.0f} ms",
+                    True,
+                )
+            )
     if "fan-out" in r:
         f = r["fan-out"]
         out.append(
@@ -91,18 +171,32 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, bool]]:
         )
     if "idle" in r:
         m = r["idle"]["many_listeners"]
-        out.append((f"{m['listeners']} idle listeners ≤ 0.5% of a core", f"{m['core_percent']:.3f}%", m["core_percent"] <= 0.5))
+        out.append(
+            (
+                f"{m['listeners']} idle listeners ≤ 0.5% of a core",
+                f"{m['core_percent']:.3f}%",
+                m["core_percent"] <= 0.5,
+            )
+        )
     return out
 
 
 def write_report(r: dict[str, Any], out: Path) -> str:
     m = r["machine"]
-    lines = [f"Run {r['started']}{' (--quick)' if r['quick'] else ''} on {m['cpus']} × {m['cpu']}, {m['memory_gib']} GiB, Python {m['python']}, Linux {m['kernel']}.", ""]  # fmt: skip
-    lines += ["| measured side by side | paneboard | baseline | ratio |", "| --- | --- | --- | --- |"]
+    lines = [
+        f"Run {r['started']}{' (--quick)' if r['quick'] else ''} on {m['cpus']} × {m['cpu']}, {m['memory_gib']} GiB, Python {m['python']}, Linux {m['kernel']}.",
+        "",
+    ]
+    lines += [
+        "| measured side by side | paneboard | baseline | ratio |",
+        "| --- | --- | --- | --- |",
+    ]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in headline(r)]
     lines += ["", "| target | measured | met |", "| --- | --- | --- |"]
     lines += [f"| {a} | {b} | {'yes' if ok else '**no**'} |" for a, b, ok in targets(r)]
-    lines += ["", "Details:", ""] + [f"- {k}: {_detail(v)}" for k, v in r.items() if k not in ("machine", "quick", "started")]
+    lines += ["", "Details:", ""] + [
+        f"- {k}: {_detail(v)}" for k, v in r.items() if k not in ("machine", "quick", "started")
+    ]
     lines += _plots(r, out)
     text = "\n".join(lines) + "\n"
     (out / "report.md").write_text(text)
@@ -136,7 +230,12 @@ def _plots(r: dict[str, Any], out: Path) -> list[str]:
         for name, v in curves.items():
             xs = sorted(v["samples_ms"])
             ax.plot(xs, [(i + 1) / len(xs) for i in range(len(xs))], label=name)
-        ax.set(xscale="log", xlabel="delivery latency (ms, log)", ylabel="fraction delivered", title="Delivery latency CDF")
+        ax.set(
+            xscale="log",
+            xlabel="delivery latency (ms, log)",
+            ylabel="fraction delivered",
+            title="Delivery latency CDF",
+        )
         ax.legend()
         fig.savefig(out / "latency-cdf.png", dpi=110, bbox_inches="tight")
         made.append("![latency CDF](latency-cdf.png)")
@@ -146,11 +245,27 @@ def _plots(r: dict[str, Any], out: Path) -> list[str]:
         xs = [int(n) for n in sizes]
         for key, label in (("cold_ms", "cold"), ("checkpoint_ms", "checkpoint")):
             a1.plot(xs, [r["catch-up"][n][key]["median"] for n in sizes], marker="o", label=label)
-        a1.plot(xs, [r["catch-up"][n]["sqlite_poll_ms"]["median"] for n in sizes], marker="o", label="SQLite first poll")
-        a1.set(xscale="log", yscale="log", xlabel="posts on the board", ylabel="ms to first delivery", title="Catch-up time")
+        a1.plot(
+            xs,
+            [r["catch-up"][n]["sqlite_poll_ms"]["median"] for n in sizes],
+            marker="o",
+            label="SQLite first poll",
+        )
+        a1.set(
+            xscale="log",
+            yscale="log",
+            xlabel="posts on the board",
+            ylabel="ms to first delivery",
+            title="Catch-up time",
+        )
         for key, label in (("cold_rss_mb", "cold"), ("checkpoint_rss_mb", "checkpoint")):
             a2.plot(xs, [r["catch-up"][n][key] for n in sizes], marker="o", label=label)
-        a2.set(xscale="log", xlabel="posts on the board", ylabel="peak RSS (MB)", title="Catch-up memory")
+        a2.set(
+            xscale="log",
+            xlabel="posts on the board",
+            ylabel="peak RSS (MB)",
+            title="Catch-up memory",
+        )
         a1.legend()
         a2.legend()
         fig.savefig(out / "catch-up.png", dpi=110, bbox_inches="tight")

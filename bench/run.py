@@ -40,7 +40,9 @@ def _post_cli(home: Path, quick: bool) -> dict[str, Any]:
 
 
 def _catch_up(home: Path, quick: bool) -> dict[str, Any]:
-    return catchup.catch_up(home, [10_000] if quick else [10_000, 100_000, 1_000_000], 1 if quick else 3)
+    return catchup.catch_up(
+        home, [10_000] if quick else [10_000, 100_000, 1_000_000], 1 if quick else 3
+    )
 
 
 SCENARIOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
@@ -51,7 +53,9 @@ SCENARIOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
     "fan-out": lambda home, quick: fanout.fan_out(home, 10 if quick else 50, 3 if quick else 20),
     "idle": _idle,
     "size": lambda home, quick: throughput.size(home, 1000),
-    "concurrency": lambda home, quick: throughput.concurrency(home, 4 if quick else 8, 200 if quick else 1000),
+    "concurrency": lambda home, quick: throughput.concurrency(
+        home, 4 if quick else 8, 200 if quick else 1000
+    ),
     "wake-nats": lambda home, quick: natsbench.wake(home, 200 if quick else 2000),
     "append-nats": lambda home, quick: natsbench.append_rate(home, 300 if quick else 2000, 1000),
 }
@@ -59,18 +63,51 @@ NEEDS_NATS = {"wake-nats", "append-nats"}
 
 
 def machine() -> dict[str, Any]:
-    mem = next((ln.split()[1] for ln in Path("/proc/meminfo").read_text().splitlines() if ln.startswith("MemTotal")), "0")
-    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines() if ln.startswith("model name")), "?")  # fmt: skip
-    return {"cpus": os.cpu_count(), "cpu": cpu, "memory_gib": round(int(mem) / 2**20, 1), "python": platform.python_version(), "kernel": platform.release()}  # fmt: skip
+    mem = next(
+        (
+            ln.split()[1]
+            for ln in Path("/proc/meminfo").read_text().splitlines()
+            if ln.startswith("MemTotal")
+        ),
+        "0",
+    )
+    cpu = next(
+        (
+            ln.split(":", 1)[1].strip()
+            for ln in Path("/proc/cpuinfo").read_text().splitlines()
+            if ln.startswith("model name")
+        ),
+        "?",
+    )
+    return {
+        "cpus": os.cpu_count(),
+        "cpu": cpu,
+        "memory_gib": round(int(mem) / 2**20, 1),
+        "python": platform.python_version(),
+        "kernel": platform.release(),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke test in under a minute")
-    parser.add_argument("--only", nargs="+", choices=sorted(SCENARIOS), metavar="NAME", help=", ".join(SCENARIOS))
-    parser.add_argument("--out", type=Path, default=Path("bench/out"), help="where results.json, report.md and plots go")
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes: a smoke test in under a minute"
+    )
+    parser.add_argument(
+        "--only", nargs="+", choices=sorted(SCENARIOS), metavar="NAME", help=", ".join(SCENARIOS)
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("bench/out"),
+        help="where results.json, report.md and plots go",
+    )
     args = parser.parse_args(argv)
-    results: dict[str, Any] = {"machine": machine(), "quick": args.quick, "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}  # fmt: skip
+    results: dict[str, Any] = {
+        "machine": machine(),
+        "quick": args.quick,
+        "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+    }
     for name in args.only or SCENARIOS:
         if name in NEEDS_NATS and not natsbench.available():
             print(f"bench: {name} skipped: no nats-server (Debian package nats-server)", flush=True)

@@ -39,12 +39,21 @@ def post_cli(home: Path, runs: int, baselines: dict[str, Any]) -> dict[str, Any]
         wait_ready(home, "bob")
         for _ in range(max(5, runs // 2)):
             t0 = time.perf_counter()
-            subprocess.run([PY, "-m", "paneboard.listener", "post", "--to", "bob", "hi"], env=env, stdout=subprocess.DEVNULL, check=True)
+            subprocess.run(
+                [PY, "-m", "paneboard.listener", "post", "--to", "bob", "hi"],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                check=True,
+            )
             lis.readline()
             end_to_end.append((time.perf_counter() - t0) * 1000)
     finally:
         lis.stop()
-    out: dict[str, Any] = {"python_pass_ms": summary(bare), "post_ms": summary(post), "post_to_door_ms": summary(end_to_end)}
+    out: dict[str, Any] = {
+        "python_pass_ms": summary(bare),
+        "post_ms": summary(post),
+        "post_to_door_ms": summary(end_to_end),
+    }
     out["ratio_post_to_pass"] = out["post_ms"]["median"] / out["python_pass_ms"]["median"]
     for name, box in baselines.items():
         times = []
@@ -73,22 +82,36 @@ def append_rate(home: Path, n: int, batch: int) -> dict[str, Any]:
     db = sqlite3.connect(home / "append.db", isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
-    db.execute("CREATE TABLE messages(id INTEGER PRIMARY KEY, recipient TEXT, body TEXT, read INTEGER DEFAULT 0)")
+    db.execute(
+        "CREATE TABLE messages(id INTEGER PRIMARY KEY, recipient TEXT, body TEXT, read INTEGER DEFAULT 0)"
+    )
     t0 = time.perf_counter()
     for i in range(n):
         db.execute("INSERT INTO messages(recipient, body) VALUES(?, ?)", ("bob", f"message {i}"))
     sqlite_rate = n / (time.perf_counter() - t0)
     db.close()
-    return {"one_by_one_per_s": one, "batched_per_s": batched, "batch": batch, "sqlite_wal_full_per_s": sqlite_rate, "ratio_one_by_one_to_sqlite": one / sqlite_rate}  # fmt: skip
+    return {
+        "one_by_one_per_s": one,
+        "batched_per_s": batched,
+        "batch": batch,
+        "sqlite_wal_full_per_s": sqlite_rate,
+        "ratio_one_by_one_to_sqlite": one / sqlite_rate,
+    }
 
 
 def size(home: Path, n: int) -> dict[str, Any]:
     """Bytes on disk per post against the encoded post."""
     log = home / "size.log"
-    payloads = [encode(prompt(("bob",), f"please review the change in file{i}.py")) for i in range(n)]
+    payloads = [
+        encode(prompt(("bob",), f"please review the change in file{i}.py")) for i in range(n)
+    ]
     append_payloads(log, payloads)
     encoded = sum(map(len, payloads)) / n
-    return {"encoded_bytes": encoded, "on_disk_bytes": log.stat().st_size / n, "frame_overhead_bytes": OVERHEAD}
+    return {
+        "encoded_bytes": encoded,
+        "on_disk_bytes": log.stat().st_size / n,
+        "frame_overhead_bytes": OVERHEAD,
+    }
 
 
 WRITER = """
@@ -108,11 +131,18 @@ def concurrency(home: Path, writers: int, each: int) -> dict[str, Any]:
     log = home / "conc.log"
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
     t0 = time.perf_counter()
-    procs = [subprocess.Popen([PY, "-c", WRITER, str(log), f"w{k}", str(each)], env=env) for k in range(writers)]
+    procs = [
+        subprocess.Popen([PY, "-c", WRITER, str(log), f"w{k}", str(each)], env=env)
+        for k in range(writers)
+    ]
     codes = [p.wait() for p in procs]
     took = time.perf_counter() - t0
     bodies = [p.body for _, p in read_posts(log)]  # type: ignore[union-attr]
     return {
-        "writers": writers, "posts": writers * each, "posts_per_s": writers * each / took, "exit_codes_ok": codes == [0] * writers,
-        "all_present_once": sorted(bodies) == sorted(f"w{k} {i}" for k in range(writers) for i in range(each)),
-    }  # fmt: skip
+        "writers": writers,
+        "posts": writers * each,
+        "posts_per_s": writers * each / took,
+        "exit_codes_ok": codes == [0] * writers,
+        "all_present_once": sorted(bodies)
+        == sorted(f"w{k} {i}" for k in range(writers) for i in range(each)),
+    }

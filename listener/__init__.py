@@ -1,11 +1,10 @@
-"""The running process and the command line: listen, the doors, the hooks, the CLI."""
+"""The running process: the listener (`listen`), the doors, the context; the hooks and the CLI.
+
+Rooms (tests/test_layering.py keeps them so): `paneboard.listener` itself holds the listener
+proper and the context every command resolves; `hooks/` what agents' hooks run; `cli/` the
+parser and one module per group of commands.
+"""
 
 from __future__ import annotations
 
-__all__ = ["main"]
-
-
-def main(argv: list[str] | None = None) -> int:
-    from paneboard.listener.cli import main as _main
-
-    return _main(argv)
+__all__: list[str] = []

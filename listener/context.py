@@ -14,6 +14,8 @@ from paneboard.state.paths import BoardPaths, default_board, open_home, user_dat
 
 TYPE_CHECKING = False  # typing's import is a cost `post` does not pay
 if TYPE_CHECKING:
+    from argparse import Namespace
+
     from paneboard.protocol.posts import Header
     from paneboard.state.store import Store
 
@@ -23,7 +25,15 @@ class Context:
 
     __slots__ = ("_store", "agent", "board", "home", "json", "nats", "paths", "store_url")
 
-    def __init__(self, home: Path, board: str, agent: str, json: bool, store_url: str = "", nats: dict[str, str] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        home: Path,
+        board: str,
+        agent: str,
+        json: bool,
+        store_url: str = "",
+        nats: dict[str, str] | None = None,
+    ) -> None:
         self.home = home
         self.board = board
         self.agent = agent
@@ -42,7 +52,13 @@ class Context:
             if self.store_url:
                 from paneboard.state.natsstore import NatsStore
 
-                self._store = NatsStore(self.store_url, self.board, creds=self.nats.get("creds"), tls_ca=self.nats.get("tls_ca"), reconnect=reconnect)  # fmt: skip
+                self._store = NatsStore(
+                    self.store_url,
+                    self.board,
+                    creds=self.nats.get("creds"),
+                    tls_ca=self.nats.get("tls_ca"),
+                    reconnect=reconnect,
+                )
             else:
                 from paneboard.state.store import FileStore
 
@@ -50,7 +66,15 @@ class Context:
         return self._store
 
     @classmethod
-    def resolve(cls, home: str | None, board: str | None, agent: str | None, json: bool = False, store: str | None = None, nats: dict[str, str] | None = None) -> Context:  # fmt: skip
+    def resolve(
+        cls,
+        home: str | None,
+        board: str | None,
+        agent: str | None,
+        json: bool = False,
+        store: str | None = None,
+        nats: dict[str, str] | None = None,
+    ) -> Context:
         """Check every name and the home; create nothing (writers call ``paths.ensure()``)."""
         env = os.environ
         if board is None:
@@ -66,9 +90,19 @@ class Context:
             raise BadInput(f"--store {store!r} is not a nats://HOST:PORT[/PREFIX] address")
         return cls(home_path, board, agent, json, store, nats)
 
+    @classmethod
+    def from_args(cls, args: Namespace) -> Context:
+        """The context a command's options name (the common options of every command)."""
+        nats = {k: v for k, v in (("creds", args.nats_creds), ("tls_ca", args.nats_tls_ca)) if v}
+        return cls.resolve(args.home, args.board, args.agent, args.json, args.store, nats)
+
     def child_env(self) -> dict[str, str]:
         """The environment that makes a paneboard command act as this context."""
-        env = {"PANEBOARD_HOME": str(self.home), "PANEBOARD_BOARD": self.board, "PANEBOARD_AGENT": self.agent}
+        env = {
+            "PANEBOARD_HOME": str(self.home),
+            "PANEBOARD_BOARD": self.board,
+            "PANEBOARD_AGENT": self.agent,
+        }
         if self.store_url:
             env["PANEBOARD_STORE"] = self.store_url
         return env

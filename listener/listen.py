@@ -17,13 +17,14 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from pathlib import Path
 
 import anyio
 import msgspec
 from anyio.abc import TaskStatus
 
-from paneboard.listener.context import Context, header
+from paneboard.listener.context import header
 from paneboard.listener.doors import Door, Outcome
 from paneboard.listener.view import BoardView
 from paneboard.protocol.compose import compose
@@ -33,6 +34,8 @@ from paneboard.state import checkpoint, presence
 from paneboard.state.delivered import DeliveredKeys
 from paneboard.state.fold import BoardState, PromptState, is_open, open_for, order_key, prune
 from paneboard.state.panelock import PaneLock, take_pane_lock
+from paneboard.state.paths import BoardPaths
+from paneboard.state.store import Store
 
 DEFAULT_BACKOFF = (1.0, 2.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0)
 # For the fault-injection suite: the listener SIGKILLs itself on reaching this point.
@@ -40,36 +43,60 @@ FAILPOINT = os.environ.get("PANEBOARD_FAILPOINT", "")
 CHECKPOINT_EVERY = 10.0
 
 
+class Settings(msgspec.Struct, frozen=True):
+    """What a listener needs to know: its board and agent, where they live, and how to retry.
+
+    *exe* is the paneboard command written into composed texts; *store* the board's store.
+    """
+
+    board: str
+    agent: str
+    home: Path
+    store: Store
+    exe: str
+    backoff: tuple[float, ...] = DEFAULT_BACKOFF
+
+
 class Listener:
-    def __init__(self, ctx: Context, door: Door, backoff: Sequence[float] = DEFAULT_BACKOFF, *, exe: str) -> None:
-        self.ctx = ctx
+    def __init__(self, settings: Settings, door: Door) -> None:
+        self.settings = settings
         self.door = door
-        self.backoff = tuple(backoff)
-        self.exe = exe
-        self.paths = ctx.paths
-        self.store = ctx.store(reconnect=True)
+        self.backoff = settings.backoff
+        self.exe = settings.exe
+        self.paths = BoardPaths(settings.home, settings.board)
+        self.store = settings.store
         self.given_up: set[str] = set()
         self.delivered_count = 0
         self._checkpointed = 0.0
         self._lock: PaneLock | None = None
         self._queue: list[tuple[int, int, str]] = []  # a heap of (priority rank, log position, id)
-        self._presence = presence.Presence(os.getpid(), door.name, time.time(), host=socket.gethostname())
+        self._presence = presence.Presence(
+            os.getpid(), door.name, time.time(), host=socket.gethostname()
+        )
 
     def log(self, message: str) -> None:
-        print(f"paneboard listen {self.ctx.agent}@{self.ctx.board}: {message}", file=sys.stderr, flush=True)
+        print(
+            f"paneboard listen {self.settings.agent}@{self.settings.board}: {message}",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def take_lock(self) -> None:
         """Take the pane lock now (`PaneLocked` if another listener holds it)."""
         if self._lock is None:
             self.paths.ensure()
-            self._lock = take_pane_lock(self.paths.pane(self.ctx.agent, "lock"), self.ctx.board, self.ctx.agent)
+            self._lock = take_pane_lock(
+                self.paths.pane(self.settings.agent, "lock"),
+                self.settings.board,
+                self.settings.agent,
+            )
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Run until cancelled; report readiness once caught up and watching."""
         self.take_lock()
         assert self._lock is not None
         try:
-            self.keys = DeliveredKeys(self.paths.pane(self.ctx.agent, "delivered"))
+            self.keys = DeliveredKeys(self.paths.pane(self.settings.agent, "delivered"))
             with BoardView(self.store, self._start_state()) as self.view:
                 await self.view.refresh_async()
                 self._checkpoint(force=True)
@@ -86,7 +113,9 @@ class Listener:
             self._lock = None
 
     def _start_state(self) -> BoardState:
-        return checkpoint.start_state(self.paths.pane(self.ctx.agent, "checkpoint"), self.store, self.ctx.agent)
+        return checkpoint.start_state(
+            self.paths.pane(self.settings.agent, "checkpoint"), self.store, self.settings.agent
+        )
 
     def _check_door(self) -> None:
         try:
@@ -95,7 +124,9 @@ class Listener:
             self.log(f"warning: {exc} (prompts will be reported undelivered until it exists)")
 
     async def _loop(self) -> None:
-        self._queue_up(ps.prompt for ps in open_for(self.view.state, self.ctx.agent, time.time()))
+        self._queue_up(
+            ps.prompt for ps in open_for(self.view.state, self.settings.agent, time.time())
+        )
         while True:
             ps = self._next()
             if ps is None:
@@ -114,9 +145,13 @@ class Listener:
             self.view.replaced = False
             self._queue = []
             self.log("the log was compacted: folded it again")
-            self._queue_up(ps.prompt for ps in open_for(self.view.state, self.ctx.agent, time.time()))
+            self._queue_up(
+                ps.prompt for ps in open_for(self.view.state, self.settings.agent, time.time())
+            )
             return
-        self._queue_up(post for _, post in new if isinstance(post, Prompt) and self.ctx.agent in post.to)
+        self._queue_up(
+            post for _, post in new if isinstance(post, Prompt) and self.settings.agent in post.to
+        )
 
     def _queue_up(self, prompts: Iterable[Prompt]) -> None:
         for prompt in prompts:
@@ -129,7 +164,11 @@ class Listener:
 
     def _wanted(self, prompt_id: str) -> PromptState | None:
         ps = self.view.state.prompts.get(prompt_id)
-        if ps is None or not is_open(ps, self.ctx.agent, time.time()) or self._key(ps.prompt) in self.keys:
+        if (
+            ps is None
+            or not is_open(ps, self.settings.agent, time.time())
+            or self._key(ps.prompt) in self.keys
+        ):
             return None
         return ps
 
@@ -145,21 +184,27 @@ class Listener:
 
     async def _deliver(self, ps: PromptState) -> None:
         prompt = ps.prompt
-        text = compose(prompt, exe=self.exe, home=str(self.ctx.home), agent=self.ctx.agent)
+        text = compose(
+            prompt, exe=self.exe, home=str(self.settings.home), agent=self.settings.agent
+        )
         waits = (0.0, *self.backoff)
         failure: DoorFailed | None = None
         for attempt, wait in enumerate(waits, 1):
             if wait:
-                self.log(f"retry {attempt}/{len(waits)} of {prompt.id} in {wait:g} s after: {failure}")
+                self.log(
+                    f"retry {attempt}/{len(waits)} of {prompt.id} in {wait:g} s after: {failure}"
+                )
                 if await self._closed_while_waiting(prompt.id, wait):
                     self.log(f"{prompt.id} was closed while waiting to retry; not delivered")
                     return
             if self._wanted(prompt.id) is None:
                 return
             try:
-                with anyio.CancelScope(shield=True):  # a delivery in flight finishes, and is recorded
+                with anyio.CancelScope(
+                    shield=True
+                ):  # a delivery in flight finishes, and is recorded
                     _failpoint("before-door")
-                    outcome = await self.door.deliver(prompt, text, self.ctx.agent)
+                    outcome = await self.door.deliver(prompt, text, self.settings.agent)
                     _failpoint("after-door")
                     self._record(prompt, outcome)
                 return
@@ -184,18 +229,30 @@ class Listener:
         self.keys.record(self._key(prompt))
         _failpoint("after-record")
         self.delivered_count += 1
-        self._post(Delivered(**header(self.ctx.board, self.ctx.agent), prompt=prompt.id, door=self.door.name, outcome=outcome))
+        self._post(
+            Delivered(
+                **header(self.settings.board, self.settings.agent),
+                prompt=prompt.id,
+                door=self.door.name,
+                outcome=outcome,
+            )
+        )
         self._presence.last_delivery = time.time()
-        presence.write(self.paths.pane(self.ctx.agent, "presence"), self._presence)  # the bucket catches up at the next refresh
-        self.log(f"delivered {prompt.id} from {prompt.sender} via {self.door.name}" + (" (outcome unknown: timed out)" if outcome == "unknown" else ""))  # fmt: skip
+        presence.write(
+            self.paths.pane(self.settings.agent, "presence"), self._presence
+        )  # the bucket catches up at the next refresh
+        self.log(
+            f"delivered {prompt.id} from {prompt.sender} via {self.door.name}"
+            + (" (outcome unknown: timed out)" if outcome == "unknown" else "")
+        )
 
     def _announce(self) -> None:
         """Write this pane's presence: a local file, and the store's presence bucket where it has one."""
-        presence.write(self.paths.pane(self.ctx.agent, "presence"), self._presence)
+        presence.write(self.paths.pane(self.settings.agent, "presence"), self._presence)
         put = getattr(self.store, "put_presence", None)
         if put is not None:
             try:
-                put(self.ctx.agent, msgspec.json.encode(self._presence))
+                put(self.settings.agent, msgspec.json.encode(self._presence))
             except BoardIOError as exc:
                 self.log(f"warning: could not refresh presence: {exc}")
 
@@ -208,7 +265,12 @@ class Listener:
     def _give_up(self, prompt: Prompt, failure: DoorFailed) -> None:
         self.given_up.add(prompt.id)
         self._post(
-            Undelivered(**header(self.ctx.board, self.ctx.agent), prompt=prompt.id, door=self.door.name, reason=failure.reason)
+            Undelivered(
+                **header(self.settings.board, self.settings.agent),
+                prompt=prompt.id,
+                door=self.door.name,
+                reason=failure.reason,
+            )
         )
         self.log(f"undelivered {prompt.id} from {prompt.sender}: {failure.reason}")
 
@@ -224,7 +286,11 @@ class Listener:
             return
         self._checkpointed = now
         try:
-            checkpoint.save(self.paths.pane(self.ctx.agent, "checkpoint"), self.store, prune(self.view.state, time.time()))
+            checkpoint.save(
+                self.paths.pane(self.settings.agent, "checkpoint"),
+                self.store,
+                prune(self.view.state, time.time()),
+            )
         except OSError as exc:
             self.log(f"warning: could not write the checkpoint: {exc}")
 

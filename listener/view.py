@@ -41,7 +41,9 @@ class BoardView:
         first = next(batches, None)  # opening the log tells whether it was replaced
         if self.follower.replaced:
             self.follower.replaced = False
-            self.state = BoardState(keep_closed=self.state.keep_closed, recipient=self.state.recipient)
+            self.state = BoardState(
+                keep_closed=self.state.keep_closed, recipient=self.state.recipient
+            )
             self.replaced = True
         new: list[tuple[int, Post]] = []
         state = self.state

@@ -29,7 +29,9 @@ def visible(text: str) -> str:
     return "".join(out)
 
 
-def close_commands(prompt_id: str, *, exe: str, home: str, board: str, agent: str) -> tuple[str, str]:
+def close_commands(
+    prompt_id: str, *, exe: str, home: str, board: str, agent: str
+) -> tuple[str, str]:
     """The complete ack and answer command lines for *agent*."""
     common = f"{shlex.quote(prompt_id)} --home {shlex.quote(home)} --board {shlex.quote(board)} --as {shlex.quote(agent)}"
     exe_q = shlex.quote(exe)

@@ -7,7 +7,7 @@ from paneboard.protocol.errors import BadInput
 NAME_MAX = 64
 BODY_MAX = 256 * 1024
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
-PRIORITIES = ("low", "normal", "high", "urgent")
+from paneboard.protocol.words import PRIORITIES
 
 
 def check_name(what: str, value: str) -> str:
@@ -15,9 +15,13 @@ def check_name(what: str, value: str) -> str:
     if not value:
         raise BadInput(f"{what} name is empty")
     if len(value) > NAME_MAX:
-        raise BadInput(f"{what} name `{value[:20]}…` is {len(value)} characters; the limit is {NAME_MAX}")
+        raise BadInput(
+            f"{what} name `{value[:20]}…` is {len(value)} characters; the limit is {NAME_MAX}"
+        )
     if value[0] == "." or not _NAME_CHARS.issuperset(value):
-        raise BadInput(f"{what} name {value!r} is not valid: use 1-{NAME_MAX} of A-Z a-z 0-9 . _ -, not starting with `.`")
+        raise BadInput(
+            f"{what} name {value!r} is not valid: use 1-{NAME_MAX} of A-Z a-z 0-9 . _ -, not starting with `.`"
+        )
     return value
 
 

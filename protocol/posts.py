@@ -16,6 +16,8 @@ from typing import Literal, TypeAlias, TypedDict
 
 import msgspec
 
+from paneboard.protocol import words
+
 Priority: TypeAlias = Literal["low", "normal", "high", "urgent"]
 Outcome: TypeAlias = Literal["accepted", "unknown"]
 
@@ -84,8 +86,8 @@ class Header(TypedDict):
 
 
 Post: TypeAlias = Prompt | Ack | Answer | Cancel | Delivered | Undelivered
-KINDS = ("prompt", "ack", "answer", "cancel", "delivered", "undelivered")
-PRIORITY_RANK = {"urgent": 0, "high": 1, "normal": 2, "low": 3}
+KINDS = words.KINDS
+PRIORITY_RANK = words.PRIORITY_RANK
 
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(Post)

@@ -62,14 +62,24 @@ def _int(out: bytearray, n: int) -> None:
     elif -32 <= n < 0:
         out += struct.pack(">b", n)
     elif n >= 0:
-        for code, fmt, bits in ((0xCC, ">B", 8), (0xCD, ">H", 16), (0xCE, ">I", 32), (0xCF, ">Q", 64)):
+        for code, fmt, bits in (
+            (0xCC, ">B", 8),
+            (0xCD, ">H", 16),
+            (0xCE, ">I", 32),
+            (0xCF, ">Q", 64),
+        ):
             if n < 2**bits:
                 out.append(code)
                 out += struct.pack(fmt, n)
                 return
         raise OverflowError(n)
     else:
-        for code, fmt, bits in ((0xD0, ">b", 8), (0xD1, ">h", 16), (0xD2, ">i", 32), (0xD3, ">q", 64)):
+        for code, fmt, bits in (
+            (0xD0, ">b", 8),
+            (0xD1, ">h", 16),
+            (0xD2, ">i", 32),
+            (0xD3, ">q", 64),
+        ):
             if n >= -(2 ** (bits - 1)):
                 out.append(code)
                 out += struct.pack(fmt, n)

@@ -8,10 +8,18 @@ from __future__ import annotations
 from paneboard.protocol.lazy import lazy_attributes
 
 _WHERE = {
-    "append_payloads": "append", "BoardPaths": "paths", "open_home": "paths",
-    "default_board": "paths", "LogReader": "log", "read_posts": "log", "append_posts": "log",
-    "BoardState": "fold", "fold": "fold", "apply": "fold", "open_for": "fold",
-}  # fmt: skip
+    "append_payloads": "append",
+    "BoardPaths": "paths",
+    "open_home": "paths",
+    "default_board": "paths",
+    "LogReader": "log",
+    "read_posts": "log",
+    "append_posts": "log",
+    "BoardState": "fold",
+    "fold": "fold",
+    "apply": "fold",
+    "open_for": "fold",
+}
 __all__ = [
     "BoardPaths",
     "BoardState",

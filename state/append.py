@@ -20,7 +20,9 @@ _WINDOW = 2 * (MAX_PAYLOAD + OVERHEAD)
 _OPEN_FLAGS = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def append_payloads(log: Path, payloads: Sequence[bytes], *, guard: Callable[[], None] | None = None) -> list[int]:
+def append_payloads(
+    log: Path, payloads: Sequence[bytes], *, guard: Callable[[], None] | None = None
+) -> list[int]:
     """Append one record per payload; return their offsets once they are on disk.
 
     Under the lock, a torn tail left by a writer that crashed is cut off first,

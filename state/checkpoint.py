@@ -51,6 +51,10 @@ def load(path: Path, store: Store) -> BoardState | None:
             cp = msgspec.msgpack.decode(f.read(), type=Checkpoint)
     except (OSError, msgspec.DecodeError):
         return None
-    if cp.version != VERSION or cp.store != store.identity() or not store.accepts(cp.state.position):
+    if (
+        cp.version != VERSION
+        or cp.store != store.identity()
+        or not store.accepts(cp.state.position)
+    ):
         return None
     return cp.state

@@ -44,7 +44,9 @@ def compact(log: Path, now: float, archive: Path | None = None) -> Compacted:
         before = os.fstat(fd).st_size
         keep, total = _keep(log, now)
         tmp = log.with_name(f".{log.name}.compacting")
-        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        out = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+        )
         try:
             os.write(out, b"".join(frame(p) for p in keep))
             os.fsync(out)
@@ -72,9 +74,14 @@ def _keep(log: Path, now: float) -> tuple[list[bytes], int]:
     for batch in LogReader(log).batches():
         for seq, post in batch:
             apply(state, seq, post)
-            records.append((post.id if isinstance(post, Prompt) else post.prompt, msgspec.msgpack.encode(post)))
+            records.append(
+                (post.id if isinstance(post, Prompt) else post.prompt, msgspec.msgpack.encode(post))
+            )
     live = {
-        pid for pid, ps in state.prompts.items()
-        if ps.cancelled is None and not expired(ps, now) and any(r.stage not in ("acked", "answered") for r in ps.recipients.values())
-    }  # fmt: skip
+        pid
+        for pid, ps in state.prompts.items()
+        if ps.cancelled is None
+        and not expired(ps, now)
+        and any(r.stage not in ("acked", "answered") for r in ps.recipients.values())
+    }
     return [payload for pid, payload in records if pid in live], len(records)

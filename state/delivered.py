@@ -47,7 +47,9 @@ class DeliveredKeys:
             fd = os.open(self.path, _FLAGS, 0o600)
             try:
                 if os.fstat(fd).st_size != self._end:
-                    os.ftruncate(fd, self._end)  # cut a torn line (the pane lock makes us the only writer)
+                    os.ftruncate(
+                        fd, self._end
+                    )  # cut a torn line (the pane lock makes us the only writer)
                 line = key.encode() + b"\n"
                 os.write(fd, line)
                 os.fsync(fd)

@@ -22,9 +22,21 @@ from typing import Literal, TypeAlias
 
 import msgspec
 
-from paneboard.protocol.posts import PRIORITY_RANK, Ack, Answer, Cancel, Delivered, Post, Prompt, Undelivered
+from paneboard.protocol.posts import (
+    PRIORITY_RANK,
+    Ack,
+    Answer,
+    Cancel,
+    Delivered,
+    Post,
+    Prompt,
+    Undelivered,
+)
+from paneboard.protocol.words import OPEN_STAGES
 
-Stage: TypeAlias = Literal["posted", "delivered", "undelivered", "acked", "answered", "cancelled", "expired"]
+Stage: TypeAlias = Literal[
+    "posted", "delivered", "undelivered", "acked", "answered", "cancelled", "expired"
+]
 CLOSED = frozenset({"acked", "answered"})
 
 
@@ -73,7 +85,9 @@ def apply(state: BoardState, seq: int, post: Post) -> BoardState:
     """Update *state* with the post at log position *seq*."""
     if isinstance(post, Prompt):
         if post.id not in state.prompts and (state.recipient is None or state.recipient in post.to):
-            state.prompts[post.id] = PromptState(post, seq, {name: Recipient(ts=post.ts) for name in post.to})
+            state.prompts[post.id] = PromptState(
+                post, seq, {name: Recipient(ts=post.ts) for name in post.to}
+            )
     else:
         ps = state.prompts.get(post.prompt)
         if ps is not None:
@@ -97,7 +111,13 @@ def _apply_to(ps: PromptState, post: Ack | Answer | Cancel | Delivered | Undeliv
     elif isinstance(post, Answer):
         r.stage, r.ts, r.answer = "answered", post.ts, post.body
     elif isinstance(post, Delivered):
-        r.stage, r.ts, r.door, r.outcome, r.reason = "delivered", post.ts, post.door, post.outcome, None
+        r.stage, r.ts, r.door, r.outcome, r.reason = (
+            "delivered",
+            post.ts,
+            post.door,
+            post.outcome,
+            None,
+        )
     elif r.stage != "delivered":
         r.stage, r.ts, r.door, r.reason = "undelivered", post.ts, post.door, post.reason
 
@@ -124,7 +144,7 @@ def stage(ps: PromptState, agent: str, now: float) -> Stage:
 
 def is_open(ps: PromptState, agent: str, now: float) -> bool:
     """True while *agent* is a recipient and the prompt is not closed, cancelled or expired."""
-    return agent in ps.recipients and stage(ps, agent, now) in ("posted", "delivered", "undelivered")
+    return agent in ps.recipients and stage(ps, agent, now) in OPEN_STAGES
 
 
 def order_key(ps: PromptState) -> tuple[int, int]:
@@ -140,7 +160,6 @@ def open_for(state: BoardState, agent: str, now: float) -> list[PromptState]:
 def prune(state: BoardState, now: float) -> BoardState:
     """A copy of *state* holding only prompts someone can still receive (for a checkpoint)."""
     keep = {
-        pid: ps for pid, ps in state.prompts.items()
-        if not _finished(ps) and not expired(ps, now)
-    }  # fmt: skip
+        pid: ps for pid, ps in state.prompts.items() if not _finished(ps) and not expired(ps, now)
+    }
     return BoardState(keep, state.position, keep_closed=False, recipient=state.recipient)

@@ -42,7 +42,10 @@ def frame_at(buf: bytes | memoryview, i: int) -> int:
     if avail < total:
         return 0
     start = i + HEAD.size
-    if TAIL.unpack_from(buf, start + n) != (n, TAIL_MAGIC) or zlib.crc32(buf[start : start + n]) != crc:
+    if (
+        TAIL.unpack_from(buf, start + n) != (n, TAIL_MAGIC)
+        or zlib.crc32(buf[start : start + n]) != crc
+    ):
         return -1
     return total
 
@@ -62,7 +65,9 @@ class Scan:
 
     __slots__ = ("damaged", "end", "frames")
 
-    def __init__(self, frames: list[tuple[int, memoryview]], end: int, damaged: list[tuple[int, int]]) -> None:
+    def __init__(
+        self, frames: list[tuple[int, memoryview]], end: int, damaged: list[tuple[int, int]]
+    ) -> None:
         self.frames = frames  # (absolute offset, payload)
         self.end = end  # absolute offset of the first byte not consumed
         self.damaged = damaged  # absolute (start, end) of skipped spans
@@ -86,7 +91,12 @@ def scan(buf: bytes, base: int = 0) -> Scan:
             magic, length, crc = head(buf, i)
             start = i + hs
             end = start + length
-            if magic == MAGIC and end + ts <= n and tail(buf, end) == (length, tail_ok) and crc32(view[start:end]) == crc:
+            if (
+                magic == MAGIC
+                and end + ts <= n
+                and tail(buf, end) == (length, tail_ok)
+                and crc32(view[start:end]) == crc
+            ):
                 frames.append((base + i, view[start:end]))
                 i = end + ts
                 continue

@@ -51,9 +51,16 @@ class LogReader:
         try:
             st = os.fstat(fd)
             if self.inode is not None and st.st_ino != self.inode:
-                self.replaced, self.offset = True, 0  # compacted: the caller folds it again from the start
+                self.replaced, self.offset = (
+                    True,
+                    0,
+                )  # compacted: the caller folds it again from the start
             elif st.st_size < self.offset:
-                warnings.warn(f"{self.path} is shorter than offset {self.offset}; reading it again from the start", DamagedRecord, stacklevel=2)  # fmt: skip
+                warnings.warn(
+                    f"{self.path} is shorter than offset {self.offset}; reading it again from the start",
+                    DamagedRecord,
+                    stacklevel=2,
+                )
                 self.replaced, self.offset = True, 0
             self.inode = st.st_ino
             yield from self._read(fd)
@@ -86,7 +93,9 @@ class LogReader:
             try:
                 out.append((offset, decode(payload)))
             except msgspec.DecodeError:
-                warnings.warn(DamagedRecord(str(self.path), offset, offset + len(payload)), stacklevel=4)
+                warnings.warn(
+                    DamagedRecord(str(self.path), offset, offset + len(payload)), stacklevel=4
+                )
         return out
 
 

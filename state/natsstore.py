@@ -51,7 +51,15 @@ def shown(server: str) -> str:
 class NatsStore:
     name = "nats"
 
-    def __init__(self, url: str, board: str, *, creds: str | None = None, tls_ca: str | None = None, reconnect: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        url: str,
+        board: str,
+        *,
+        creds: str | None = None,
+        tls_ca: str | None = None,
+        reconnect: bool = False,
+    ) -> None:
         self.url = url
         self.server, self.prefix = parse_url(url)
         self.where = shown(self.server)
@@ -61,7 +69,9 @@ class NatsStore:
         self.presence_bucket = f"{self.prefix}_presence"
         self.board = board
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="paneboard-nats", daemon=True)
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="paneboard-nats", daemon=True
+        )
         self._thread.start()
         self._created = ""
         try:
@@ -77,14 +87,21 @@ class NatsStore:
             return future.result(timeout)
         except TimeoutError:
             future.cancel()
-            raise BoardIOError(f"NATS at {self.where} did not answer within {timeout:g} s") from None
+            raise BoardIOError(
+                f"NATS at {self.where} did not answer within {timeout:g} s"
+            ) from None
 
     async def _connect(self, creds: str | None, tls_ca: str | None, reconnect: bool) -> None:
         import nats
         from nats.js.errors import NotFoundError
 
         # nats-py bounds its first connection only by a positive max_reconnect_attempts: two tries, then fail.
-        options: dict[str, Any] = {"connect_timeout": 2, "allow_reconnect": True, "max_reconnect_attempts": 1, "reconnect_time_wait": 0.25}  # fmt: skip
+        options: dict[str, Any] = {
+            "connect_timeout": 2,
+            "allow_reconnect": True,
+            "max_reconnect_attempts": 1,
+            "reconnect_time_wait": 0.25,
+        }
         if creds:
             options["user_credentials"] = creds
         if tls_ca:
@@ -96,9 +113,13 @@ class NatsStore:
         try:
             self.nc = await nats.connect(self.server, error_cb=quiet, **options)
         except Exception as exc:  # nats-py raises several unrelated types for "cannot connect"
-            raise BoardIOError(f"cannot reach NATS at {self.where}: {_quiet(exc, self.server)}") from exc
+            raise BoardIOError(
+                f"cannot reach NATS at {self.where}: {_quiet(exc, self.server)}"
+            ) from exc
         if reconnect:
-            self.nc.options["max_reconnect_attempts"] = -1  # connected: from now on, keep reconnecting
+            self.nc.options[
+                "max_reconnect_attempts"
+            ] = -1  # connected: from now on, keep reconnecting
         else:
             self.nc.options["allow_reconnect"] = False
         self.js = self.nc.jetstream()
@@ -107,12 +128,16 @@ class NatsStore:
         except NotFoundError:
             from nats.js.api import StorageType, StreamConfig
 
-            info = await self.js.add_stream(StreamConfig(name=self.stream, subjects=[self.subject], storage=StorageType.FILE))
+            info = await self.js.add_stream(
+                StreamConfig(name=self.stream, subjects=[self.subject], storage=StorageType.FILE)
+            )
         self._created = str(info.created or info.config.name)
 
     # -- the Store interface -------------------------------------------------------------
 
-    def append(self, posts: Sequence[Post], *, guard: Callable[[], None] | None = None) -> list[int]:
+    def append(
+        self, posts: Sequence[Post], *, guard: Callable[[], None] | None = None
+    ) -> list[int]:
         if guard is not None:
             guard()
         return self.run(self._publish([(p.id, encode(p)) for p in posts]))
@@ -121,14 +146,25 @@ class NatsStore:
         try:
             if len(items) == 1:
                 msg_id, payload = items[0]
-                return [(await self.js.publish(self.subject, payload, timeout=5, headers={"Nats-Msg-Id": msg_id})).seq]
+                return [
+                    (
+                        await self.js.publish(
+                            self.subject, payload, timeout=5, headers={"Nats-Msg-Id": msg_id}
+                        )
+                    ).seq
+                ]
             # A batch: each publish_async emits its message before returning (so the stream keeps
             # their order), then every acknowledgement is awaited together.
-            pending = [await self.js.publish_async(self.subject, payload, headers={"Nats-Msg-Id": msg_id}) for msg_id, payload in items]  # fmt: skip
+            pending = [
+                await self.js.publish_async(self.subject, payload, headers={"Nats-Msg-Id": msg_id})
+                for msg_id, payload in items
+            ]
             acks = await asyncio.wait_for(asyncio.gather(*pending), timeout=30)
             return [ack.seq for ack in acks]
         except Exception as exc:  # not acknowledged, whatever the cause: not posted
-            raise BoardIOError(f"NATS at {self.where} did not store the post: {_quiet(exc, self.server)}") from exc
+            raise BoardIOError(
+                f"NATS at {self.where} did not store the post: {_quiet(exc, self.server)}"
+            ) from exc
 
     def read_all(self) -> list[tuple[int, Post]]:
         follower = self.follow(0)
@@ -174,7 +210,9 @@ class NatsStore:
         except BucketNotFoundError:
             from nats.js.api import KeyValueConfig
 
-            return await self.js.create_key_value(KeyValueConfig(bucket=self.presence_bucket, ttl=PRESENCE_TTL))
+            return await self.js.create_key_value(
+                KeyValueConfig(bucket=self.presence_bucket, ttl=PRESENCE_TTL)
+            )
 
     async def _put_presence(self, agent: str, data: bytes) -> None:
         kv = await self._kv()
@@ -238,8 +276,12 @@ class NatsFollower:
 
         last = await self.store._last_seq()
         self._target, self._reached = last, asyncio.Event()
-        config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=self._position)
-        self._sub = await self.store.js.subscribe(self.store.subject, cb=self._arrived, ordered_consumer=True, config=config)
+        config = ConsumerConfig(
+            deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=self._position
+        )
+        self._sub = await self.store.js.subscribe(
+            self.store.subject, cb=self._arrived, ordered_consumer=True, config=config
+        )
         return last
 
     async def _arrived(self, msg: Any) -> None:
@@ -254,7 +296,9 @@ class NatsFollower:
 
     def batches(self) -> Iterator[list[tuple[int, Post]]]:
         if self._caught_up >= self._position:
-            self._wait_for(self._caught_up)  # the first read returns everything stored when it began
+            self._wait_for(
+                self._caught_up
+            )  # the first read returns everything stored when it began
         self._caught_up = 0
         batch: list[tuple[int, Post]] = []
         while self._buffer:

@@ -32,7 +32,9 @@ def git_common_dir(cwd: str, environ: dict[str, str] | os._Environ[str] = os.env
     """What ``git rev-parse --git-common-dir`` answers in *cwd* (absolute), found by reading files."""
     if environ.get("GIT_COMMON_DIR"):
         return os.path.abspath(os.path.join(cwd, environ["GIT_COMMON_DIR"]))
-    gitdir = os.path.abspath(os.path.join(cwd, environ["GIT_DIR"])) if environ.get("GIT_DIR") else None
+    gitdir = (
+        os.path.abspath(os.path.join(cwd, environ["GIT_DIR"])) if environ.get("GIT_DIR") else None
+    )
     here = os.path.abspath(cwd)
     while gitdir is None:
         dotgit = os.path.join(here, ".git")
@@ -64,7 +66,11 @@ def _read_gitfile(path: str) -> str | None:
 
 def _is_bare_repo(path: str) -> bool:
     join = os.path.join
-    return os.path.isfile(join(path, "HEAD")) and os.path.isdir(join(path, "objects")) and os.path.isdir(join(path, "refs"))
+    return (
+        os.path.isfile(join(path, "HEAD"))
+        and os.path.isdir(join(path, "objects"))
+        and os.path.isdir(join(path, "refs"))
+    )
 
 
 def default_board(cwd: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> str:
@@ -99,7 +105,9 @@ def open_home(path: str | os.PathLike[str], *, create: bool = True) -> Path:
     if not stat.S_ISDIR(st.st_mode):
         raise BoardIOError(f"home {home} is not a folder")
     if st.st_mode & 0o022:
-        raise BadInput(f"home {home} is writable by others (mode {st.st_mode & 0o777:o}); fix it with: chmod 700 {home}")
+        raise BadInput(
+            f"home {home} is writable by others (mode {st.st_mode & 0o777:o}); fix it with: chmod 700 {home}"
+        )
     if create and not os.access(home, os.W_OK | os.X_OK):
         raise BoardIOError(f"home {home} is not writable")
     return home
@@ -127,8 +135,12 @@ class BoardPaths:
                 folder.mkdir(mode=0o700, exist_ok=True)
                 st = os.lstat(folder)
             except OSError as exc:
-                raise BoardIOError(f"board `{self.board}`: cannot create {folder}: {exc.strerror}") from exc
+                raise BoardIOError(
+                    f"board `{self.board}`: cannot create {folder}: {exc.strerror}"
+                ) from exc
             if stat.S_ISLNK(st.st_mode):
-                raise BoardIOError(f"board `{self.board}`: {folder} is a symlink; refusing to follow it")
+                raise BoardIOError(
+                    f"board `{self.board}`: {folder} is a symlink; refusing to follow it"
+                )
             if not stat.S_ISDIR(st.st_mode):
                 raise BoardIOError(f"board `{self.board}`: {folder} is not a folder")

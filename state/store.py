@@ -20,7 +20,9 @@ from paneboard.state.framing import HEAD, OVERHEAD, frame_at
 class Follower(Protocol):
     """Reads a store forward from a position, and waits for it to grow."""
 
-    replaced: bool  # the store was rewritten (compacted) since the last read: fold again from the start
+    replaced: (
+        bool  # the store was rewritten (compacted) since the last read: fold again from the start
+    )
 
     @property
     def offset(self) -> int:
@@ -41,7 +43,9 @@ class Follower(Protocol):
 class Store(Protocol):
     name: str
 
-    def append(self, posts: Sequence[Post], *, guard: Callable[[], None] | None = None) -> list[int]:
+    def append(
+        self, posts: Sequence[Post], *, guard: Callable[[], None] | None = None
+    ) -> list[int]:
         """Store *posts* durably, in order; their positions. *guard* may refuse first, by raising."""
         ...
 
@@ -69,7 +73,9 @@ class FileStore:
         self.folder = folder
         self.log = folder / "log"
 
-    def append(self, posts: Sequence[Post], *, guard: Callable[[], None] | None = None) -> list[int]:
+    def append(
+        self, posts: Sequence[Post], *, guard: Callable[[], None] | None = None
+    ) -> list[int]:
         from paneboard.protocol.posts import encode
         from paneboard.state.append import append_payloads
 

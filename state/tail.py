@@ -95,5 +95,9 @@ def _inotify_watch(folder: Path) -> int | None:
     if libc.inotify_add_watch(fd, os.fsencode(folder), IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0:
         err = ctypes.get_errno()
         os.close(fd)
-        raise OSError(err, f"cannot watch {folder}: {os.strerror(err)}") if err != errno.ENOSYS else OSError(err, "no inotify")
+        raise (
+            OSError(err, f"cannot watch {folder}: {os.strerror(err)}")
+            if err != errno.ENOSYS
+            else OSError(err, "no inotify")
+        )
     return int(fd)

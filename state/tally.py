@@ -16,7 +16,9 @@ from pathlib import Path
 
 from paneboard.protocol.errors import BadInput, BoardIOError
 
-Tally = dict[str, list[tuple[str, float | None]]]  # recipient -> [(prompt id, expires or None), ...]
+Tally = dict[
+    str, list[tuple[str, float | None]]
+]  # recipient -> [(prompt id, expires or None), ...]
 
 
 def path_for(board_dir: Path, sender: str) -> Path:
@@ -48,9 +50,15 @@ def read(path: Path, now: float) -> Tally:
 def write(path: Path, tally: Tally) -> None:
     path.parent.mkdir(mode=0o700, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    lines = "".join(f"{r} {pid} {'-' if exp is None else repr(exp)}\n" for r, ids in tally.items() for pid, exp in ids)
+    lines = "".join(
+        f"{r} {pid} {'-' if exp is None else repr(exp)}\n"
+        for r, ids in tally.items()
+        for pid, exp in ids
+    )
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fd = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+        )
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(lines)
         os.replace(tmp, path)
@@ -62,13 +70,23 @@ def write(path: Path, tally: Tally) -> None:
         raise BoardIOError(f"cannot update {path}: {exc.strerror}") from exc
 
 
-def admit(board_dir: Path, board: str, sender: str, prompt_id: str, to: list[str], expires: float | None, limit: int) -> None:
+def admit(
+    board_dir: Path,
+    board: str,
+    sender: str,
+    prompt_id: str,
+    to: list[str],
+    expires: float | None,
+    limit: int,
+) -> None:
     """Count a new prompt in, or refuse it (`BadInput`) if any recipient is at *limit*. Call under the log's lock."""
     path = path_for(board_dir, sender)
     tally = read(path, time.time())
     for r in to:
         if len(tally.get(r, [])) >= limit:
-            raise BadInput(f"board `{board}`: `{sender}` already has {limit} open prompts for `{r}` (the --max-open limit); wait for some to be closed, or cancel some")  # fmt: skip
+            raise BadInput(
+                f"board `{board}`: `{sender}` already has {limit} open prompts for `{r}` (the --max-open limit); wait for some to be closed, or cancel some"
+            )
     for r in to:
         tally.setdefault(r, []).append((prompt_id, expires))
     write(path, tally)

@@ -24,7 +24,15 @@ def home(tmp_path: Path) -> Path:
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """No test sees the developer's own paneboard settings."""
-    for var in ("PANEBOARD_HOME", "PANEBOARD_BOARD", "PANEBOARD_AGENT", "PANEBOARD_STORE", "PANEBOARD_TEST_STORE", "CLAUDE_CODE_MESSAGING_SOCKET", "CODEX_THREAD_ID"):  # fmt: skip
+    for var in (
+        "PANEBOARD_HOME",
+        "PANEBOARD_BOARD",
+        "PANEBOARD_AGENT",
+        "PANEBOARD_STORE",
+        "PANEBOARD_TEST_STORE",
+        "CLAUDE_CODE_MESSAGING_SOCKET",
+        "CODEX_THREAD_ID",
+    ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.chdir(tmp_path)
     yield
@@ -60,7 +68,21 @@ class NatsServer:
         import socket
         import time
 
-        self.proc = subprocess.Popen(["nats-server", "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", str(self.folder), *self.extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        self.proc = subprocess.Popen(
+            [
+                "nats-server",
+                "-js",
+                "-a",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-sd",
+                str(self.folder),
+                *self.extra,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             with socket.socket() as s:
@@ -79,7 +101,9 @@ def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer
     import shutil
 
     if shutil.which("nats-server") is None:
-        pytest.skip("nats-server is missing (Debian package nats-server): the NATS store is not tested")
+        pytest.skip(
+            "nats-server is missing (Debian package nats-server): the NATS store is not tested"
+        )
     server = NatsServer(tmp_path_factory.mktemp("nats"))
     yield server
     server.stop()
@@ -98,19 +122,37 @@ def store_url(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
     return url
 
 
-def run_cli(home: Path, *args: str, input: bytes | None = None, timeout: float = 30, **env: str) -> subprocess.CompletedProcess[str]:  # fmt: skip
+def run_cli(
+    home: Path, *args: str, input: bytes | None = None, timeout: float = 30, **env: str
+) -> subprocess.CompletedProcess[str]:
     """Run `paneboard ARGS` as a real process."""
     done = subprocess.run(
-        [sys.executable, "-m", "paneboard.listener", *args], input=input, capture_output=True,
-        env=cli_env(home, **env), timeout=timeout, check=False,
-    )  # fmt: skip
-    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"))  # fmt: skip
+        [sys.executable, "-m", "paneboard.listener", *args],
+        input=input,
+        capture_output=True,
+        env=cli_env(home, **env),
+        timeout=timeout,
+        check=False,
+    )
+    return subprocess.CompletedProcess(
+        done.args,
+        done.returncode,
+        done.stdout.decode(errors="replace"),
+        done.stderr.decode(errors="replace"),
+    )
 
 
 class Listening:
     """A real `paneboard listen` process; its stdout and stderr lines are collected as they come."""
 
-    def __init__(self, home: Path, agent: str, *args: str, env: dict[str, str] | None = None, ready: bool = True) -> None:
+    def __init__(
+        self,
+        home: Path,
+        agent: str,
+        *args: str,
+        env: dict[str, str] | None = None,
+        ready: bool = True,
+    ) -> None:
         import queue
         import threading
 
@@ -119,8 +161,11 @@ class Listening:
         self.stderr_lines: list[str] = []
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "paneboard.listener", "listen", "--as", agent, *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or cli_env(home),
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env or cli_env(home),
+        )
         self._pumps = [
             threading.Thread(target=self._pump, args=(stream, q), daemon=True)
             for stream, q in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))

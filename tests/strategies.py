@@ -22,14 +22,26 @@ def _header() -> dict[str, st.SearchStrategy[object]]:
 
 
 prompts = st.builds(
-    Prompt, **_header(), to=st.lists(names, min_size=1, max_size=4).map(tuple), body=bodies,
-    priority=priorities, thread=st.none() | names, reply_to=st.none() | ids, expires=st.none() | stamps,
-)  # fmt: skip
+    Prompt,
+    **_header(),
+    to=st.lists(names, min_size=1, max_size=4).map(tuple),
+    body=bodies,
+    priority=priorities,
+    thread=st.none() | names,
+    reply_to=st.none() | ids,
+    expires=st.none() | stamps,
+)
 posts: st.SearchStrategy[Post] = st.one_of(
     prompts,
     st.builds(Ack, **_header(), prompt=ids, note=st.none() | texts),
     st.builds(Answer, **_header(), prompt=ids, body=bodies),
     st.builds(Cancel, **_header(), prompt=ids),
-    st.builds(Delivered, **_header(), prompt=ids, door=names, outcome=st.sampled_from(["accepted", "unknown"])),
+    st.builds(
+        Delivered,
+        **_header(),
+        prompt=ids,
+        door=names,
+        outcome=st.sampled_from(["accepted", "unknown"]),
+    ),
     st.builds(Undelivered, **_header(), prompt=ids, door=names, reason=texts),
 )

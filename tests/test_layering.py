@@ -1,4 +1,13 @@
-"""Imports go listener -> state -> protocol, never back (STYLE.md)."""
+"""Imports go down the house, never up (STYLE.md): each room imports only the rooms below it.
+
+| room | holds | may import |
+| --- | --- | --- |
+| protocol | the wire: posts, ids, names, the vocabulary, compose | nothing of ours |
+| state | the log, stores, fold, locks, checkpoints, paths | protocol |
+| listener | the listener proper (listen, view, doors/) and the context | protocol, state |
+| listener.hooks | what the agents' hooks run, and their settings files | + listener |
+| listener.cli | the parser and one module per group of commands | + listener.hooks |
+"""
 
 from __future__ import annotations
 
@@ -9,38 +18,81 @@ import pytest
 
 from tests.conftest import ROOT
 
-ALLOWED = {"protocol": set(), "state": {"protocol"}, "listener": {"protocol", "state"}}
+ALLOWED = {
+    "protocol": set(),
+    "state": {"protocol"},
+    "listener": {"protocol", "state"},
+    "listener.hooks": {"protocol", "state", "listener"},
+    "listener.cli": {"protocol", "state", "listener", "listener.hooks"},
+}
+ENTRY_POINTS = {"listener/__main__.py"}  # `python -m paneboard.listener` runs the command line
 
 
-def _room(module: str) -> str:
-    """`paneboard.state.log` -> `state`; anything else -> its top-level name."""
+def _room(module: str) -> str | None:
+    """`paneboard.listener.cli.parser` -> `listener.cli`; None for what is not ours."""
     parts = module.split(".")
-    return parts[1] if parts[0] == "paneboard" and len(parts) > 1 else parts[0]
+    if parts[0] != "paneboard" or len(parts) < 2:
+        return None
+    for size in (3, 2):
+        name = ".".join(parts[1:size])
+        if name in ALLOWED:
+            return name
+    return None
 
 
-def _imported_roots(path: Path) -> set[str]:
-    roots = set()
+def _room_of(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    return _room("paneboard." + ".".join(rel.parts)) or ""
+
+
+def _imported_rooms(path: Path) -> set[str]:
+    rooms = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
-            roots |= {_room(alias.name) for alias in node.names}
+            rooms |= {_room(alias.name) for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            roots.add(_room(node.module))
-    return roots
+            rooms.add(_room(node.module))
+            rooms |= {_room(f"{node.module}.{alias.name}") for alias in node.names}
+    return {r for r in rooms if r}
 
 
-@pytest.mark.parametrize("package", sorted(ALLOWED))
+@pytest.mark.parametrize("package", ["protocol", "state", "listener"])
 def test_imports_only_go_down(package: str) -> None:
-    """No module imports a package above its own layer."""
-    ours = set(ALLOWED)
-    bad = {
-        str(path.relative_to(ROOT)): sorted((_imported_roots(path) & ours) - ALLOWED[package] - {package})
+    """No module imports a room above its own; relative imports are not used."""
+    bad = {}
+    for path in (ROOT / package).rglob("*.py"):
+        if str(path.relative_to(ROOT)) in ENTRY_POINTS:
+            continue
+        room = _room_of(path)
+        upward = _imported_rooms(path) - ALLOWED[room] - {room}
+        if upward:
+            bad[str(path.relative_to(ROOT))] = sorted(upward)
+    assert {} == bad
+
+
+def test_no_relative_imports() -> None:
+    """Absolute imports only, so a module's room is visible in every import line."""
+    relative = [
+        str(path.relative_to(ROOT))
+        for package in ("protocol", "state", "listener")
         for path in (ROOT / package).rglob("*.py")
-    }
-    assert {} == {k: v for k, v in bad.items() if v}
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.level
+    ]
+    assert [] == relative
 
 
 def test_protocol_does_no_io() -> None:
     """protocol imports nothing that reads files, sockets, processes or the clock."""
     forbidden = {"os", "io", "socket", "subprocess", "time", "pathlib", "anyio", "asyncio"}
-    used = {str(p.relative_to(ROOT)): sorted(_imported_roots(p) & forbidden) for p in (ROOT / "protocol").rglob("*.py")}
-    assert {} == {k: v for k, v in used.items() if v}
+    used = {}
+    for path in (ROOT / "protocol").rglob("*.py"):
+        roots = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                roots |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                roots.add(node.module.split(".")[0])
+        if roots & forbidden:
+            used[str(path.relative_to(ROOT))] = sorted(roots & forbidden)
+    assert {} == used

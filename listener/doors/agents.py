@@ -34,7 +34,9 @@ def check_socket(path: Path, door: str = "claude-inbox") -> None:
     if not stat.S_ISSOCK(st.st_mode):
         raise DoorUnavailable(door, f"{path} is not a socket")
     if st.st_uid != os.geteuid():
-        raise DoorUnavailable(door, f"{path} belongs to uid {st.st_uid}, not to this user ({os.geteuid()})")
+        raise DoorUnavailable(
+            door, f"{path} belongs to uid {st.st_uid}, not to this user ({os.geteuid()})"
+        )
 
 
 class ClaudeInboxDoor:
@@ -50,7 +52,10 @@ class ClaudeInboxDoor:
         check_socket(self.socket, self.name)
 
     async def deliver(self, prompt: Prompt, text: str, agent: str) -> Outcome:
-        line = msgspec.json.encode({"type": "user", "message": {"role": "user", "content": text}}) + b"\n"
+        line = (
+            msgspec.json.encode({"type": "user", "message": {"role": "user", "content": text}})
+            + b"\n"
+        )
         self.check()
         try:
             with anyio.fail_after(self.timeout):
@@ -58,9 +63,13 @@ class ClaudeInboxDoor:
                 async with stream:
                     await stream.send(line)
         except TimeoutError:
-            raise DoorFailed(self.name, f"the message was not taken within {self.timeout:g} s") from None
+            raise DoorFailed(
+                self.name, f"the message was not taken within {self.timeout:g} s"
+            ) from None
         except ConnectionRefusedError:
-            raise DoorUnavailable(self.name, f"nobody listens on {self.socket} (the session has ended)") from None
+            raise DoorUnavailable(
+                self.name, f"nobody listens on {self.socket} (the session has ended)"
+            ) from None
         except (OSError, anyio.BrokenResourceError) as exc:
             if getattr(exc, "errno", None) == errno.ENOENT:
                 raise DoorUnavailable(self.name, f"no socket at {self.socket}") from None
@@ -103,9 +112,15 @@ class CodexQueueDoor:
     async def deliver(self, prompt: Prompt, text: str, agent: str) -> Outcome:
         self.check()
         if thread_alive(self.codex_home(), self.thread) is False:
-            raise DoorUnavailable(self.name, f"thread not running: no process holds thread {self.thread}'s rollout file open")
+            raise DoorUnavailable(
+                self.name,
+                f"thread not running: no process holds thread {self.thread}'s rollout file open",
+            )
         if len(text.encode()) > ARG_MAX_ONE:
-            raise DoorUnavailable(self.name, f"the prompt is {len(text.encode())} bytes; one argument to codex can carry {ARG_MAX_ONE}")  # fmt: skip
+            raise DoorUnavailable(
+                self.name,
+                f"the prompt is {len(text.encode())} bytes; one argument to codex can carry {ARG_MAX_ONE}",
+            )
         argv = [self.executable(), "queue", "--thread", self.thread, "--message", text]
         done = await run_command(argv, b"", self.env, self.timeout)
         if done.timed_out:
@@ -119,7 +134,9 @@ class CodexQueueDoor:
 
 def thread_alive(codex_home: Path, thread: str) -> bool | None:
     """Whether a live process holds the thread's rollout file open; None when that cannot be known."""
-    rollouts = {os.path.realpath(p) for p in (codex_home / "sessions").glob(f"**/rollout-*-{thread}.jsonl")}
+    rollouts = {
+        os.path.realpath(p) for p in (codex_home / "sessions").glob(f"**/rollout-*-{thread}.jsonl")
+    }
     if not rollouts or not os.path.isdir("/proc/self/fd"):
         return None
     for pid in os.listdir("/proc"):
@@ -140,5 +157,9 @@ def thread_alive(codex_home: Path, thread: str) -> bool | None:
 
 def _last_error(output: bytes) -> str:
     """codex's own error line, without its harmless warnings."""
-    lines = [ln for ln in output.decode(errors="replace").splitlines() if ln.strip() and not ln.startswith("WARNING:")]
+    lines = [
+        ln
+        for ln in output.decode(errors="replace").splitlines()
+        if ln.strip() and not ln.startswith("WARNING:")
+    ]
     return lines[-1].strip()[-300:] if lines else "(no output)"

@@ -7,11 +7,10 @@ retry) or `DoorUnavailable` (the door cannot exist: do not wait to retry).
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Protocol
 
+from paneboard.protocol.posts import Outcome as Outcome
 from paneboard.protocol.posts import Prompt
-
-Outcome = Literal["accepted", "unknown"]
 
 
 class Door(Protocol):

@@ -29,12 +29,18 @@ class Finished:
         return text[-limit:] if text else "(no output)"
 
 
-async def run_command(argv: Sequence[str], stdin: bytes, env: Mapping[str, str], limit: float) -> Finished:
+async def run_command(
+    argv: Sequence[str], stdin: bytes, env: Mapping[str, str], limit: float
+) -> Finished:
     """Run *argv* with *stdin*; kill its whole process group if it outlives *limit* seconds."""
     proc = await anyio.open_process(
-        list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        env=dict(env), start_new_session=True,
-    )  # fmt: skip
+        list(argv),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=dict(env),
+        start_new_session=True,
+    )
     out = bytearray()
     drained = anyio.Event()
     try:

@@ -56,9 +56,14 @@ class ExecDoor:
     async def deliver(self, prompt: Prompt, text: str, agent: str) -> Outcome:
         self.check()
         env = {
-            **self.env, "PANEBOARD_ID": prompt.id, "PANEBOARD_SENDER": prompt.sender, "PANEBOARD_AGENT": agent,
-            "PANEBOARD_BOARD": prompt.board, "PANEBOARD_PRIORITY": prompt.priority, "PANEBOARD_THREAD": prompt.thread or "",
-        }  # fmt: skip
+            **self.env,
+            "PANEBOARD_ID": prompt.id,
+            "PANEBOARD_SENDER": prompt.sender,
+            "PANEBOARD_AGENT": agent,
+            "PANEBOARD_BOARD": prompt.board,
+            "PANEBOARD_PRIORITY": prompt.priority,
+            "PANEBOARD_THREAD": prompt.thread or "",
+        }
         done = await run_command(self.argv, text.encode(), env, self.timeout)
         if done.timed_out:
             return "unknown"
@@ -97,7 +102,9 @@ class MaildirDoor:
                     raise DoorUnavailable(self.name, f"{folder} is not a folder (a symlink?)")
             name = f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(prompt.ts))}-paneboard.{prompt.id}.md"
             tmp = inbox / "tmp" / name
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            fd = os.open(
+                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+            )
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(_front_matter(prompt, agent) + text)
                 f.flush()
@@ -113,8 +120,21 @@ class MaildirDoor:
 
 def _front_matter(prompt: Prompt, agent: str) -> str:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(prompt.ts))
-    lines = ["---", f"from: {prompt.sender}", f"to: {agent}", f"reply_to: ../{prompt.sender}/tmp/", f"timestamp: {stamp}"]
+    lines = [
+        "---",
+        f"from: {prompt.sender}",
+        f"to: {agent}",
+        f"reply_to: ../{prompt.sender}/tmp/",
+        f"timestamp: {stamp}",
+    ]
     if prompt.thread:
         lines.append(f"thread: {prompt.thread}")
-    lines += [f"paneboard_id: {prompt.id}", f"board: {prompt.board}", f"priority: {prompt.priority}", "---", "", ""]
+    lines += [
+        f"paneboard_id: {prompt.id}",
+        f"board: {prompt.board}",
+        f"priority: {prompt.priority}",
+        "---",
+        "",
+        "",
+    ]
     return "\n".join(lines)

@@ -83,7 +83,7 @@ def context_line(ctx: Context, exe: str, how: str) -> str:
         f"paneboard: you are `{ctx.agent}` on board `{ctx.board}` ({how}). Post work to another agent with "
         f"`{exe} post --home {ctx.home} --board {ctx.board} --as {ctx.agent} --to NAME 'TEXT'`; prompts for you "
         f"arrive as `[paneboard] prompt …` messages: close each with the ack or answer command it gives."
-    )  # fmt: skip
+    )
 
 
 def session_start(ctx: Context, agent: str, mode: str, derived: bool) -> str:
@@ -92,8 +92,12 @@ def session_start(ctx: Context, agent: str, mode: str, derived: bool) -> str:
     how = "prompts arrive at your turn's end" if mode == "stop" else "prompts arrive as messages"
     if mode != "stop":
         how = _start_listener(ctx, agent, exe)
-    text = context_line(ctx, exe, how) + (" (name derived from the project folder; set PANEBOARD_AGENT to choose)" if derived else "")  # fmt: skip
-    return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
+    text = context_line(ctx, exe, how) + (
+        " (name derived from the project folder; set PANEBOARD_AGENT to choose)" if derived else ""
+    )
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+    )
 
 
 def _start_listener(ctx: Context, agent: str, exe: str) -> str:
@@ -116,7 +120,15 @@ def _start_listener(ctx: Context, agent: str, exe: str) -> str:
     argv = [exe, "listen", *door, "--parent-pid", str(agent_pid())]
     log = open(ctx.paths.pane(ctx.agent, "log"), "ab")  # noqa: SIM115  # handed to the child, closed here after it starts
     with log:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, start_new_session=True, close_fds=True)  # fmt: skip
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
     return f"listener pid {proc.pid} hands prompts to this session"
 
 
@@ -138,7 +150,10 @@ def stop(ctx: Context, agent: str, cooldown: float, out: TextIO) -> None:
 
     Claude Code takes no output as "go ahead and stop"; Codex wants ``{"continue": true}``.
     """
-    if not ((ctx.store_url or ctx.paths.dir.is_dir()) and _deliver_at_stop(ctx, cooldown, out)) and agent == "codex":
+    if (
+        not ((ctx.store_url or ctx.paths.dir.is_dir()) and _deliver_at_stop(ctx, cooldown, out))
+        and agent == "codex"
+    ):
         out.write(json.dumps({"continue": True}) + "\n")
 
 
@@ -160,8 +175,15 @@ def _deliver_at_stop(ctx: Context, cooldown: float, out: TextIO) -> bool:
         out.flush()  # handed over: now record it (a crash here costs a duplicate, never a loss)
         for prompt in chosen:
             keys.record(delivered_key(prompt.board, prompt.sender, prompt.id))
-        ctx.store().append([Delivered(**header(ctx.board, ctx.agent), prompt=p.id, door="stop-hook") for p in chosen])
-        checkpoint.save(ctx.paths.pane(ctx.agent, "checkpoint"), ctx.store(), prune(state, time.time()))
+        ctx.store().append(
+            [
+                Delivered(**header(ctx.board, ctx.agent), prompt=p.id, door="stop-hook")
+                for p in chosen
+            ]
+        )
+        checkpoint.save(
+            ctx.paths.pane(ctx.agent, "checkpoint"), ctx.store(), prune(state, time.time())
+        )
         return True
     finally:
         lock.release()

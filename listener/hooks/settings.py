@@ -24,7 +24,11 @@ _OURS = re.compile(r"paneboard\S*'? hook (session-start|session-end|stop)\b")
 
 
 def settings_path(agent: str, project: Path) -> Path:
-    return project / ".claude" / "settings.local.json" if agent == "claude" else project / ".codex" / "hooks.json"
+    return (
+        project / ".claude" / "settings.local.json"
+        if agent == "claude"
+        else project / ".codex" / "hooks.json"
+    )
 
 
 def hook_commands(agent: str, mode: str, exe: str, name: str | None) -> dict[str, str]:
@@ -50,22 +54,34 @@ def load(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
-        raise BadInput(f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); fix or move it, nothing was changed") from None  # fmt: skip
+        raise BadInput(
+            f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); fix or move it, nothing was changed"
+        ) from None
     hooks = data.get("hooks", {}) if isinstance(data, dict) else None
-    if not isinstance(data, dict) or not isinstance(hooks, dict) or not all(isinstance(v, list) for v in hooks.values()):
-        raise BadInput(f"{path} does not hold a settings object with a `hooks` map of lists; nothing was changed")
+    if (
+        not isinstance(data, dict)
+        or not isinstance(hooks, dict)
+        or not all(isinstance(v, list) for v in hooks.values())
+    ):
+        raise BadInput(
+            f"{path} does not hold a settings object with a `hooks` map of lists; nothing was changed"
+        )
     return data
 
 
 def _is_ours(entry: Any) -> bool:
     return isinstance(entry, dict) and any(
-        isinstance(h, dict) and isinstance(h.get("command"), str) and _OURS.search(h["command"]) for h in entry.get("hooks", [])
+        isinstance(h, dict) and isinstance(h.get("command"), str) and _OURS.search(h["command"])
+        for h in entry.get("hooks", [])
     )
 
 
 def without_ours(data: dict[str, Any]) -> dict[str, Any]:
     """*data* with every paneboard hook entry removed (and events left empty dropped)."""
-    hooks = {event: [e for e in entries if not _is_ours(e)] for event, entries in data.get("hooks", {}).items()}
+    hooks = {
+        event: [e for e in entries if not _is_ours(e)]
+        for event, entries in data.get("hooks", {}).items()
+    }
     out = {k: v for k, v in data.items() if k != "hooks"}
     kept = {event: entries for event, entries in hooks.items() if entries}
     if kept or ("hooks" in data and not data["hooks"]):
@@ -116,4 +132,8 @@ def installed(agent: str, project: Path) -> list[str]:
         data = load(settings_path(agent, project))
     except BadInput:
         return []
-    return [event for event, entries in data.get("hooks", {}).items() if any(_is_ours(e) for e in entries)]
+    return [
+        event
+        for event, entries in data.get("hooks", {}).items()
+        if any(_is_ours(e) for e in entries)
+    ]

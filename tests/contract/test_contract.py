@@ -20,14 +20,24 @@ def test_post_open_ack_answer_cancel_status_log(home: Path, store_url: str) -> N
     a = post(home, "--to", "bob", "first")
     b = post(home, "--to", "bob", "--to", "carol", "--priority", "urgent", "second")
     c = post(home, "--to", "bob", "third")
-    assert [b, a, c] == [line.split()[0] for line in run_cli(home, "open", "--as", "bob").stdout.splitlines()]
+    assert [b, a, c] == [
+        line.split()[0] for line in run_cli(home, "open", "--as", "bob").stdout.splitlines()
+    ]
     assert 0 == run_cli(home, "ack", "--as", "bob", b[:14], "--note", "done").returncode
     assert 0 == run_cli(home, "answer", "--as", "carol", b, "42").returncode
     assert 0 == run_cli(home, "cancel", "--as", "alice", c).returncode
-    assert [a] == [line.split()[0] for line in run_cli(home, "open", "--as", "bob").stdout.splitlines()]
+    assert [a] == [
+        line.split()[0] for line in run_cli(home, "open", "--as", "bob").stdout.splitlines()
+    ]
     status = json.loads(run_cli(home, "status", b, "--json").stdout)
-    assert ("acked", "answered", "42") == (status["recipients"]["bob"]["stage"], status["recipients"]["carol"]["stage"], status["recipients"]["carol"]["answer"])  # fmt: skip
-    kinds = [json.loads(line)["kind"] for line in run_cli(home, "log", "--json").stdout.splitlines()]
+    assert ("acked", "answered", "42") == (
+        status["recipients"]["bob"]["stage"],
+        status["recipients"]["carol"]["stage"],
+        status["recipients"]["carol"]["answer"],
+    )
+    kinds = [
+        json.loads(line)["kind"] for line in run_cli(home, "log", "--json").stdout.splitlines()
+    ]
     assert ["prompt", "prompt", "prompt", "ack", "answer", "cancel"] == kinds
 
 
@@ -77,5 +87,8 @@ def test_ask_and_wait(home: Path, store_url: str) -> None:
 
 def test_who_sees_the_listener(home: Path, store_url: str) -> None:
     with Listening(home, "bob", "--door", "stdout") as bob:
-        rows = {r["agent"]: r for r in map(json.loads, run_cli(home, "who", "--json").stdout.splitlines())}
+        rows = {
+            r["agent"]: r
+            for r in map(json.loads, run_cli(home, "who", "--json").stdout.splitlines())
+        }
         assert (True, bob.proc.pid) == (rows["bob"]["listening"], rows["bob"]["pid"])

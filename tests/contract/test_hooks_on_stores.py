@@ -13,7 +13,16 @@ from tests.contract.test_contract import post
 
 def test_stop_hook_then_listener_hand_over_once(home: Path, store_url: str) -> None:
     first = post(home, "--to", "bob", "taken at stop")
-    reply = run_cli(home, "hook", "stop", "--agent", "claude", "--as", "bob", input=json.dumps({"hook_event_name": "Stop", "stop_hook_active": False}).encode())  # fmt: skip
+    reply = run_cli(
+        home,
+        "hook",
+        "stop",
+        "--agent",
+        "claude",
+        "--as",
+        "bob",
+        input=json.dumps({"hook_event_name": "Stop", "stop_hook_active": False}).encode(),
+    )
     assert first in json.loads(reply.stdout)["reason"]
     with Listening(home, "bob", "--door", "stdout") as bob:
         second = post(home, "--to", "bob", "taken by the listener")
@@ -22,7 +31,12 @@ def test_stop_hook_then_listener_hand_over_once(home: Path, store_url: str) -> N
 
 def test_log_follow(home: Path, store_url: str) -> None:
     first = post(home, "--to", "bob", "old")
-    follower = subprocess.Popen([sys.executable, "-m", "paneboard.listener", "log", "--follow", "--json"], stdout=subprocess.PIPE, text=True, env=cli_env(home))  # fmt: skip
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "paneboard.listener", "log", "--follow", "--json"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=cli_env(home),
+    )
     assert follower.stdout is not None
     assert first in follower.stdout.readline()
     second = post(home, "--to", "bob", "new")

@@ -15,7 +15,10 @@ from paneboard.protocol.posts import Prompt
 from paneboard.state.natsstore import NatsStore
 from tests.conftest import Listening, NatsServer, run_cli
 
-pytestmark = pytest.mark.skipif(shutil.which("nats-server") is None, reason="nats-server is missing (Debian package nats-server)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("nats-server") is None,
+    reason="nats-server is missing (Debian package nats-server)",
+)
 
 
 @pytest.fixture
@@ -36,11 +39,30 @@ def test_two_machines_share_a_board(tmp_path: Path, nats_server: NatsServer) -> 
     url = _url(nats_server)
     laptop, buildbox = tmp_path / "laptop", tmp_path / "buildbox"
     with Listening(laptop, "bob", "--door", "stdout", env=_env(laptop, url)) as bob:
-        done = run_cli(buildbox, "post", "--as", "alice", "--to", "bob", "from the build box", PANEBOARD_STORE=url)
+        done = run_cli(
+            buildbox,
+            "post",
+            "--as",
+            "alice",
+            "--to",
+            "bob",
+            "from the build box",
+            PANEBOARD_STORE=url,
+        )
         assert 0 == done.returncode, done.stderr
         assert done.stdout.strip() == json.loads(bob.line())["id"]
-        rows = {r["agent"]: r for r in map(json.loads, run_cli(buildbox, "who", "--json", PANEBOARD_STORE=url).stdout.splitlines())}  # fmt: skip
-        assert (True, bob.proc.pid, "stdout") == (rows["bob"]["listening"], rows["bob"]["pid"], rows["bob"]["door"])
+        rows = {
+            r["agent"]: r
+            for r in map(
+                json.loads,
+                run_cli(buildbox, "who", "--json", PANEBOARD_STORE=url).stdout.splitlines(),
+            )
+        }
+        assert (True, bob.proc.pid, "stdout") == (
+            rows["bob"]["listening"],
+            rows["bob"]["pid"],
+            rows["bob"]["door"],
+        )
     assert not (buildbox / "test" / "log").exists()
 
 
@@ -50,29 +72,55 @@ def _env(home: Path, url: str) -> dict[str, str]:
     return cli_env(home, PANEBOARD_STORE=url)
 
 
-def test_server_restart_mid_run_loses_and_repeats_nothing(home: Path, own_server: NatsServer) -> None:
+def test_server_restart_mid_run_loses_and_repeats_nothing(
+    home: Path, own_server: NatsServer
+) -> None:
     url = _url(own_server)
     posted, seen = [], []
     with Listening(home, "bob", "--door", "stdout", env=_env(home, url)) as bob:
-        posted += [run_cli(home, "post", "--as", "alice", "--to", "bob", f"before {i}", PANEBOARD_STORE=url).stdout.strip() for i in range(3)]  # fmt: skip
+        posted += [
+            run_cli(
+                home, "post", "--as", "alice", "--to", "bob", f"before {i}", PANEBOARD_STORE=url
+            ).stdout.strip()
+            for i in range(3)
+        ]
         seen += [json.loads(bob.line())["id"] for _ in range(3)]
         own_server.stop()
-        down = run_cli(home, "post", "--as", "alice", "--to", "bob", "while down", PANEBOARD_STORE=url)
+        down = run_cli(
+            home, "post", "--as", "alice", "--to", "bob", "while down", PANEBOARD_STORE=url
+        )
         assert (1, "") == (down.returncode, down.stdout)
-        assert down.stderr.startswith(f"paneboard: cannot reach NATS at {own_server.url}") and down.stderr.count("\n") == 1
+        assert (
+            down.stderr.startswith(f"paneboard: cannot reach NATS at {own_server.url}")
+            and down.stderr.count("\n") == 1
+        )
         own_server.start()
         for i in range(3):
-            done = run_cli(home, "post", "--as", "alice", "--to", "bob", f"after {i}", PANEBOARD_STORE=url)
+            done = run_cli(
+                home, "post", "--as", "alice", "--to", "bob", f"after {i}", PANEBOARD_STORE=url
+            )
             assert 0 == done.returncode, done.stderr
             posted.append(done.stdout.strip())
         seen += [json.loads(bob.line(timeout=30))["id"] for _ in range(3)]
     with Listening(home, "bob", "--door", "stdout", env=_env(home, url)) as again:
         last = run_cli(
-            home, "post", "--as", "alice", "--to", "bob", "after a listener restart", PANEBOARD_STORE=url
+            home,
+            "post",
+            "--as",
+            "alice",
+            "--to",
+            "bob",
+            "after a listener restart",
+            PANEBOARD_STORE=url,
         ).stdout.strip()
         assert last == json.loads(again.line())["id"]
     assert posted == seen
-    ids = [json.loads(line)["id"] for line in run_cli(home, "log", "--json", "--kind", "prompt", PANEBOARD_STORE=url).stdout.splitlines()]  # fmt: skip
+    ids = [
+        json.loads(line)["id"]
+        for line in run_cli(
+            home, "log", "--json", "--kind", "prompt", PANEBOARD_STORE=url
+        ).stdout.splitlines()
+    ]
     assert [*posted, last] == ids
 
 
@@ -80,7 +128,14 @@ def test_a_retried_publish_is_stored_once(nats_server: NatsServer) -> None:
     """The post id is the message id: JetStream drops the second copy and answers with the first's position."""
     store = NatsStore(_url(nats_server), "test")
     try:
-        post = Prompt(id="01retried000000000000000000", board="test", sender="alice", ts=time.time(), to=("bob",), body="once")
+        post = Prompt(
+            id="01retried000000000000000000",
+            board="test",
+            sender="alice",
+            ts=time.time(),
+            to=("bob",),
+            body="once",
+        )
         first = store.append([post])
         again = store.append([post])
         assert first == again
@@ -91,7 +146,10 @@ def test_a_retried_publish_is_stored_once(nats_server: NatsServer) -> None:
 
 def test_a_bad_store_address_is_refused(home: Path) -> None:
     done = run_cli(home, "post", "--as", "alice", "--to", "bob", "hi", "--store", "http://example")
-    assert (1, "paneboard: --store 'http://example' is not a nats://HOST:PORT[/PREFIX] address\n") == (
+    assert (
+        1,
+        "paneboard: --store 'http://example' is not a nats://HOST:PORT[/PREFIX] address\n",
+    ) == (
         done.returncode,
         done.stderr,
     )
@@ -101,7 +159,10 @@ def test_a_batch_keeps_its_order(nats_server: NatsServer) -> None:
     """Published together, acknowledged together, stored in the order given."""
     store = NatsStore(_url(nats_server), "test")
     try:
-        posts = [Prompt(id=f"{i:026d}", board="test", sender="alice", ts=1.0, to=("bob",), body=str(i)) for i in range(2000)]
+        posts = [
+            Prompt(id=f"{i:026d}", board="test", sender="alice", ts=1.0, to=("bob",), body=str(i))
+            for i in range(2000)
+        ]
         positions = store.append(posts)
         assert positions == sorted(positions)
         assert posts == [p for _, p in store.read_all()]
@@ -115,13 +176,17 @@ def test_doctor_and_compact_on_nats(home: Path, nats_server: NatsServer) -> None
     doctor = run_cli(home, "doctor", "--as", "bob", PANEBOARD_STORE=url)
     assert f"ok    board    `test` on {url}: 1 posts" in doctor.stdout.splitlines()
     compact = run_cli(home, "compact", PANEBOARD_STORE=url)
-    assert 1 == compact.returncode and compact.stderr.startswith("paneboard: compact rewrites the file log; on NATS")
+    assert 1 == compact.returncode and compact.stderr.startswith(
+        "paneboard: compact rewrites the file log; on NATS"
+    )
 
 
 def _certs(folder: Path) -> tuple[Path, Path, Path]:
     """A CA, and a server certificate for 127.0.0.1 signed by it (openssl)."""
     folder.mkdir()
-    ca_key, ca, key, csr, cert = (folder / n for n in ("ca.key", "ca.pem", "server.key", "server.csr", "server.pem"))
+    ca_key, ca, key, csr, cert = (
+        folder / n for n in ("ca.key", "ca.pem", "server.key", "server.csr", "server.pem")
+    )
     ext = folder / "san.cnf"
     ext.write_text("subjectAltName=IP:127.0.0.1\n")
 
@@ -145,24 +210,71 @@ def _certs(folder: Path) -> tuple[Path, Path, Path]:
         "-subj",
         "/CN=paneboard test CA",
     )
-    ssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr), "-subj", "/CN=127.0.0.1")
-    ssl("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial", "-out", str(cert), "-days", "1", "-extfile", str(ext))  # fmt: skip
+    ssl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        str(key),
+        "-out",
+        str(csr),
+        "-subj",
+        "/CN=127.0.0.1",
+    )
+    ssl(
+        "x509",
+        "-req",
+        "-in",
+        str(csr),
+        "-CA",
+        str(ca),
+        "-CAkey",
+        str(ca_key),
+        "-CAcreateserial",
+        "-out",
+        str(cert),
+        "-days",
+        "1",
+        "-extfile",
+        str(ext),
+    )
     return ca, cert, key
 
 
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is missing: no certificates for the TLS test")
+@pytest.mark.skipif(
+    shutil.which("openssl") is None, reason="openssl is missing: no certificates for the TLS test"
+)
 def test_tls_with_a_ca_file(home: Path, tmp_path: Path) -> None:
     """A TLS-only server: --nats-tls-ca connects; without it, one line and exit 1, and no secret printed."""
     ca, cert, key = _certs(tmp_path / "certs")
     server = NatsServer(tmp_path / "nats", "--tls", "--tlscert", str(cert), "--tlskey", str(key))
     try:
         url = f"{server.url}/t{uuid.uuid4().hex[:8]}"
-        ok = run_cli(home, "post", "--as", "alice", "--to", "bob", "over tls", "--nats-tls-ca", str(ca), PANEBOARD_STORE=url)
+        ok = run_cli(
+            home,
+            "post",
+            "--as",
+            "alice",
+            "--to",
+            "bob",
+            "over tls",
+            "--nats-tls-ca",
+            str(ca),
+            PANEBOARD_STORE=url,
+        )
         assert 0 == ok.returncode, ok.stderr
         shown = run_cli(home, "log", "--json", "--nats-tls-ca", str(ca), PANEBOARD_STORE=url)
         assert "over tls" in shown.stdout
         refused = run_cli(
-            home, "post", "--as", "alice", "--to", "bob", "no ca", PANEBOARD_STORE=url.replace("nats://", "nats://user:s3cret@")
+            home,
+            "post",
+            "--as",
+            "alice",
+            "--to",
+            "bob",
+            "no ca",
+            PANEBOARD_STORE=url.replace("nats://", "nats://user:s3cret@"),
         )
         assert 1 == refused.returncode and 1 == refused.stderr.count("\n")
         assert "s3cret" not in refused.stderr

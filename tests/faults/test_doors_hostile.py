@@ -45,7 +45,18 @@ def hostile_socket(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[P
 @pytest.mark.parametrize("hostile_socket", ["closes at once", "garbage"], indirect=True)
 def test_hostile_sockets(home: Path, hostile_socket: Path) -> None:
     """Either the line went in (the peer's business) or it failed and was retried; the listener never hangs."""
-    with Listening(home, "bob", "--door", "claude-inbox", "--socket", str(hostile_socket), "--backoff", "0.05", "--door-timeout", "2") as bob:  # fmt: skip
+    with Listening(
+        home,
+        "bob",
+        "--door",
+        "claude-inbox",
+        "--socket",
+        str(hostile_socket),
+        "--backoff",
+        "0.05",
+        "--door-timeout",
+        "2",
+    ) as bob:
         pid = post(home, "--to", "bob", "hello")
         line = bob.wait_err(pid, timeout=15)
         assert "delivered" in line or "retry" in line or "undelivered" in line
@@ -55,10 +66,26 @@ def test_hostile_sockets(home: Path, hostile_socket: Path) -> None:
 
 
 def _exec(home: Path, script: str, *args: str) -> Listening:
-    return Listening(home, "bob", "--door", "exec", "--door-timeout", "2", "--backoff", "0.05", *args, "--", sys.executable, "-c", script)  # fmt: skip
+    return Listening(
+        home,
+        "bob",
+        "--door",
+        "exec",
+        "--door-timeout",
+        "2",
+        "--backoff",
+        "0.05",
+        *args,
+        "--",
+        sys.executable,
+        "-c",
+        script,
+    )
 
 
-def test_exec_that_hangs_is_killed_at_its_limit_and_shutdown_is_prompt(home: Path, tmp_path: Path) -> None:
+def test_exec_that_hangs_is_killed_at_its_limit_and_shutdown_is_prompt(
+    home: Path, tmp_path: Path
+) -> None:
     marker = tmp_path / "runs"
     with _exec(home, f"open({str(marker)!r}, 'a').write('x'); import time; time.sleep(600)") as bob:
         pid = post(home, "--to", "bob", "hang")
@@ -73,11 +100,19 @@ def test_exec_that_hangs_is_killed_at_its_limit_and_shutdown_is_prompt(home: Pat
 
 def test_exec_flooding_stdout_is_bounded(home: Path) -> None:
     """100 MB on stdout: drained and dropped beyond 64 KiB, the listener's memory stays small."""
-    flood = "import sys; chunk = b'x' * (1 << 20)\nfor _ in range(100): sys.stdout.buffer.write(chunk)"
+    flood = (
+        "import sys; chunk = b'x' * (1 << 20)\nfor _ in range(100): sys.stdout.buffer.write(chunk)"
+    )
     with _exec(home, flood) as bob:
         pid = post(home, "--to", "bob", "flood")
         bob.wait_err(f"delivered {pid}", timeout=60)
-        rss = int(next(ln for ln in Path(f"/proc/{bob.proc.pid}/status").read_text().splitlines() if ln.startswith("VmHWM")).split()[1])  # fmt: skip
+        rss = int(
+            next(
+                ln
+                for ln in Path(f"/proc/{bob.proc.pid}/status").read_text().splitlines()
+                if ln.startswith("VmHWM")
+            ).split()[1]
+        )
         assert rss < 150 * 1024, f"peak RSS {rss} kB"
 
 
@@ -95,8 +130,12 @@ def test_codex_that_prints_its_receipt_and_exits_1(home: Path, tmp_path: Path) -
     from tests.conftest import cli_env
 
     fake_codex(tmp_path / "bin", "print('Queued message m1 for thread th-1.'); sys.exit(1)")
-    env = cli_env(home, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}", CODEX_LOG=str(tmp_path / "codex.log"))
-    with Listening(home, "bob", "--door", "codex-queue", "--thread", "th-1", "--backoff", "0.05", env=env) as bob:
+    env = cli_env(
+        home, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}", CODEX_LOG=str(tmp_path / "codex.log")
+    )
+    with Listening(
+        home, "bob", "--door", "codex-queue", "--thread", "th-1", "--backoff", "0.05", env=env
+    ) as bob:
         pid = post(home, "--to", "bob", "hi")
         bob.wait_err(f"undelivered {pid}", timeout=15)
     assert notices(home)[0].reason.startswith("codex exited 1")

@@ -12,7 +12,7 @@ from pathlib import Path
 from tests.conftest import cli_env, run_cli
 
 # The door: record the prompt's id (the door "took" it), slowly enough to be killed inside.
-DOOR = "import os, sys, time; sys.stdin.read(); open(os.environ['STARTED'], 'a').write('x'); time.sleep(float(os.environ['SLOW'])); open(os.environ['OUT'], 'a').write(os.environ['PANEBOARD_ID'] + '\\n')"  # fmt: skip
+DOOR = "import os, sys, time; sys.stdin.read(); open(os.environ['STARTED'], 'a').write('x'); time.sleep(float(os.environ['SLOW'])); open(os.environ['OUT'], 'a').write(os.environ['PANEBOARD_ID'] + '\\n')"
 POINTS = ["before-door", "in-door", "after-door", "after-record"]
 
 
@@ -24,11 +24,30 @@ def test_listener_killed_100_times(home: Path, tmp_path: Path, rng: random.Rando
         done = run_cli(home, "post", "--as", "alice", "--to", "bob", f"job {len(posted)}")
         posted.append(done.stdout.strip())
         point = rng.choice(POINTS)
-        env = cli_env(home, OUT=str(out), STARTED=str(started), SLOW="0.2" if point == "in-door" else "0")
+        env = cli_env(
+            home, OUT=str(out), STARTED=str(started), SLOW="0.2" if point == "in-door" else "0"
+        )
         if point != "in-door":
             env["PANEBOARD_FAILPOINT"] = point
         before = started.read_text() if started.exists() else ""
-        proc = subprocess.Popen([sys.executable, "-m", "paneboard.listener", "listen", "--as", "bob", "--door", "exec", "--", sys.executable, "-c", DOOR], env=env, stderr=subprocess.DEVNULL)  # fmt: skip
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "paneboard.listener",
+                "listen",
+                "--as",
+                "bob",
+                "--door",
+                "exec",
+                "--",
+                sys.executable,
+                "-c",
+                DOOR,
+            ],
+            env=env,
+            stderr=subprocess.DEVNULL,
+        )
         if point == "in-door":
             while (started.read_text() if started.exists() else "") == before:
                 if proc.poll() is not None:
@@ -36,7 +55,26 @@ def test_listener_killed_100_times(home: Path, tmp_path: Path, rng: random.Rando
             proc.send_signal(signal.SIGKILL)
         assert proc.wait(timeout=30) == -signal.SIGKILL, point
         kills[point] += 1
-    finish = subprocess.run([sys.executable, "-m", "paneboard.listener", "listen", "--as", "bob", "--door", "exec", "--", sys.executable, "-c", DOOR], env=cli_env(home, OUT=str(out), STARTED=str(started), SLOW="0", PANEBOARD_FAILPOINT="idle"), stderr=subprocess.DEVNULL, timeout=120, check=False)  # fmt: skip
+    finish = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "paneboard.listener",
+            "listen",
+            "--as",
+            "bob",
+            "--door",
+            "exec",
+            "--",
+            sys.executable,
+            "-c",
+            DOOR,
+        ],
+        env=cli_env(home, OUT=str(out), STARTED=str(started), SLOW="0", PANEBOARD_FAILPOINT="idle"),
+        stderr=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
     assert -signal.SIGKILL == finish.returncode
     counts = Counter(out.read_text().split())
     assert set(posted) == set(counts), "a prompt was lost"

@@ -35,7 +35,12 @@ def test_writers_killed_200_times(home: Path, rng: random.Random) -> None:
     log.parent.mkdir(mode=0o700)
 
     def start(k: int) -> subprocess.Popen[str]:
-        return subprocess.Popen([sys.executable, "-c", WRITER, str(log), f"w{k}"], stdout=subprocess.PIPE, text=True, env=cli_env(home))  # fmt: skip
+        return subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(log), f"w{k}"],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=cli_env(home),
+        )
 
     writers = [start(k) for k in range(4)]
     reported: list[str] = []
@@ -60,8 +65,17 @@ def test_ten_listeners_for_one_pane_at_once(home: Path) -> None:
     """Started together: exactly one runs, the other nine exit 4."""
     (home / "test" / "panes").mkdir(parents=True, mode=0o700)
     gate = home / "go"
-    script = f"import os, sys, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.001)\nfrom paneboard.listener.cli import main\nsys.exit(main(['listen', '--as', 'bob', '--door', 'stdout']))"  # fmt: skip
-    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=cli_env(home)) for _ in range(10)]  # fmt: skip
+    script = f"import os, sys, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.001)\nfrom paneboard.listener.cli import main\nsys.exit(main(['listen', '--as', 'bob', '--door', 'stdout']))"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=cli_env(home),
+        )
+        for _ in range(10)
+    ]
     gate.touch()
     deadline = time.monotonic() + 30
     while sum(p.poll() is not None for p in procs) < 9 and time.monotonic() < deadline:
@@ -104,7 +118,13 @@ def test_load_20_senders_500_posts_10_listeners(home: Path) -> None:
     log = home / "test" / "log"
     listeners = [Listening(home, f"l{k}", "--door", "stdout") for k in range(10)]
     try:
-        senders = [subprocess.Popen([sys.executable, "-c", SENDER, str(log), f"s{k:02d}", "500", "10"], env=cli_env(home)) for k in range(20)]  # fmt: skip
+        senders = [
+            subprocess.Popen(
+                [sys.executable, "-c", SENDER, str(log), f"s{k:02d}", "500", "10"],
+                env=cli_env(home),
+            )
+            for k in range(20)
+        ]
         assert [0] * 20 == [s.wait(timeout=120) for s in senders]
         got: dict[str, list[str]] = {}
         for k, lis in enumerate(listeners):

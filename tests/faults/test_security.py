@@ -54,7 +54,10 @@ def test_a_board_folder_that_is_a_symlink_is_refused(home: Path, tmp_path: Path)
     elsewhere.mkdir()
     (home / "test").symlink_to(elsewhere)
     done = run_cli(home, "post", "--as", "alice", "--to", "bob", "hi")
-    assert (1, f"paneboard: board `test`: {home / 'test'} is a symlink; refusing to follow it\n") == (
+    assert (
+        1,
+        f"paneboard: board `test`: {home / 'test'} is a symlink; refusing to follow it\n",
+    ) == (
         done.returncode,
         done.stderr,
     )
@@ -66,7 +69,9 @@ def test_a_maildir_inbox_that_is_a_symlink_is_refused(home: Path, tmp_path: Path
     root.mkdir()
     elsewhere.mkdir()
     (root / "bob").symlink_to(elsewhere)
-    with Listening(home, "bob", "--door", "maildir", "--maildir", str(root), "--backoff", "60") as bob:
+    with Listening(
+        home, "bob", "--door", "maildir", "--maildir", str(root), "--backoff", "60"
+    ) as bob:
         pid = post(home, "--to", "bob", "hi")
         bob.wait_err(f"undelivered {pid}")
     assert [] == list(elsewhere.iterdir())
@@ -78,17 +83,34 @@ def test_max_open_limits_one_sender_per_recipient(home: Path) -> None:
     ids = [post(home, "--to", "bob", "--max-open", "3", f"job {i}") for i in range(3)]
     log = home / "test" / "log"
     before = log.read_bytes()
-    refused = run_cli(home, "post", "--as", "alice", "--to", "bob", "--max-open", "3", "one too many")
-    message = "paneboard: board `test`: `alice` already has 3 open prompts for `bob` (the --max-open limit); wait for some to be closed, or cancel some\n"  # fmt: skip
+    refused = run_cli(
+        home, "post", "--as", "alice", "--to", "bob", "--max-open", "3", "one too many"
+    )
+    message = "paneboard: board `test`: `alice` already has 3 open prompts for `bob` (the --max-open limit); wait for some to be closed, or cancel some\n"
     assert (1, message) == (refused.returncode, refused.stderr)
     assert before == log.read_bytes()
-    assert 0 == run_cli(home, "post", "--as", "alice", "--to", "carol", "--max-open", "3", "carol is fine").returncode
-    assert 0 == run_cli(home, "post", "--as", "dave", "--to", "bob", "--max-open", "3", "dave is fine").returncode
+    assert (
+        0
+        == run_cli(
+            home, "post", "--as", "alice", "--to", "carol", "--max-open", "3", "carol is fine"
+        ).returncode
+    )
+    assert (
+        0
+        == run_cli(
+            home, "post", "--as", "dave", "--to", "bob", "--max-open", "3", "dave is fine"
+        ).returncode
+    )
     assert 0 == run_cli(home, "ack", "--as", "bob", ids[0]).returncode
     post(home, "--to", "bob", "--max-open", "3", "room after an ack")
     assert 0 == run_cli(home, "cancel", "--as", "alice", ids[1]).returncode
     post(home, "--to", "bob", "--max-open", "3", "--ttl", "0.2", "room after a cancel")
-    assert 1 == run_cli(home, "post", "--as", "alice", "--to", "bob", "--max-open", "3", "full again").returncode
+    assert (
+        1
+        == run_cli(
+            home, "post", "--as", "alice", "--to", "bob", "--max-open", "3", "full again"
+        ).returncode
+    )
     import time
 
     time.sleep(0.3)  # the short-lived prompt expires: that is what this waits for

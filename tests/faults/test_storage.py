@@ -23,7 +23,12 @@ def small_home(tmp_path: Path) -> Path:
     """A 256 KiB tmpfs as the home (root mounts one; elsewhere the test skips)."""
     home = tmp_path / "small"
     home.mkdir(mode=0o700)
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=700", "tmpfs", str(home)], check=False).returncode:  # fmt: skip
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=256k,mode=700", "tmpfs", str(home)], check=False
+        ).returncode
+    ):
         pytest.skip("needs root to mount a small tmpfs")
     yield home
     subprocess.run(["umount", "-l", str(home)], check=False)
@@ -35,25 +40,45 @@ def test_disk_full(small_home: Path) -> None:
     filler.write_bytes(b"\0" * 64 * 1024)  # deleted later to free space
     reported, failure = [], None
     for i in range(5000):
-        done = run_cli(small_home, "post", "--as", "alice", "--to", "bob", "-", input=(f"{i} " + "x" * 2000).encode())
+        done = run_cli(
+            small_home,
+            "post",
+            "--as",
+            "alice",
+            "--to",
+            "bob",
+            "-",
+            input=(f"{i} " + "x" * 2000).encode(),
+        )
         if done.returncode:
             failure = done
             break
         reported.append(done.stdout.strip())
     assert failure is not None, "the disk never filled"
     assert 1 == failure.returncode and "" == failure.stdout
-    assert failure.stderr.startswith("paneboard: cannot ") and failure.stderr.endswith(": No space left on device\n")
+    assert failure.stderr.startswith("paneboard: cannot ") and failure.stderr.endswith(
+        ": No space left on device\n"
+    )
     assert 1 == failure.stderr.count("\n")
     ids = [p.id for _, p in read_posts(small_home / "test" / "log")]
     assert reported == ids
     filler.unlink()
     after = run_cli(small_home, "post", "--as", "alice", "--to", "bob", "after freeing space")
     assert 0 == after.returncode, after.stderr
-    assert [*reported, after.stdout.strip()] == [p.id for _, p in read_posts(small_home / "test" / "log")]
+    assert [*reported, after.stdout.strip()] == [
+        p.id for _, p in read_posts(small_home / "test" / "log")
+    ]
 
 
 def _prompt(i: int) -> Prompt:
-    return Prompt(id=f"{i:026d}", board="test", sender="alice", ts=float(i), to=("bob",), body=f"work item {i} " + "y" * (i % 50))  # fmt: skip
+    return Prompt(
+        id=f"{i:026d}",
+        board="test",
+        sender="alice",
+        ts=float(i),
+        to=("bob",),
+        body=f"work item {i} " + "y" * (i % 50),
+    )
 
 
 @pytest.mark.parametrize("round_", range(20))

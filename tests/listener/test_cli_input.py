@@ -30,7 +30,10 @@ def _log(home: Path) -> bytes:
 
 
 CASES = [
-    (["post", "--as", "alice", "--to", "bob", "-"], "paneboard: prompt body is 262145 bytes; the limit is 262144 (256 KiB)"),
+    (
+        ["post", "--as", "alice", "--to", "bob", "-"],
+        "paneboard: prompt body is 262145 bytes; the limit is 262144 (256 KiB)",
+    ),
     (
         ["post", "--as", "alice", "--to", "../x", "hi"],
         "paneboard: recipient name '../x' is not valid: use 1-64 of A-Z a-z 0-9 . _ -, not starting with `.`",
@@ -49,7 +52,10 @@ CASES = [
         "paneboard: board name '../etc' is not valid: use 1-64 of A-Z a-z 0-9 . _ -, not starting with `.`",
     ),
     (["post", "--as", "alice", "--to", "bob", ""], "paneboard: prompt body is empty"),
-    (["post", "--as", "alice", "--to", "bob", "--reply-to", "zzzzzz", "hi"], "paneboard: board `test`: no post matches `zzzzzz`"),
+    (
+        ["post", "--as", "alice", "--to", "bob", "--reply-to", "zzzzzz", "hi"],
+        "paneboard: board `test`: no post matches `zzzzzz`",
+    ),
     (["ack", "--as", "bob", "zzzz"], "paneboard: board `test`: no post matches `zzzz`"),
     (["ack", "--as", "bob", "ab"], "paneboard: id `ab` is too short: give at least 4 characters"),
     (["ack", "--as", "bob", "not-an-id!"], "paneboard: `not-an-id!` is not a post id"),
@@ -57,7 +63,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(("args", "message"), CASES)
-def test_bad_input_is_refused_and_nothing_is_written(board: tuple[Path, str], args: list[str], message: str) -> None:
+def test_bad_input_is_refused_and_nothing_is_written(
+    board: tuple[Path, str], args: list[str], message: str
+) -> None:
     home, _ = board
     before = _log(home)
     done = run_cli(home, *args, input=b"x" * (256 * 1024 + 1) if args[-1] == "-" else None)
@@ -69,8 +77,14 @@ def test_close_rules(board: tuple[Path, str]) -> None:
     """Only recipients ack or answer, only the sender cancels, nothing closes twice."""
     home, pid = board
     cases = [
-        (["ack", "--as", "carol", pid], f"paneboard: agent `carol` is not a recipient of prompt {pid} (sent to bob)"),
-        (["answer", "--as", "carol", pid, "hi"], f"paneboard: agent `carol` is not a recipient of prompt {pid} (sent to bob)"),
+        (
+            ["ack", "--as", "carol", pid],
+            f"paneboard: agent `carol` is not a recipient of prompt {pid} (sent to bob)",
+        ),
+        (
+            ["answer", "--as", "carol", pid, "hi"],
+            f"paneboard: agent `carol` is not a recipient of prompt {pid} (sent to bob)",
+        ),
         (
             ["cancel", "--as", "bob", pid],
             f"paneboard: agent `bob` did not send prompt {pid} (`alice` did); only its sender can cancel it",
@@ -84,9 +98,15 @@ def test_close_rules(board: tuple[Path, str]) -> None:
     assert 0 == run_cli(home, "ack", "--as", "bob", pid[:12]).returncode
     before = _log(home)
     done = run_cli(home, "answer", "--as", "bob", pid, "late")
-    assert (1, f"paneboard: prompt {pid} is already acked for `bob`\n") == (done.returncode, done.stderr)
+    assert (1, f"paneboard: prompt {pid} is already acked for `bob`\n") == (
+        done.returncode,
+        done.stderr,
+    )
     done = run_cli(home, "cancel", "--as", "alice", pid)
-    assert (1, f"paneboard: prompt {pid} is already closed for every recipient\n") == (done.returncode, done.stderr)
+    assert (1, f"paneboard: prompt {pid} is already closed for every recipient\n") == (
+        done.returncode,
+        done.stderr,
+    )
     assert before == _log(home)
 
 
@@ -97,7 +117,10 @@ def test_an_ambiguous_prefix_is_refused(board: tuple[Path, str]) -> None:
     if len(common) < 4:
         pytest.skip("ids too far apart in time to share a prefix")
     done = run_cli(home, "ack", "--as", "bob", common)
-    assert (1, f"paneboard: board `test`: id `{common}` matches 2 posts; give more characters\n") == (
+    assert (
+        1,
+        f"paneboard: board `test`: id `{common}` matches 2 posts; give more characters\n",
+    ) == (
         done.returncode,
         done.stderr,
     )
@@ -108,12 +131,18 @@ def test_an_ack_of_a_non_prompt_is_refused(board: tuple[Path, str]) -> None:
     ack = run_cli(home, "ack", "--as", "bob", pid, "--json")
     ack_id = ack.stdout.split('"id":"')[1][:26]
     done = run_cli(home, "ack", "--as", "bob", ack_id)
-    assert (1, f"paneboard: board `test`: post {ack_id} is an ack, not a prompt\n") == (done.returncode, done.stderr)
+    assert (1, f"paneboard: board `test`: post {ack_id} is an ack, not a prompt\n") == (
+        done.returncode,
+        done.stderr,
+    )
 
 
 def test_usage_errors_exit_2_with_one_line(home: Path) -> None:
     done = run_cli(home, "post", "hi")
-    assert (2, "paneboard post: the following arguments are required: --to (see `paneboard post --help`)\n") == (done.returncode, done.stderr)  # fmt: skip
+    assert (
+        2,
+        "paneboard post: the following arguments are required: --to (see `paneboard post --help`)\n",
+    ) == (done.returncode, done.stderr)
     assert 2 == run_cli(home, "frobnicate").returncode
     assert 2 == run_cli(home, "post", "--to", "bob", "--ttl", "soon", "hi").returncode
 
@@ -123,7 +152,9 @@ def test_an_unwritable_home_is_refused(tmp_path: Path) -> None:
     home = tmp_path / "ro"
     home.mkdir(mode=0o700)
     if os.geteuid() == 0:
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,mode=700", "tmpfs", str(home)], check=False).returncode:
+        if subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "ro,mode=700", "tmpfs", str(home)], check=False
+        ).returncode:
             pytest.skip("cannot mount a read-only tmpfs here")
     else:
         home.chmod(0o500)
@@ -140,16 +171,31 @@ def test_an_unwritable_home_is_refused(tmp_path: Path) -> None:
 
 def test_stdin_body_and_json_output(home: Path) -> None:
     """`-` reads the body from stdin; --json prints the post written."""
-    done = run_cli(home, "post", "--as", "alice", "--to", "bob", "--json", "-", input=b"line 1\nline 2 $(rm -rf /) `x` 'q'\n")  # fmt: skip
+    done = run_cli(
+        home,
+        "post",
+        "--as",
+        "alice",
+        "--to",
+        "bob",
+        "--json",
+        "-",
+        input=b"line 1\nline 2 $(rm -rf /) `x` 'q'\n",
+    )
     assert 0 == done.returncode, done.stderr
     assert '"body":"line 1\\nline 2 $(rm -rf /) `x` \'q\'\\n"' in done.stdout
     bad = run_cli(home, "post", "--as", "alice", "--to", "bob", "-", input=b"\xff\xfe")
-    assert (1, "paneboard: prompt body read from stdin is not valid UTF-8\n") == (bad.returncode, bad.stderr)
+    assert (1, "paneboard: prompt body read from stdin is not valid UTF-8\n") == (
+        bad.returncode,
+        bad.stderr,
+    )
 
 
 def test_main_runs_in_process(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`main(argv)` returns the exit code instead of exiting."""
-    assert 0 == main(["post", "--home", str(home), "--board", "b", "--as", "alice", "--to", "bob", "hi"])
+    assert 0 == main(
+        ["post", "--home", str(home), "--board", "b", "--as", "alice", "--to", "bob", "hi"]
+    )
     out = capsys.readouterr().out.strip()
     assert 26 == len(out)
     assert 0 == main(["open", "--home", str(home), "--board", "b", "--as", "bob"])

@@ -74,13 +74,26 @@ def test_claude_inbox_writes_one_json_line(home: Path, inbox: SocketServer) -> N
     assert "> review fetch.py" in message["message"]["content"]
 
 
-def test_claude_inbox_socket_that_never_reads_is_retried_then_undelivered(home: Path, tmp_path: Path) -> None:
+def test_claude_inbox_socket_that_never_reads_is_retried_then_undelivered(
+    home: Path, tmp_path: Path
+) -> None:
     """A write that cannot finish in time handed nothing over: retried, then `undelivered`."""
     server = SocketServer(tmp_path / "stuck.sock", read=False)
     try:
-        args = ("--door", "claude-inbox", "--socket", str(server.path), "--door-timeout", "0.5", "--backoff", "0.05")
+        args = (
+            "--door",
+            "claude-inbox",
+            "--socket",
+            str(server.path),
+            "--door-timeout",
+            "0.5",
+            "--backoff",
+            "0.05",
+        )
         with Listening(home, "bob", *args) as bob:
-            pid = post(home, "--to", "bob", "-", input=b"x\n" * 120_000)  # ~600 KB on the wire: more than a socket buffers
+            pid = post(
+                home, "--to", "bob", "-", input=b"x\n" * 120_000
+            )  # ~600 KB on the wire: more than a socket buffers
             bob.wait_err(f"undelivered {pid}", timeout=20)
             assert any("retry 2/2" in line for line in bob.stderr_lines)
         assert "the message was not taken within 0.5 s" == notices(home)[0].reason
@@ -89,7 +102,9 @@ def test_claude_inbox_socket_that_never_reads_is_retried_then_undelivered(home: 
 
 
 @pytest.mark.parametrize("kind", ["symlink", "regular file", "missing", "other owner"])
-def test_claude_inbox_refuses_a_path_that_is_not_our_socket(home: Path, tmp_path: Path, inbox: SocketServer, kind: str) -> None:
+def test_claude_inbox_refuses_a_path_that_is_not_our_socket(
+    home: Path, tmp_path: Path, inbox: SocketServer, kind: str
+) -> None:
     """Permanent: `undelivered` at once, no waiting, the prompt stays open."""
     path = tmp_path / "target"
     if kind == "symlink":
@@ -101,7 +116,9 @@ def test_claude_inbox_refuses_a_path_that_is_not_our_socket(home: Path, tmp_path
             pytest.skip("chown to another user needs root")
         path = inbox.path
         os.chown(path, 65534, 65534)
-    with Listening(home, "bob", "--door", "claude-inbox", "--socket", str(path), "--backoff", "60") as bob:
+    with Listening(
+        home, "bob", "--door", "claude-inbox", "--socket", str(path), "--backoff", "60"
+    ) as bob:
         pid = post(home, "--to", "bob", "hi")
         bob.wait_err(f"undelivered {pid}")
         assert not any("retry" in line for line in bob.stderr_lines)
@@ -121,13 +138,17 @@ def fake_codex(folder: Path, script: str) -> Path:
     """An executable named `codex` that records its argv and then runs *script*."""
     folder.mkdir(exist_ok=True)
     path = folder / "codex"
-    path.write_text(f"#!{sys.executable}\nimport json, os, sys\nopen(os.environ['CODEX_LOG'], 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n{script}\n")  # fmt: skip
+    path.write_text(
+        f"#!{sys.executable}\nimport json, os, sys\nopen(os.environ['CODEX_LOG'], 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n{script}\n"
+    )
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path
 
 
 def _codex_env(home: Path, tmp_path: Path) -> dict[str, str]:
-    return cli_env(home, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}", CODEX_LOG=str(tmp_path / "codex.log"))
+    return cli_env(
+        home, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}", CODEX_LOG=str(tmp_path / "codex.log")
+    )
 
 
 def test_codex_queue_needs_codex_receipt(home: Path, tmp_path: Path) -> None:
@@ -146,7 +167,9 @@ def test_codex_exit_0_without_receipt_is_a_failure(home: Path, tmp_path: Path) -
     """Retried, then `undelivered`, the prompt still open."""
     fake_codex(tmp_path / "bin", "print('something else')")
     env = _codex_env(home, tmp_path)
-    with Listening(home, "bob", "--door", "codex-queue", "--thread", "th-1", "--backoff", "0.05,0.05", env=env) as bob:
+    with Listening(
+        home, "bob", "--door", "codex-queue", "--thread", "th-1", "--backoff", "0.05,0.05", env=env
+    ) as bob:
         pid = post(home, "--to", "bob", "hi")
         bob.wait_err(f"undelivered {pid}")
     assert 3 == len((tmp_path / "codex.log").read_text().splitlines())
@@ -155,7 +178,9 @@ def test_codex_exit_0_without_receipt_is_a_failure(home: Path, tmp_path: Path) -
 
 def test_codex_missing_binary_is_permanent(home: Path, tmp_path: Path) -> None:
     env = cli_env(home, PATH=str(tmp_path / "empty"))
-    with Listening(home, "bob", "--door", "codex-queue", "--thread", "th-1", "--backoff", "60", env=env) as bob:
+    with Listening(
+        home, "bob", "--door", "codex-queue", "--thread", "th-1", "--backoff", "60", env=env
+    ) as bob:
         pid = post(home, "--to", "bob", "hi")
         bob.wait_err(f"undelivered {pid}")
     assert "no `codex` on PATH" == notices(home)[0].reason
@@ -171,7 +196,13 @@ def test_maildir_file_reads_back(home: Path, tmp_path: Path) -> None:
     assert [] == list((root / "bob" / "tmp").iterdir())
     head, text = mail.read_text().split("\n---\n\n", 1)
     fields = dict(line.split(": ", 1) for line in head.splitlines()[1:])
-    assert ("alice", "bob", "../alice/tmp/", "api", pid) == (fields["from"], fields["to"], fields["reply_to"], fields["thread"], fields["paneboard_id"])  # fmt: skip
+    assert ("alice", "bob", "../alice/tmp/", "api", pid) == (
+        fields["from"],
+        fields["to"],
+        fields["reply_to"],
+        fields["thread"],
+        fields["paneboard_id"],
+    )
     assert text.startswith(f"[paneboard] prompt {pid}")
     assert 0o600 == mail.stat().st_mode & 0o777
 
@@ -179,7 +210,7 @@ def test_maildir_file_reads_back(home: Path, tmp_path: Path) -> None:
 def test_exec_gets_text_on_stdin_and_facts_in_env(home: Path, tmp_path: Path) -> None:
     """Body with shell metacharacters arrives byte for byte; env names the prompt, never the body."""
     out = tmp_path / "exec.json"
-    script = f"import json, os, sys; json.dump({{'stdin': sys.stdin.read(), 'env': {{k: v for k, v in os.environ.items() if k.startswith('PANEBOARD_')}}}}, open({str(out)!r}, 'w'))"  # fmt: skip
+    script = f"import json, os, sys; json.dump({{'stdin': sys.stdin.read(), 'env': {{k: v for k, v in os.environ.items() if k.startswith('PANEBOARD_')}}}}, open({str(out)!r}, 'w'))"
     body = "rm -rf / ; $(reboot) `id` 'q' \"dq\" | & > <"
     with Listening(home, "bob", "--door", "exec", "--", sys.executable, "-c", script) as bob:
         pid = post(home, "--to", "bob", "--thread", "t9", "--priority", "high", body)
@@ -187,18 +218,39 @@ def test_exec_gets_text_on_stdin_and_facts_in_env(home: Path, tmp_path: Path) ->
     got = json.loads(out.read_text())
     assert f"> {body}\n" in got["stdin"]
     assert {
-        "PANEBOARD_ID": pid, "PANEBOARD_SENDER": "alice", "PANEBOARD_AGENT": "bob", "PANEBOARD_BOARD": "test",
-        "PANEBOARD_HOME": str(home), "PANEBOARD_PRIORITY": "high", "PANEBOARD_THREAD": "t9",
-    } == got["env"]  # fmt: skip
+        "PANEBOARD_ID": pid,
+        "PANEBOARD_SENDER": "alice",
+        "PANEBOARD_AGENT": "bob",
+        "PANEBOARD_BOARD": "test",
+        "PANEBOARD_HOME": str(home),
+        "PANEBOARD_PRIORITY": "high",
+        "PANEBOARD_THREAD": "t9",
+    } == got["env"]
 
 
 def test_exec_timeout_is_an_unknown_outcome_not_retried(home: Path, tmp_path: Path) -> None:
     """A command killed at its limit may have acted: recorded, receipt says `unknown`, no retry."""
     marker = tmp_path / "runs"
     script = f"import time; open({str(marker)!r}, 'a').write('x'); time.sleep(60)"
-    with Listening(home, "bob", "--door", "exec", "--door-timeout", "0.5", "--backoff", "0.05", "--", sys.executable, "-c", script) as bob:  # fmt: skip
+    with Listening(
+        home,
+        "bob",
+        "--door",
+        "exec",
+        "--door-timeout",
+        "0.5",
+        "--backoff",
+        "0.05",
+        "--",
+        sys.executable,
+        "-c",
+        script,
+    ) as bob:
         pid = post(home, "--to", "bob", "slow")
         bob.wait_err(f"delivered {pid}")
     assert "x" == marker.read_text()
     status = json.loads(run_cli(home, "status", pid, "--json").stdout)
-    assert ("delivered", "unknown") == (status["recipients"]["bob"]["stage"], status["recipients"]["bob"]["outcome"])
+    assert ("delivered", "unknown") == (
+        status["recipients"]["bob"]["stage"],
+        status["recipients"]["bob"]["outcome"],
+    )

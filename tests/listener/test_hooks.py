@@ -44,8 +44,15 @@ def test_install_twice_then_uninstall(home: Path, tmp_path: Path, agent: str, st
     assert 0 == done.returncode, done.stderr
     first = path.read_text()
     data = json.loads(first)
-    ours = {event: [h["hooks"][0]["command"] for h in entries if "paneboard" in h["hooks"][0]["command"]] for event, entries in data["hooks"].items()}  # fmt: skip
-    expected_events = {"SessionStart", "Stop", "SessionEnd"} if agent == "claude" else {"SessionStart", "Stop"}
+    ours = {
+        event: [
+            h["hooks"][0]["command"] for h in entries if "paneboard" in h["hooks"][0]["command"]
+        ]
+        for event, entries in data["hooks"].items()
+    }
+    expected_events = (
+        {"SessionStart", "Stop", "SessionEnd"} if agent == "claude" else {"SessionStart", "Stop"}
+    )
     assert expected_events == {e for e, cmds in ours.items() if cmds}
     assert all(cmd.split()[0].startswith("/") for cmds in ours.values() for cmd in cmds)
     if start == "unrelated":
@@ -66,16 +73,37 @@ def test_a_malformed_settings_file_is_refused_and_untouched(home: Path, tmp_path
     path.write_text('{"hooks": {"Stop": [')
     done = run_cli(home, "hook", "install", "claude", "--project", str(project))
     assert 1 == done.returncode
-    assert f"paneboard: {path} is not valid JSON (line 1: Expecting value); fix or move it, nothing was changed\n" == done.stderr
+    assert (
+        f"paneboard: {path} is not valid JSON (line 1: Expecting value); fix or move it, nothing was changed\n"
+        == done.stderr
+    )
     assert '{"hooks": {"Stop": [' == path.read_text()
     path.write_text('{"hooks": {"Stop": "not a list"}}')
     assert 1 == run_cli(home, "hook", "install", "claude", "--project", str(project)).returncode
     assert '{"hooks": {"Stop": "not a list"}}' == path.read_text()
 
 
-def stop_hook(home: Path, agent: str = "claude", *extra: str, active: bool = False, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
-    payload = {"session_id": "s1", "transcript_path": "/x.jsonl", "cwd": str(cwd or home), "hook_event_name": "Stop", "stop_hook_active": active}  # fmt: skip
-    return run_cli(home, "hook", "stop", "--agent", agent, "--as", "bob", *extra, input=json.dumps(payload).encode())
+def stop_hook(
+    home: Path, agent: str = "claude", *extra: str, active: bool = False, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    payload = {
+        "session_id": "s1",
+        "transcript_path": "/x.jsonl",
+        "cwd": str(cwd or home),
+        "hook_event_name": "Stop",
+        "stop_hook_active": active,
+    }
+    return run_cli(
+        home,
+        "hook",
+        "stop",
+        "--agent",
+        agent,
+        "--as",
+        "bob",
+        *extra,
+        input=json.dumps(payload).encode(),
+    )
 
 
 def test_stop_hook_blocks_with_the_open_prompts_once(home: Path) -> None:
@@ -92,9 +120,15 @@ def test_stop_hook_blocks_with_the_open_prompts_once(home: Path) -> None:
     assert (0, "") == (second.returncode, second.stdout)
     later = post(home, "--to", "bob", "something new")
     third = stop_hook(home, active=True)
-    assert later in json.loads(third.stdout)["reason"] and normal not in json.loads(third.stdout)["reason"]
+    assert (
+        later in json.loads(third.stdout)["reason"]
+        and normal not in json.loads(third.stdout)["reason"]
+    )
     status = json.loads(run_cli(home, "status", urgent, "--json").stdout)
-    assert ("delivered", "stop-hook") == (status["recipients"]["bob"]["stage"], status["recipients"]["bob"]["door"])
+    assert ("delivered", "stop-hook") == (
+        status["recipients"]["bob"]["stage"],
+        status["recipients"]["bob"]["door"],
+    )
 
 
 def test_stop_hook_with_nothing_open(home: Path) -> None:
@@ -130,7 +164,9 @@ def test_a_prompt_the_stop_hook_delivered_is_never_delivered_by_a_listener(home:
 
 def test_stop_hook_limits_the_reason(home: Path) -> None:
     """About 64 KiB of prompts per stop; the rest wait for the next one."""
-    ids = [post(home, "--to", "bob", "-", input=(f"{i} " + "x" * 30_000).encode()) for i in range(4)]
+    ids = [
+        post(home, "--to", "bob", "-", input=(f"{i} " + "x" * 30_000).encode()) for i in range(4)
+    ]
     first = json.loads(stop_hook(home).stdout)["reason"]
     second = json.loads(stop_hook(home).stdout)["reason"]
     assert [i for i in ids if i in first] == ids[:2]
@@ -146,13 +182,34 @@ time.sleep(120)
 """
 
 
-def test_session_start_runs_a_detached_listener_that_ends_with_its_agent(home: Path, tmp_path: Path) -> None:
-    """With a real parent process and a socket: the listener delivers, carries no CLAUDE_CODE_ variables, and exits when the parent dies."""  # fmt: skip
+def test_session_start_runs_a_detached_listener_that_ends_with_its_agent(
+    home: Path, tmp_path: Path
+) -> None:
+    """With a real parent process and a socket: the listener delivers, carries no CLAUDE_CODE_ variables, and exits when the parent dies."""
     server = SocketServer(tmp_path / "cc.sock")
     env = cli_env(
-        home, CLAUDE_CODE_MESSAGING_SOCKET=str(server.path), CLAUDE_CODE_MESSAGING_TOKEN="secret", PANEBOARD_AGENT="bob"
+        home,
+        CLAUDE_CODE_MESSAGING_SOCKET=str(server.path),
+        CLAUDE_CODE_MESSAGING_TOKEN="secret",
+        PANEBOARD_AGENT="bob",
     )
-    parent = subprocess.Popen([sys.executable, "-c", PARENT, sys.executable, "-m", "paneboard.listener", "hook", "session-start", "--agent", "claude"], stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            PARENT,
+            sys.executable,
+            "-m",
+            "paneboard.listener",
+            "hook",
+            "session-start",
+            "--agent",
+            "claude",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         assert parent.stdout is not None
         assert "0" == parent.stdout.readline().strip()
@@ -166,7 +223,11 @@ def test_session_start_runs_a_detached_listener_that_ends_with_its_agent(home: P
         parent.kill()
         parent.wait()
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and Path(f"/proc/{listener_pid}").exists() and b"Z" not in Path(f"/proc/{listener_pid}/stat").read_bytes().split(b")")[1][:3]:  # fmt: skip
+        while (
+            time.monotonic() < deadline
+            and Path(f"/proc/{listener_pid}").exists()
+            and b"Z" not in Path(f"/proc/{listener_pid}/stat").read_bytes().split(b")")[1][:3]
+        ):
             time.sleep(0.05)
         assert not _running(listener_pid)
         assert "agent process" in (home / "test" / "panes" / "bob.log").read_text()
@@ -188,7 +249,14 @@ def _running(pid: int) -> bool:
 def test_session_end_stops_the_listener(home: Path) -> None:
     with Listening(home, "bob", "--door", "stdout") as bob:
         done = run_cli(
-            home, "hook", "session-end", "--agent", "claude", "--as", "bob", input=b'{"hook_event_name": "SessionEnd"}'
+            home,
+            "hook",
+            "session-end",
+            "--agent",
+            "claude",
+            "--as",
+            "bob",
+            input=b'{"hook_event_name": "SessionEnd"}',
         )
         assert 0 == done.returncode, done.stderr
         assert 0 == bob.proc.wait(timeout=10)
@@ -199,9 +267,13 @@ def test_session_start_derives_a_name_from_the_project(home: Path, tmp_path: Pat
     project = tmp_path / "web app"
     project.mkdir()
     payload = json.dumps({"hook_event_name": "SessionStart", "cwd": str(project)}).encode()
-    done = run_cli(home, "hook", "session-start", "--agent", "codex", "--mode", "stop", input=payload)
+    done = run_cli(
+        home, "hook", "session-start", "--agent", "codex", "--mode", "stop", input=payload
+    )
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "you are `web-app-codex`" in context and "name derived from the project folder" in context
+    assert (
+        "you are `web-app-codex`" in context and "name derived from the project folder" in context
+    )
 
 
 def test_doctor_healthy_and_broken(home: Path, tmp_path: Path) -> None:
@@ -211,17 +283,39 @@ def test_doctor_healthy_and_broken(home: Path, tmp_path: Path) -> None:
         post(home, "--to", "bob", "hi")
         with Listening(home, "bob", "--door", "stdout") as bob:
             bob.line()
-            healthy = run_cli(home, "doctor", "--as", "bob", "--socket", str(server.path), "--probe")
+            healthy = run_cli(
+                home, "doctor", "--as", "bob", "--socket", str(server.path), "--probe"
+            )
             assert 0 == healthy.returncode, healthy.stdout + healthy.stderr
             lines = healthy.stdout.splitlines()
-            assert [ln.split()[1] for ln in lines] == ["home", "board", "pane", "claude", "codex", "hooks", "hooks", "probe"]
-            assert lines[2].startswith("ok    pane     `bob`: listener pid") and "door stdout" in lines[2]
+            assert [ln.split()[1] for ln in lines] == [
+                "home",
+                "board",
+                "pane",
+                "claude",
+                "codex",
+                "hooks",
+                "hooks",
+                "probe",
+            ]
+            assert (
+                lines[2].startswith("ok    pane     `bob`: listener pid")
+                and "door stdout" in lines[2]
+            )
             assert lines[7].startswith("ok    probe    delivered through the door in")
         (tmp_path / "notasocket").write_text("")
-        broken = run_cli(home, "doctor", "--as", "bob", "--socket", str(tmp_path / "notasocket"), "--probe")
+        broken = run_cli(
+            home, "doctor", "--as", "bob", "--socket", str(tmp_path / "notasocket"), "--probe"
+        )
         assert 1 == broken.returncode
-        assert f"fail  claude   {tmp_path / 'notasocket'} is not a socket" in broken.stdout.splitlines()
-        assert "fail  probe    no listener holds `bob`'s pane: nothing to probe" in broken.stdout.splitlines()
+        assert (
+            f"fail  claude   {tmp_path / 'notasocket'} is not a socket"
+            in broken.stdout.splitlines()
+        )
+        assert (
+            "fail  probe    no listener holds `bob`'s pane: nothing to probe"
+            in broken.stdout.splitlines()
+        )
         assert "paneboard: doctor: 2 check(s) failed\n" == broken.stderr
     finally:
         server.close()
@@ -233,15 +327,32 @@ def test_codex_queue_to_a_thread_nobody_runs_is_undelivered(home: Path, tmp_path
 
     fake_codex(tmp_path / "bin", "print('Queued message m1 for thread th-1.')")
     codex_home = tmp_path / "codex-home"
-    rollout = codex_home / "sessions" / "2026" / "11" / "30" / "rollout-2026-11-30T10-00-00-th-1.jsonl"
+    rollout = (
+        codex_home / "sessions" / "2026" / "11" / "30" / "rollout-2026-11-30T10-00-00-th-1.jsonl"
+    )
     rollout.parent.mkdir(parents=True)
     rollout.write_text("{}\n")
-    env = cli_env(home, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}", CODEX_LOG=str(tmp_path / "codex.log"), CODEX_HOME=str(codex_home))  # fmt: skip
-    with Listening(home, "bob", "--door", "codex-queue", "--thread", "th-1", "--backoff", "60", env=env) as bob:
+    env = cli_env(
+        home,
+        PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}",
+        CODEX_LOG=str(tmp_path / "codex.log"),
+        CODEX_HOME=str(codex_home),
+    )
+    with Listening(
+        home, "bob", "--door", "codex-queue", "--thread", "th-1", "--backoff", "60", env=env
+    ) as bob:
         dead = post(home, "--to", "bob", "to a dead thread")
         bob.wait_err(f"undelivered {dead}")
     assert notices(home)[0].reason.startswith("thread not running")
-    holder = subprocess.Popen([sys.executable, "-c", f"import time; f = open({str(rollout)!r}); print('open', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import time; f = open({str(rollout)!r}); print('open', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and "open" == holder.stdout.readline().strip()
         with Listening(home, "bob", "--door", "codex-queue", "--thread", "th-1", env=env) as bob:

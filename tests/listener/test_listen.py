@@ -22,7 +22,10 @@ def delivered_ids(listener: Listening, n: int) -> list[str]:
 
 def test_catch_up_is_urgent_first_then_oldest_first(home: Path) -> None:
     """Prompts posted before the listener starts arrive by priority, then in log order."""
-    ids = {p: post(home, "--to", "bob", "--priority", p, p) for p in ("low", "normal", "high", "urgent")}
+    ids = {
+        p: post(home, "--to", "bob", "--priority", p, p)
+        for p in ("low", "normal", "high", "urgent")
+    }
     second_normal = post(home, "--to", "bob", "normal again")
     post(home, "--to", "carol", "not for bob")
     with Listening(home, "bob", "--door", "stdout") as bob:
@@ -41,14 +44,22 @@ def test_live_prompts_arrive_with_composed_text(home: Path) -> None:
         bob.wait_err(f"delivered {pid}")
     posts = [p for _, p in read_posts(home / "test" / "log")]
     receipt = posts[-1]
-    assert ("delivered", "bob", pid, "stdout", "accepted") == (receipt.__struct_config__.tag, receipt.sender, receipt.prompt, receipt.door, receipt.outcome)  # type: ignore[union-attr]  # fmt: skip
+    assert ("delivered", "bob", pid, "stdout", "accepted") == (
+        receipt.__struct_config__.tag,
+        receipt.sender,
+        receipt.prompt,
+        receipt.door,
+        receipt.outcome,
+    )  # type: ignore[union-attr]
 
 
 def test_exactly_once_across_restarts_by_sigterm_and_sigkill(home: Path) -> None:
     """Five restarts, killed both ways: every prompt arrives once, none twice."""
     seen: list[str] = []
     posted: list[str] = []
-    for round_, sig in enumerate([signal.SIGTERM, signal.SIGKILL, signal.SIGTERM, signal.SIGKILL, signal.SIGTERM]):
+    for round_, sig in enumerate(
+        [signal.SIGTERM, signal.SIGKILL, signal.SIGTERM, signal.SIGKILL, signal.SIGTERM]
+    ):
         posted += [post(home, "--to", "bob", f"before {round_} #{i}") for i in range(3)]
         with Listening(home, "bob", "--door", "stdout") as bob:
             seen += delivered_ids(bob, 3)
@@ -67,7 +78,9 @@ def test_a_second_listener_for_the_pane_exits_4(home: Path) -> None:
     """The second names board, agent and holder pid; after the first is SIGKILLed a new one starts."""
     with Listening(home, "bob", "--door", "stdout") as first:
         second = run_cli(home, "listen", "--as", "bob", "--door", "stdout")
-        expected = f"paneboard: board `test`: agent `bob` is held by listener pid {first.proc.pid}\n"
+        expected = (
+            f"paneboard: board `test`: agent `bob` is held by listener pid {first.proc.pid}\n"
+        )
         assert (4, expected) == (second.returncode, second.stderr)
         first.proc.kill()
         first.proc.wait()
@@ -84,7 +97,11 @@ def test_who_shows_the_listening_pane(home: Path) -> None:
         bob.wait_err("delivered")
         rows = [json.loads(line) for line in run_cli(home, "who", "--json").stdout.splitlines()]
         by_agent = {r["agent"]: r for r in rows}
-        assert (True, bob.proc.pid, "stdout") == (by_agent["bob"]["listening"], by_agent["bob"]["pid"], by_agent["bob"]["door"])
+        assert (True, bob.proc.pid, "stdout") == (
+            by_agent["bob"]["listening"],
+            by_agent["bob"]["pid"],
+            by_agent["bob"]["door"],
+        )
         assert by_agent["bob"]["last_delivery"] is not None
         assert (False, None) == (by_agent["alice"]["listening"], by_agent["alice"]["pid"])
 
@@ -109,7 +126,9 @@ def test_the_pane_lock_is_portalockers_lock(home: Path) -> None:
     lock = take_pane_lock(path, "b", "bob")
     with open(path, "a+") as other:
         try:
-            portalocker.lock(other, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+            portalocker.lock(
+                other, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING
+            )
         except portalocker.AlreadyLocked:
             pass
         else:

@@ -12,17 +12,21 @@ from tests.conftest import Listening, run_cli
 from tests.listener.test_listen import post
 
 # An exec door that refuses any prompt whose body says FAIL and records the others' ids.
-RECORDER = "import os, sys; text = sys.stdin.read(); sys.exit(1) if 'FAIL' in text else open(os.environ['OUT'], 'a').write(os.environ['PANEBOARD_ID'] + '\\n')"  # fmt: skip
+RECORDER = "import os, sys; text = sys.stdin.read(); sys.exit(1) if 'FAIL' in text else open(os.environ['OUT'], 'a').write(os.environ['PANEBOARD_ID'] + '\\n')"
 
 
 def recorder(home: Path, tmp_path: Path, *args: str) -> Listening:
     from tests.conftest import cli_env
 
     env = cli_env(home, OUT=str(tmp_path / "got"))
-    return Listening(home, "bob", "--door", "exec", *args, "--", sys.executable, "-c", RECORDER, env=env)
+    return Listening(
+        home, "bob", "--door", "exec", *args, "--", sys.executable, "-c", RECORDER, env=env
+    )
 
 
-def test_a_failing_door_retries_then_posts_undelivered_and_a_restart_delivers(home: Path, tmp_path: Path) -> None:
+def test_a_failing_door_retries_then_posts_undelivered_and_a_restart_delivers(
+    home: Path, tmp_path: Path
+) -> None:
     """Three attempts, an `undelivered` notice, the prompt open; a later listener with a working door delivers it."""
     pid = post(home, "--to", "bob", "the first door is broken")
     with Listening(home, "bob", "--door", "exec", "--backoff", "0.05,0.05", "--", "false") as bob:
@@ -38,7 +42,9 @@ def test_a_failing_door_retries_then_posts_undelivered_and_a_restart_delivers(ho
     assert [pid] == (tmp_path / "got").read_text().split()
 
 
-def test_prompts_closed_while_queued_behind_a_retrying_one_are_never_delivered(home: Path, tmp_path: Path) -> None:
+def test_prompts_closed_while_queued_behind_a_retrying_one_are_never_delivered(
+    home: Path, tmp_path: Path
+) -> None:
     """Acked, cancelled and expired prompts behind a retrying one are skipped; an open one is delivered."""
     stuck = post(home, "--to", "bob", "--priority", "urgent", "FAIL every time")
     acked = post(home, "--to", "bob", "will be acked")
@@ -52,7 +58,12 @@ def test_prompts_closed_while_queued_behind_a_retrying_one_are_never_delivered(h
         bob.wait_err(f"undelivered {stuck}")
         bob.wait_err(f"delivered {kept}")
     assert [kept] == (tmp_path / "got").read_text().split()
-    assert "expired" == json.loads(run_cli(home, "status", expiring, "--json").stdout)["recipients"]["bob"]["stage"]
+    assert (
+        "expired"
+        == json.loads(run_cli(home, "status", expiring, "--json").stdout)["recipients"]["bob"][
+            "stage"
+        ]
+    )
 
 
 def test_a_prompt_closed_during_its_own_backoff_stops_retrying(home: Path, tmp_path: Path) -> None:

@@ -56,7 +56,9 @@ def test_delivered_keys_survive_a_torn_line(tmp_path: Path) -> None:
     assert {"b alice one", "b alice three"} == DeliveredKeys(path).keys
 
 
-async def test_without_inotify_the_view_polls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_without_inotify_the_view_polls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Where inotify is missing, a change is still seen (by a slow poll of the log's size)."""
     from paneboard.state import tail
 

@@ -14,7 +14,9 @@ def test_ask_is_answered_by_an_agent_whose_door_runs_paneboard_answer(home: Path
     """bob's exec door answers each prompt with `paneboard answer "$PANEBOARD_ID"`: alice's ask prints it."""
     script = f'exec {sys.executable} -m paneboard.listener answer "$PANEBOARD_ID" "bob says: $(wc -l) lines read"'
     with Listening(home, "bob", "--door", "exec", "--", "sh", "-c", script):
-        done = run_cli(home, "ask", "--as", "alice", "--to", "bob", "--timeout", "20", "how many lines?")
+        done = run_cli(
+            home, "ask", "--as", "alice", "--to", "bob", "--timeout", "20", "how many lines?"
+        )
     assert (0, "") == (done.returncode, done.stderr)
     assert done.stdout.startswith("bob says: ") and done.stdout.endswith(" lines read\n")
 
@@ -22,7 +24,10 @@ def test_ask_is_answered_by_an_agent_whose_door_runs_paneboard_answer(home: Path
 def test_wait_timeout_exits_3(home: Path) -> None:
     pid = post(home, "--to", "bob", "nobody listens")
     done = run_cli(home, "wait", pid, "--timeout", "0.3")
-    assert (3, f"paneboard: prompt {pid} was not closed within 0.3 s\n") == (done.returncode, done.stderr)
+    assert (3, f"paneboard: prompt {pid} was not closed within 0.3 s\n") == (
+        done.returncode,
+        done.stderr,
+    )
 
 
 def test_wait_until_delivered_and_closed(home: Path) -> None:
@@ -32,7 +37,12 @@ def test_wait_until_delivered_and_closed(home: Path) -> None:
         bob.line()
         delivered = run_cli(home, "wait", pid, "--until", "delivered", "--timeout", "10")
         assert (0, "") == (delivered.returncode, delivered.stdout)
-    waiter = subprocess.Popen([sys.executable, "-m", "paneboard.listener", "wait", pid, "--timeout", "20"], stdout=subprocess.PIPE, text=True, env=cli_env(home))  # fmt: skip
+    waiter = subprocess.Popen(
+        [sys.executable, "-m", "paneboard.listener", "wait", pid, "--timeout", "20"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=cli_env(home),
+    )
     assert 0 == run_cli(home, "answer", "--as", "bob", pid, "all done").returncode
     out, _ = waiter.communicate(timeout=20)
     assert (0, "all done\n") == (waiter.returncode, out)

@@ -16,10 +16,19 @@ from tests.strategies import names
     ("value", "message"),
     [
         ("", "agent name is empty"),
-        ("../x", "agent name '../x' is not valid: use 1-64 of A-Z a-z 0-9 . _ -, not starting with `.`"),
-        (".hidden", "agent name '.hidden' is not valid: use 1-64 of A-Z a-z 0-9 . _ -, not starting with `.`"),
+        (
+            "../x",
+            "agent name '../x' is not valid: use 1-64 of A-Z a-z 0-9 . _ -, not starting with `.`",
+        ),
+        (
+            ".hidden",
+            "agent name '.hidden' is not valid: use 1-64 of A-Z a-z 0-9 . _ -, not starting with `.`",
+        ),
         ("a" * 65, "agent name `aaaaaaaaaaaaaaaaaaaa…` is 65 characters; the limit is 64"),
-        ("a b", "agent name 'a b' is not valid: use 1-64 of A-Z a-z 0-9 . _ -, not starting with `.`"),
+        (
+            "a b",
+            "agent name 'a b' is not valid: use 1-64 of A-Z a-z 0-9 . _ -, not starting with `.`",
+        ),
     ],
 )
 def test_bad_names_are_refused(value: str, message: str) -> None:

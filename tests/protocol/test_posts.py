@@ -33,15 +33,37 @@ def test_fast_writer_matches_msgspec(prompt: Prompt) -> None:
 
 def test_unknown_fields_from_a_newer_writer_are_skipped() -> None:
     """A field added by a later version does not stop an older reader."""
-    newer = msgspec.msgpack.encode({"kind": "ack", "id": "x" * 26, "board": "b", "sender": "s", "ts": 1.0,
-                                    "prompt": "y" * 26, "note": None, "added_later": [1, 2]})  # fmt: skip
+    newer = msgspec.msgpack.encode(
+        {
+            "kind": "ack",
+            "id": "x" * 26,
+            "board": "b",
+            "sender": "s",
+            "ts": 1.0,
+            "prompt": "y" * 26,
+            "note": None,
+            "added_later": [1, 2],
+        }
+    )
     assert Ack(id="x" * 26, board="b", sender="s", ts=1.0, prompt="y" * 26) == decode(newer)
 
 
 def test_json_field_names_are_stable() -> None:
     """The JSON names users script against."""
     p = Prompt(id="i", board="b", sender="s", ts=1.0, to=("r",), body="x")
-    expected = ["kind", "id", "board", "sender", "ts", "to", "body", "priority", "thread", "reply_to", "expires"]
+    expected = [
+        "kind",
+        "id",
+        "board",
+        "sender",
+        "ts",
+        "to",
+        "body",
+        "priority",
+        "thread",
+        "reply_to",
+        "expires",
+    ]
     assert expected == list(msgspec.json.decode(to_json(p)))
 
 

@@ -12,16 +12,42 @@ from typing import Any
 
 
 def _events(model: str) -> bytes:
-    message = {"id": "msg_pb", "type": "message", "role": "assistant", "model": model, "content": [],
-               "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}  # fmt: skip
+    message = {
+        "id": "msg_pb",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
     events: list[tuple[str, dict[str, Any]]] = [
         ("message_start", {"type": "message_start", "message": message}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "OK"}}),
+        (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+        ),
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "OK"},
+            },
+        ),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
         (
             "message_delta",
-            {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 1}},
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 1},
+            },
         ),
         ("message_stop", {"type": "message_stop"}),
     ]
@@ -58,17 +84,31 @@ class Handler(BaseHTTPRequestHandler):
         if path.endswith("/count_tokens"):
             return self._send(b'{"input_tokens": 1}')
         if not path.endswith("/v1/messages"):
-            return self._send(b'{"type":"error","error":{"type":"not_found_error","message":"stand-in"}}', code=404)
+            return self._send(
+                b'{"type":"error","error":{"type":"not_found_error","message":"stand-in"}}',
+                code=404,
+            )
         for m in req.get("messages", [])[-1:]:
             c = m.get("content")
-            text = c if isinstance(c, str) else " ".join(x.get("text", "") for x in c if isinstance(x, dict))
+            text = (
+                c
+                if isinstance(c, str)
+                else " ".join(x.get("text", "") for x in c if isinstance(x, dict))
+            )
             self.log.write(json.dumps({"last": text[-2000:]}) + "\n")
             self.log.flush()
         if req.get("stream"):
             return self._send(_events(req.get("model", "stand-in")), "text/event-stream")
-        message = {"id": "msg_pb", "type": "message", "role": "assistant", "model": req.get("model", "x"),
-                   "content": [{"type": "text", "text": "OK"}], "stop_reason": "end_turn", "stop_sequence": None,
-                   "usage": {"input_tokens": 1, "output_tokens": 1}}  # fmt: skip
+        message = {
+            "id": "msg_pb",
+            "type": "message",
+            "role": "assistant",
+            "model": req.get("model", "x"),
+            "content": [{"type": "text", "text": "OK"}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
         return self._send(json.dumps(message).encode())
 
 

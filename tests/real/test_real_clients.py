@@ -20,7 +20,9 @@ from tests.conftest import Listening, cli_env, run_cli
 from tests.listener.test_listen import post
 from tests.real.conftest import ClaudeSession, offline_codex_thread
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing: no interactive Claude Code session")
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="tmux is missing: no interactive Claude Code session"
+)
 PANEBOARD = str(Path(sys.executable).with_name("paneboard"))
 
 
@@ -32,11 +34,29 @@ def test_codex_queue_door_against_real_codex(home: Path, tmp_path: Path, clients
     """The item lands in codex's queue_1.sqlite with the composed text."""
     codex_home = tmp_path / "codex"
     tid, rollout = offline_codex_thread(codex_home, tmp_path)
-    alive = subprocess.Popen([sys.executable, "-c", f"import time; f = open({str(rollout)!r}); print('open', flush=True); time.sleep(120)"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    alive = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import time; f = open({str(rollout)!r}); print('open', flush=True); time.sleep(120)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert alive.stdout is not None and "open" == alive.stdout.readline().strip()
         env = _codex_env(home, codex_home, clients_bin)
-        with Listening(home, "codex-bob", "--door", "codex-queue", "--thread", tid, "--door-timeout", "60", env=env) as bob:
+        with Listening(
+            home,
+            "codex-bob",
+            "--door",
+            "codex-queue",
+            "--thread",
+            tid,
+            "--door-timeout",
+            "60",
+            env=env,
+        ) as bob:
             pid = post(home, "--to", "codex-bob", "run the linter")
             bob.wait_err(f"delivered {pid}", timeout=90)
     finally:
@@ -50,12 +70,26 @@ def test_codex_queue_door_against_real_codex(home: Path, tmp_path: Path, clients
     assert f"[paneboard] prompt {pid}" in rows[0][1] and "run the linter" in rows[0][1]
 
 
-def test_codex_unknown_thread_is_undelivered_with_codex_error(home: Path, tmp_path: Path, clients_bin: Path) -> None:
+def test_codex_unknown_thread_is_undelivered_with_codex_error(
+    home: Path, tmp_path: Path, clients_bin: Path
+) -> None:
     codex_home = tmp_path / "codex"
     offline_codex_thread(codex_home, tmp_path)
     env = _codex_env(home, codex_home, clients_bin)
     unknown = "00000000-0000-4000-8000-000000000000"
-    with Listening(home, "codex-bob", "--door", "codex-queue", "--thread", unknown, "--backoff", "0.05", "--door-timeout", "60", env=env) as bob:  # fmt: skip
+    with Listening(
+        home,
+        "codex-bob",
+        "--door",
+        "codex-queue",
+        "--thread",
+        unknown,
+        "--backoff",
+        "0.05",
+        "--door-timeout",
+        "60",
+        env=env,
+    ) as bob:
         pid = post(home, "--to", "codex-bob", "hello")
         bob.wait_err(f"undelivered {pid}", timeout=90)
     [notice] = [p for _, p in read_posts(home / "test" / "log") if isinstance(p, Undelivered)]
@@ -65,13 +99,28 @@ def test_codex_unknown_thread_is_undelivered_with_codex_error(home: Path, tmp_pa
 def _claude(clients_bin: Path, home: Path, tmp_path: Path, port: int, mode: str) -> ClaudeSession:
     project = tmp_path / "proj"
     project.mkdir()
-    done = run_cli(home, "hook", "install", "claude", "--project", str(project), "--mode", mode, "--as", "claude-bob")
+    done = run_cli(
+        home,
+        "hook",
+        "install",
+        "claude",
+        "--project",
+        str(project),
+        "--mode",
+        mode,
+        "--as",
+        "claude-bob",
+    )
     assert 0 == done.returncode, done.stderr
-    env = cli_env(home, PATH=f"{Path(sys.executable).parent}:{clients_bin}:/usr/local/bin:/usr/bin:/bin")
+    env = cli_env(
+        home, PATH=f"{Path(sys.executable).parent}:{clients_bin}:/usr/local/bin:/usr/bin:/bin"
+    )
     return ClaudeSession(clients_bin, tmp_path / "claude-home", project, port, env)
 
 
-def test_claude_session_start_hook_listens_on_the_session_socket(home: Path, tmp_path: Path, clients_bin: Path, api: tuple[int, Path]) -> None:  # fmt: skip
+def test_claude_session_start_hook_listens_on_the_session_socket(
+    home: Path, tmp_path: Path, clients_bin: Path, api: tuple[int, Path]
+) -> None:
     """SessionStart starts the listener on the session's socket; a post shows up as a peer message; /exit stops it."""
     session = _claude(clients_bin, home, tmp_path, api[0], "listen")
     try:
@@ -83,7 +132,9 @@ def test_claude_session_start_hook_listens_on_the_session_socket(home: Path, tmp
         pid = post(home, "--to", "claude-bob", "please say hello")
         text = session.wait_transcript(f"[paneboard] prompt {pid}")
         assert '"kind":"peer"' in text.replace(" ", "") or "peer" in text
-        status = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"]["claude-bob"]
+        status = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"][
+            "claude-bob"
+        ]
         assert ("delivered", "claude-inbox") == (status["stage"], status["door"])
         session.type("/exit")
         deadline = time.monotonic() + 30
@@ -94,7 +145,9 @@ def test_claude_session_start_hook_listens_on_the_session_socket(home: Path, tmp
         session.close()
 
 
-def test_claude_stop_mode_hands_a_prompt_over_at_the_next_stop_once(home: Path, tmp_path: Path, clients_bin: Path, api: tuple[int, Path]) -> None:  # fmt: skip
+def test_claude_stop_mode_hands_a_prompt_over_at_the_next_stop_once(
+    home: Path, tmp_path: Path, clients_bin: Path, api: tuple[int, Path]
+) -> None:
     """No listener: a prompt posted while idle arrives as the next user turn after a Stop, exactly once."""
     session = _claude(clients_bin, home, tmp_path, api[0], "stop")
     try:
@@ -105,11 +158,20 @@ def test_claude_stop_mode_hands_a_prompt_over_at_the_next_stop_once(home: Path, 
         session.wait_transcript("anything else?")
         # The reason is recorded several ways (attachment, hook summary, request blob); what
         # the agent was handed is the user turn, which must appear once.
-        turns = [ln for ln in map(json.loads, session.transcript().splitlines()) if ln.get("type") == "user" and f"prompt {pid} from" in json.dumps(ln)]  # fmt: skip
+        turns = [
+            ln
+            for ln in map(json.loads, session.transcript().splitlines())
+            if ln.get("type") == "user" and f"prompt {pid} from" in json.dumps(ln)
+        ]
         assert 1 == len(turns)
-        assert "Stop hook feedback" in json.dumps(turns[0]) and "> check the flaky test" in json.loads(json.dumps(turns[0]))["message"]["content"]  # fmt: skip
+        assert (
+            "Stop hook feedback" in json.dumps(turns[0])
+            and "> check the flaky test" in json.loads(json.dumps(turns[0]))["message"]["content"]
+        )
         assert text
-        status = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"]["claude-bob"]
+        status = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"][
+            "claude-bob"
+        ]
         assert ("delivered", "stop-hook") == (status["stage"], status["door"])
     finally:
         session.close()

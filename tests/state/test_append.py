@@ -28,7 +28,10 @@ for i in range(n):
 def test_four_processes_append_2000_posts_each(tmp_path: Path) -> None:
     """Every post is present exactly once, each writer's posts in its own order."""
     log = tmp_path / "log"
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(log), f"w{k}", "2000"]) for k in range(4)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(log), f"w{k}", "2000"])
+        for k in range(4)
+    ]
     assert [0, 0, 0, 0] == [p.wait(timeout=120) for p in procs]
     ids = [post.id for _, post in read_posts(log)]
     assert 8000 == len(ids) == len(set(ids))
@@ -44,7 +47,13 @@ def test_writer_killed_at_random_moments_loses_nothing_reported(home: Path) -> N
     reported: list[str] = []
     loop = f'for i in $(seq 1 1000); do {sys.executable} -m paneboard.listener post --to bob "msg $i" || exit 1; done'
     for _ in range(15):
-        proc = subprocess.Popen(["bash", "-c", loop], stdout=subprocess.PIPE, text=True, env=cli_env(home, PANEBOARD_AGENT="alice"), start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            ["bash", "-c", loop],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=cli_env(home, PANEBOARD_AGENT="alice"),
+            start_new_session=True,
+        )
         time.sleep(rng.uniform(0.05, 0.4))
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()

@@ -26,14 +26,26 @@ def boards(draw: st.DrawFn) -> list[Post]:
     for n in range(draw(st.integers(1, 40))):
         who = draw(st.sampled_from(AGENTS))
         target = draw(st.sampled_from(PIDS))
-        kind = draw(st.sampled_from(["prompt", "prompt", "ack", "answer", "cancel", "delivered", "undelivered"]))
+        kind = draw(
+            st.sampled_from(
+                ["prompt", "prompt", "ack", "answer", "cancel", "delivered", "undelivered"]
+            )
+        )
         head = {"id": f"x{n:025d}", "board": "b", "sender": who, "ts": float(n)}
         if kind == "prompt" and (target := next(fresh, "")):
             to = tuple(draw(st.lists(st.sampled_from(AGENTS), min_size=1, max_size=3, unique=True)))
             expires = draw(st.none() | st.floats(0, 60))
-            out.append(Prompt(**head, to=to, body="b", priority=draw(st.sampled_from(["low", "normal", "high", "urgent"])), expires=expires))  # type: ignore[arg-type]  # fmt: skip
+            out.append(
+                Prompt(
+                    **head,
+                    to=to,
+                    body="b",
+                    priority=draw(st.sampled_from(["low", "normal", "high", "urgent"])),
+                    expires=expires,
+                )
+            )  # type: ignore[arg-type]
             head = {**head, "id": target}
-            out[-1] = Prompt(**head, to=to, body="b", priority=out[-1].priority, expires=expires)  # type: ignore[arg-type, attr-defined]  # fmt: skip
+            out[-1] = Prompt(**head, to=to, body="b", priority=out[-1].priority, expires=expires)  # type: ignore[arg-type, attr-defined]
         elif kind in ("ack", "prompt"):
             out.append(Ack(**head, prompt=target))  # type: ignore[arg-type]
         elif kind == "answer":
@@ -53,7 +65,9 @@ def _open_ids(state: BoardState, now: float) -> list[str]:
 
 @settings(max_examples=100, deadline=None)
 @given(boards(), st.data(), st.floats(0, 60))
-def test_checkpoint_then_rest_equals_cold_fold(posts: list[Post], data: st.DataObject, now: float) -> None:
+def test_checkpoint_then_rest_equals_cold_fold(
+    posts: list[Post], data: st.DataObject, now: float
+) -> None:
     split = data.draw(st.integers(0, len(posts)))
     saved_at = data.draw(st.floats(0, 60))
     with tempfile.TemporaryDirectory() as d:
@@ -80,13 +94,17 @@ def test_checkpoint_then_rest_equals_cold_fold(posts: list[Post], data: st.DataO
 def test_a_checkpoint_for_another_log_is_ignored(tmp_path: Path) -> None:
     """A log replaced (deleted and made again) makes the checkpoint stale: cold fold."""
     log, cp = tmp_path / "log", tmp_path / "cp"
-    append_posts(log, [Prompt(id="a" * 26, board="b", sender="alice", ts=1.0, to=("bob",), body="x")])
+    append_posts(
+        log, [Prompt(id="a" * 26, board="b", sender="alice", ts=1.0, to=("bob",), body="x")]
+    )
     state = fold(read_posts(log))
     state.position = log.stat().st_size
     checkpoint.save(cp, FileStore(tmp_path), state)
     assert checkpoint.load(cp, FileStore(tmp_path)) is not None
     log.unlink()
-    append_posts(log, [Prompt(id="b" * 26, board="b", sender="alice", ts=1.0, to=("bob",), body="y")])
+    append_posts(
+        log, [Prompt(id="b" * 26, board="b", sender="alice", ts=1.0, to=("bob",), body="y")]
+    )
     other = tmp_path / "spacer"
     other.write_text("keeps the old inode number from being reused")
     assert (

@@ -16,7 +16,9 @@ from tests.listener.test_listen import post
 
 
 def _p(pid: str, *, expires: float | None = None) -> Prompt:
-    return Prompt(id=pid, board="b", sender="alice", ts=1.0, to=("bob", "carol"), body="x", expires=expires)
+    return Prompt(
+        id=pid, board="b", sender="alice", ts=1.0, to=("bob", "carol"), body="x", expires=expires
+    )
 
 
 def test_compaction_keeps_open_prompts_and_their_posts(tmp_path: Path) -> None:
@@ -26,14 +28,27 @@ def test_compaction_keeps_open_prompts_and_their_posts(tmp_path: Path) -> None:
     def ack(who: str, pid: str) -> Ack:
         return Ack(id=f"a-{who}-{pid}", board="b", sender=who, ts=2.0, prompt=pid)
 
-    append_posts(log, [_p("open"), _p("closed"), _p("gone"), _p("old", expires=5.0), ack("bob", "open"), ack("bob", "closed"),
-                       ack("carol", "closed"), Cancel(id="c1", board="b", sender="alice", ts=2.0, prompt="gone")])  # fmt: skip
+    append_posts(
+        log,
+        [
+            _p("open"),
+            _p("closed"),
+            _p("gone"),
+            _p("old", expires=5.0),
+            ack("bob", "open"),
+            ack("bob", "closed"),
+            ack("carol", "closed"),
+            Cancel(id="c1", board="b", sender="alice", ts=2.0, prompt="gone"),
+        ],
+    )
     before = fold(read_posts(log))
     done = compact(log, now=10.0)
     after = [p for _, p in read_posts(log)]
     assert ["open", "a-bob-open"] == [p.id for p in after]
     assert (2, 6) == (done.kept, done.dropped)
-    assert [ps.prompt.id for ps in open_for(before, "carol", 10.0)] == [ps.prompt.id for ps in open_for(fold(read_posts(log)), "carol", 10.0)]  # fmt: skip
+    assert [ps.prompt.id for ps in open_for(before, "carol", 10.0)] == [
+        ps.prompt.id for ps in open_for(fold(read_posts(log)), "carol", 10.0)
+    ]
 
 
 WRITER = """
@@ -52,7 +67,9 @@ def test_compaction_while_writing_and_listening_loses_and_repeats_nothing(home: 
     log = home / "test" / "log"
     first = post(home, "--to", "bob", "before")
     with Listening(home, "bob", "--door", "stdout") as bob:
-        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(log), "400"], env=cli_env(home))
+        writer = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(log), "400"], env=cli_env(home)
+        )
         compactions = 0
         while writer.poll() is None or compactions < 5:
             assert 0 == run_cli(home, "compact").returncode

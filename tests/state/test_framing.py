@@ -53,7 +53,9 @@ def test_any_truncation_yields_a_prefix(items: list[Post], data: st.DataObject) 
 
 @settings(max_examples=60)
 @given(post_lists, st.data(), posts)
-def test_append_after_truncation_repairs_the_tail(items: list[Post], data: st.DataObject, new: Post) -> None:
+def test_append_after_truncation_repairs_the_tail(
+    items: list[Post], data: st.DataObject, new: Post
+) -> None:
     """The next append cuts a torn tail: the log reads as the prefix plus the new post."""
     raw = _log_bytes(items)
     cut = data.draw(st.integers(0, len(raw)))
@@ -66,7 +68,9 @@ def test_append_after_truncation_repairs_the_tail(items: list[Post], data: st.Da
 
 
 @given(post_lists, st.data(), st.binary(min_size=1, max_size=300))
-def test_garbage_between_records_is_skipped_with_a_warning(items: list[Post], data: st.DataObject, junk: bytes) -> None:
+def test_garbage_between_records_is_skipped_with_a_warning(
+    items: list[Post], data: st.DataObject, junk: bytes
+) -> None:
     """Garbage inserted between two records costs no record, and is reported."""
     frames = [frame(encode(p)) for p in items]
     at = data.draw(st.integers(0, len(frames) - 1))
@@ -82,12 +86,16 @@ def test_garbage_in_the_middle_and_at_the_end(tmp_path: Path) -> None:
     items = [_post(i) for i in range(6)]
     frames = [frame(encode(p)) for p in items]
     path = tmp_path / "log"
-    path.write_bytes(b"".join(frames[:3]) + b"\x00garbage\xff" * 7 + b"".join(frames[3:]) + b"torn\xa7PB1\x05")
+    path.write_bytes(
+        b"".join(frames[:3]) + b"\x00garbage\xff" * 7 + b"".join(frames[3:]) + b"torn\xa7PB1\x05"
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         got = [p for _, p in read_posts(path)]
     assert items == got
-    assert [f"{path}: skipped 63 damaged bytes at offset {len(b''.join(frames[:3]))}"] == [str(w.message) for w in caught]
+    assert [f"{path}: skipped 63 damaged bytes at offset {len(b''.join(frames[:3]))}"] == [
+        str(w.message) for w in caught
+    ]
 
 
 def test_a_flipped_byte_loses_only_its_record(tmp_path: Path) -> None:
@@ -108,4 +116,6 @@ def test_a_flipped_byte_loses_only_its_record(tmp_path: Path) -> None:
 def _post(i: int) -> Post:
     from paneboard.protocol.posts import Prompt
 
-    return Prompt(id=f"{i:026d}", board="b", sender="alice", ts=float(i), to=("bob",), body=f"body {i}")
+    return Prompt(
+        id=f"{i:026d}", board="b", sender="alice", ts=float(i), to=("bob",), body=f"body {i}"
+    )

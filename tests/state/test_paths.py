@@ -14,7 +14,9 @@ from paneboard.state.paths import default_board, git_common_dir, open_home, user
 
 
 def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def test_git_common_dir_matches_git_in_worktrees_and_subfolders(tmp_path: Path) -> None:
@@ -22,7 +24,18 @@ def test_git_common_dir_matches_git_in_worktrees_and_subfolders(tmp_path: Path) 
     main = tmp_path / "My Repo!"
     main.mkdir()
     _git(main, "init", "-q")
-    _git(main, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x")
+    _git(
+        main,
+        "-c",
+        "user.email=a@b",
+        "-c",
+        "user.name=a",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "x",
+    )
     (main / "sub" / "deeper").mkdir(parents=True)
     _git(main, "worktree", "add", "-q", str(tmp_path / "wt"))
     for cwd in (main, main / "sub" / "deeper", tmp_path / "wt"):

@@ -15,7 +15,7 @@ from paneboard.state.paths import default_board
 CODEX_FLAG = "paneboard's Codex hooks need hooks turned on in ~/.codex/config.toml:\n  [features]\n  codex_hooks = true"
 
 
-def run_hook(args: argparse.Namespace) -> None:
+def hook_command(args: argparse.Namespace) -> None:
     if args.action in ("install", "uninstall"):
         _install(args)
         return

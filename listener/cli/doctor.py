@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import time
 import warnings
+from argparse import Namespace
 from pathlib import Path
 
 from paneboard.listener.context import Context
@@ -48,7 +49,11 @@ def _home(c: Checks, ctx: Context) -> None:
         return
     mode = home.stat().st_mode & 0o777
     ok = os.access(home, os.W_OK | os.X_OK)
-    c.line("ok" if ok and not mode & 0o077 else "warn" if ok else "fail", "home", f"{home} (mode {mode:o}{', writable' if ok else ', NOT writable'})")  # fmt: skip
+    c.line(
+        "ok" if ok and not mode & 0o077 else "warn" if ok else "fail",
+        "home",
+        f"{home} (mode {mode:o}{', writable' if ok else ', NOT writable'})",
+    )
 
 
 def _board(c: Checks, ctx: Context) -> None:
@@ -70,7 +75,9 @@ def _board(c: Checks, ctx: Context) -> None:
         count = sum(len(batch) for batch in reader.batches())
     torn = log.stat().st_size - reader.offset
     level = "warn" if damaged or torn else "ok"
-    extra = (f", {len(damaged)} damaged span(s) skipped" if damaged else "") + (f", {torn} bytes of torn tail (the next post repairs it)" if torn else "")  # fmt: skip
+    extra = (f", {len(damaged)} damaged span(s) skipped" if damaged else "") + (
+        f", {torn} bytes of torn tail (the next post repairs it)" if torn else ""
+    )
     c.line(level, "board", f"`{ctx.board}`: {count} records, {log.stat().st_size} bytes{extra}")
 
 
@@ -81,13 +88,19 @@ def _pane(c: Checks, ctx: Context) -> int | None:
         door = seen.door if seen else "?"
         c.line("ok", "pane", f"`{ctx.agent}`: listener pid {pid}, door {door}")
     else:
-        c.line("warn", "pane", f"`{ctx.agent}`: no listener (prompts wait on the board, or for a Stop hook)")
+        c.line(
+            "warn",
+            "pane",
+            f"`{ctx.agent}`: no listener (prompts wait on the board, or for a Stop hook)",
+        )
     return pid
 
 
 def _claude(c: Checks, socket: str | None) -> None:
     if not socket:
-        c.line("warn", "claude", "no inbox socket (not inside a Claude Code session, and no --socket)")
+        c.line(
+            "warn", "claude", "no inbox socket (not inside a Claude Code session, and no --socket)"
+        )
         return
     try:
         check_socket(Path(socket))
@@ -104,11 +117,15 @@ def _codex(c: Checks) -> None:
         return
     env = {k: v for k, v in os.environ.items() if k != "RUST_BACKTRACE"}
     try:
-        done = subprocess.run([codex, "--version"], capture_output=True, text=True, timeout=10, env=env, check=False)
+        done = subprocess.run(
+            [codex, "--version"], capture_output=True, text=True, timeout=10, env=env, check=False
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         c.line("fail", "codex", f"{codex} --version failed: {exc}")
         return
-    version = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "(no version printed)"
+    version = (
+        done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "(no version printed)"
+    )
     c.line("ok" if done.returncode == 0 else "fail", "codex", f"{codex}: {version}")
 
 
@@ -123,14 +140,22 @@ def _hooks(c: Checks, project: Path) -> None:
 
 
 def _probe(c: Checks, ctx: Context, pid: int | None) -> None:
-    from paneboard.listener.following import wait_for
-    from paneboard.listener.post import post_prompt
+    from paneboard.listener.cli.posting import post_prompt
+    from paneboard.listener.cli.waiting import wait_for
 
     if not pid:
         c.line("fail", "probe", f"no listener holds `{ctx.agent}`'s pane: nothing to probe")
         return
     doctor = Context(ctx.home, ctx.board, "paneboard-doctor", False)
-    fields = post_prompt(doctor, [ctx.agent], "paneboard doctor probe: no action needed, it is withdrawn at once.", "low", None, None, 120)  # fmt: skip
+    fields = post_prompt(
+        doctor,
+        [ctx.agent],
+        "paneboard doctor probe: no action needed, it is withdrawn at once.",
+        "low",
+        None,
+        None,
+        120,
+    )
     started = time.monotonic()
     import anyio
 
@@ -139,11 +164,19 @@ def _probe(c: Checks, ctx: Context, pid: int | None) -> None:
     except PaneboardError as exc:
         c.line("fail", "probe", f"not delivered: {exc}")
     else:
-        c.line("ok", "probe", f"delivered through the door in {(time.monotonic() - started) * 1000:.0f} ms")
+        c.line(
+            "ok",
+            "probe",
+            f"delivered through the door in {(time.monotonic() - started) * 1000:.0f} ms",
+        )
     finally:
-        from paneboard.listener.board import run_cancel
+        from paneboard.listener.cli.closing import run_cancel
 
         try:
             run_cancel(doctor, str(fields["id"]))
         except PaneboardError:
             pass
+
+
+def doctor_command(args: Namespace) -> None:
+    run_doctor(Context.from_args(args), args.socket, args.probe)

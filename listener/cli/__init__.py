@@ -1,0 +1,88 @@
+"""The `paneboard` command line: `main` runs one command and maps its errors to exit codes."""
+
+from __future__ import annotations
+
+import sys
+
+from paneboard.listener.cli import exitcodes
+from paneboard.listener.cli.parser import UsageError, parse
+
+__all__ = ["main", "one_line"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one paneboard command; return its exit code."""
+    try:
+        args = parse(sys.argv[1:] if argv is None else argv)
+    except UsageError as exc:
+        print(one_line(str(exc)), file=sys.stderr)
+        return exitcodes.USAGE
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else exitcodes.USAGE
+    if args.run == "--version":
+        from importlib.metadata import version
+
+        print(f"paneboard {version('paneboard')}")
+        return exitcodes.OK
+    _show_warnings_once_each()
+    try:
+        _run(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        sys.stderr.close()  # a reader such as `head` went away: nothing left to say
+        return exitcodes.OK
+    except Exception as exc:  # noqa: BLE001  # the top level turns every error into a message and an exit code
+        return _report(exc, verbose=args.verbose)
+    return exitcodes.OK
+
+
+def _run(args: object) -> None:
+    import importlib
+
+    module, function = str(args.run).split(":")  # type: ignore[attr-defined]  # set by the parser
+    getattr(importlib.import_module(f"paneboard.listener.cli.{module}"), function)(args)
+
+
+def _report(exc: BaseException, *, verbose: bool) -> int:
+    """Say what went wrong in one line on stderr; return the exit code for it."""
+    from paneboard.protocol.errors import PaneboardError
+
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]  # a task group's wrapping says nothing to a user
+    if verbose:
+        import traceback
+
+        traceback.print_exception(exc)
+    if isinstance(exc, PaneboardError):
+        print(one_line(f"paneboard: {exc}"), file=sys.stderr)
+    elif isinstance(exc, OSError):
+        where = f": {exc.filename}" if exc.filename else ""
+        print(one_line(f"paneboard: {exc.strerror or exc}{where}"), file=sys.stderr)
+    else:
+        if not verbose:
+            what = f"{type(exc).__name__}: {exc}"
+            print(
+                one_line(f"paneboard: internal error: {what} (run with --verbose for details)"),
+                file=sys.stderr,
+            )
+        return exitcodes.FAILED
+    return exitcodes.for_exception(exc)
+
+
+def one_line(text: str) -> str:
+    """*text* with newlines and other control characters shown as escapes: a message is one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _show_warnings_once_each() -> None:
+    """Print each of paneboard's warnings (a damaged record, say) as one line on stderr."""
+    import warnings
+
+    from paneboard.protocol.errors import DamagedRecord
+
+    def show(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
+        print(one_line(f"paneboard: warning: {message}"), file=sys.stderr)
+
+    warnings.showwarning = show
+    warnings.simplefilter("always", DamagedRecord)

@@ -1,0 +1,72 @@
+"""Closing a prompt: `ack` and `answer` by a recipient, `cancel` by its sender."""
+
+from __future__ import annotations
+
+import time
+from argparse import Namespace
+
+from paneboard.listener.cli.board import find_prompt, write
+from paneboard.listener.cli.posting import read_text
+from paneboard.listener.context import Context, header
+from paneboard.protocol.errors import BadInput
+from paneboard.protocol.names import check_body
+from paneboard.protocol.posts import Ack, Answer, Cancel
+from paneboard.protocol.words import OPEN_STAGES
+from paneboard.state.fold import PromptState, stage
+
+
+def _closable(ctx: Context, ps: PromptState) -> None:
+    pid = ps.prompt.id
+    if ctx.agent not in ps.recipients:
+        raise BadInput(
+            f"agent `{ctx.agent}` is not a recipient of prompt {pid} (sent to {', '.join(ps.prompt.to)})"
+        )
+    now_stage = stage(ps, ctx.agent, time.time())
+    if now_stage not in OPEN_STAGES:
+        raise BadInput(f"prompt {pid} is already {now_stage} for `{ctx.agent}`")
+
+
+def run_ack(ctx: Context, ref: str, note: str | None) -> None:
+    ps, state = find_prompt(ctx, ref)
+    _closable(ctx, ps)
+    if note is not None:
+        check_body("ack note", note)
+    write(ctx, Ack(**header(ctx.board, ctx.agent), prompt=ps.prompt.id, note=note), state)
+
+
+def run_answer(ctx: Context, ref: str, body: str) -> None:
+    ps, state = find_prompt(ctx, ref)
+    _closable(ctx, ps)
+    write(
+        ctx,
+        Answer(
+            **header(ctx.board, ctx.agent), prompt=ps.prompt.id, body=check_body("answer", body)
+        ),
+        state,
+    )
+
+
+def run_cancel(ctx: Context, ref: str) -> None:
+    ps, state = find_prompt(ctx, ref)
+    pid = ps.prompt.id
+    if ps.prompt.sender != ctx.agent:
+        raise BadInput(
+            f"agent `{ctx.agent}` did not send prompt {pid} (`{ps.prompt.sender}` did); only its sender can cancel it"
+        )
+    now = time.time()
+    if not any(stage(ps, name, now) in OPEN_STAGES for name in ps.recipients):
+        raise BadInput(f"prompt {pid} is already closed for every recipient")
+    write(ctx, Cancel(**header(ctx.board, ctx.agent), prompt=pid), state)
+
+
+def ack_command(args: Namespace) -> None:
+    run_ack(Context.from_args(args), args.id, args.note)
+
+
+def answer_command(args: Namespace) -> None:
+    ctx = Context.from_args(args)
+    run_answer(ctx, args.id, read_text(args.text, "answer"))
+
+
+def cancel_command(args: Namespace) -> None:
+    run_cancel(Context.from_args(args), args.id)

@@ -1,0 +1,88 @@
+"""`listen`: the door named on the command line, and the listener run until a signal."""
+
+from __future__ import annotations
+
+import os
+from argparse import Namespace
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+
+from paneboard.listener.context import Context, executable
+from paneboard.listener.doors import (
+    ClaudeInboxDoor,
+    CodexQueueDoor,
+    Door,
+    ExecDoor,
+    MaildirDoor,
+    StdoutDoor,
+)
+from paneboard.listener.listen import Listener, Settings, run_listener
+from paneboard.protocol.errors import BadInput
+
+
+def make_door(
+    ctx: Context,
+    name: str,
+    *,
+    socket: str | None,
+    thread: str | None,
+    codex_bin: str,
+    maildir: str | None,
+    timeout: float,
+    command: Sequence[str],
+) -> Door:
+    """The door named on the command line, with its options checked."""
+    if command and name != "exec":
+        raise BadInput(f"a command after `--` goes with --door exec, not --door {name}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_CODE_")}
+    if name == "stdout":
+        return StdoutDoor()
+    if name == "exec":
+        if not command:
+            raise BadInput("--door exec needs a command: paneboard listen --door exec -- CMD ARG…")
+        return ExecDoor(command, {**env, **ctx.child_env()}, timeout)
+    if name == "maildir":
+        if not maildir:
+            raise BadInput("--door maildir needs --maildir ROOT")
+        return MaildirDoor(Path(maildir).absolute())
+    if name == "claude-inbox":
+        path = socket or os.environ.get("CLAUDE_CODE_MESSAGING_SOCKET")
+        if not path:
+            raise BadInput(
+                "--door claude-inbox needs --socket PATH or CLAUDE_CODE_MESSAGING_SOCKET"
+            )
+        return ClaudeInboxDoor(Path(path), min(timeout, 10.0))
+    thread = thread or os.environ.get("CODEX_THREAD_ID")
+    if not thread:
+        raise BadInput("--door codex-queue needs --thread ID or CODEX_THREAD_ID")
+    return CodexQueueDoor(thread, codex_bin, env, timeout)
+
+
+def run_listen(
+    ctx: Context, door: Door, backoff: Sequence[float], parent_pid: int | None = None
+) -> None:
+    settings = Settings(
+        ctx.board, ctx.agent, ctx.home, ctx.store(reconnect=True), executable(), tuple(backoff)
+    )
+    anyio.run(run_listener, Listener(settings, door), parent_pid)
+
+
+def listen_command(args: Namespace) -> None:
+    from paneboard.listener.listen import DEFAULT_BACKOFF
+
+    ctx = Context.from_args(args)
+    door = make_door(
+        ctx,
+        args.door,
+        socket=args.socket,
+        thread=args.thread,
+        codex_bin=args.codex_bin,
+        maildir=args.maildir,
+        timeout=args.door_timeout,
+        command=args.command,
+    )
+    run_listen(
+        ctx, door, DEFAULT_BACKOFF if args.backoff is None else args.backoff, args.parent_pid
+    )

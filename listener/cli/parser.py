@@ -1,0 +1,367 @@
+"""The parser: every command, its options, and where its code lives (imported only when run).
+
+`COMMANDS` is the one list of commands: each has its help, a function adding its own options,
+and the ``module:function`` that runs it. Options may stand before or after a command's
+positional words, as in git (`hook install --mode stop claude` = `hook install claude --mode
+stop`); after `--` every word is positional.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from paneboard.protocol.words import DOORS, HOOK_AGENTS, KINDS, PRIORITIES, WAIT_UNTIL
+
+TYPE_CHECKING = False  # typing's own import is a cost `post` does not pay
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import NoReturn
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse asks shutil for the terminal width on every add_argument; os answers
+        # without shutil's import, which `paneboard post` would otherwise pay for.
+        return argparse.HelpFormatter(prog=self.prog, width=_terminal_width() - 2)
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+
+def _terminal_width() -> int:
+    import os
+
+    try:
+        columns = os.environ.get("COLUMNS", "")
+        return int(columns) or os.get_terminal_size(sys.stdout.fileno()).columns
+    except (ValueError, OSError):
+        return 80
+
+
+def _common() -> _Parser:
+    common = _Parser(add_help=False)
+    g = common.add_argument_group("where and who")
+    g.add_argument("--home", help="folder holding every board (env PANEBOARD_HOME)")
+    g.add_argument(
+        "--board", help="board name (env PANEBOARD_BOARD; default: the git repository's name)"
+    )
+    g.add_argument(
+        "--as",
+        dest="agent",
+        metavar="AGENT",
+        help="act as this agent (env PANEBOARD_AGENT; default: login name)",
+    )
+    g.add_argument("--json", action="store_true", help="machine output: one JSON object per line")
+    g.add_argument(
+        "--store",
+        metavar="URL",
+        help="nats://HOST:PORT[/PREFIX]: keep the board on NATS JetStream (env PANEBOARD_STORE)",
+    )
+    g.add_argument("--nats-creds", metavar="FILE", help="NATS credentials file")
+    g.add_argument("--nats-tls-ca", metavar="FILE", help="CA certificate for NATS over TLS")
+    g.add_argument("--verbose", action="store_true", help="show tracebacks")
+    return common
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds")
+    return value
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
+def _backoff(text: str) -> tuple[float, ...]:
+    return tuple(_seconds(part) for part in text.split(",")) if text.strip() else ()
+
+
+def _text(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("text", nargs="+", metavar="TEXT", help=f"the {what} (`-` reads stdin)")
+
+
+def _id(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", metavar="ID")
+
+
+def _timeout(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--timeout", type=_seconds, metavar="S", help="give up after S seconds (exit 3)")
+
+
+def _post_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--to",
+        action="append",
+        required=True,
+        metavar="AGENT",
+        help="recipient (repeat for several)",
+    )
+    p.add_argument("--priority", default="normal", choices=PRIORITIES)
+    p.add_argument("--thread", metavar="NAME")
+    p.add_argument("--reply-to", metavar="ID")
+    p.add_argument("--ttl", type=_seconds, metavar="S", help="expire after S seconds")
+    p.add_argument(
+        "--max-open",
+        type=_count,
+        default=1000,
+        metavar="N",
+        help="refuse if you already have N prompts open for a recipient (default 1000)",
+    )
+    _text(p, "prompt")
+
+
+def _ack_options(p: argparse.ArgumentParser) -> None:
+    _id(p)
+    p.add_argument("--note", metavar="TEXT")
+
+
+def _answer_options(p: argparse.ArgumentParser) -> None:
+    _id(p)
+    _text(p, "answer")
+
+
+def _log_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kind", action="append", choices=KINDS)
+    p.add_argument(
+        "--follow", action="store_true", help="keep printing new posts until interrupted"
+    )
+
+
+def _wait_options(p: argparse.ArgumentParser) -> None:
+    _id(p)
+    p.add_argument("--until", choices=WAIT_UNTIL, default="closed")
+    _timeout(p)
+
+
+def _ask_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--to", required=True, metavar="AGENT")
+    p.add_argument("--priority", default="normal", choices=PRIORITIES)
+    _timeout(p)
+    _text(p, "prompt")
+
+
+def _listen_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--door", required=True, choices=DOORS)
+    p.add_argument(
+        "--socket",
+        metavar="PATH",
+        help="claude-inbox: the session's inbox socket (default $CLAUDE_CODE_MESSAGING_SOCKET)",
+    )
+    p.add_argument(
+        "--thread", metavar="ID", help="codex-queue: the thread id (default $CODEX_THREAD_ID)"
+    )
+    p.add_argument(
+        "--codex-bin", default="codex", metavar="PATH", help="codex-queue: the codex executable"
+    )
+    p.add_argument("--maildir", metavar="ROOT", help="maildir: the inbox root")
+    p.add_argument(
+        "--door-timeout",
+        type=_seconds,
+        default=30.0,
+        metavar="S",
+        help="time limit of one delivery (default 30)",
+    )
+    p.add_argument(
+        "--backoff",
+        type=_backoff,
+        metavar="S,S,…",
+        help="waits between attempts (default 1,2,5,15,30,60,120,300)",
+    )
+    p.add_argument(
+        "--parent-pid", type=int, metavar="PID", help="stop when process PID (the agent) exits"
+    )
+    p.add_argument("command", nargs="*", metavar="-- CMD ARG", help="exec: the command to run")
+
+
+def _hook_options(p: argparse.ArgumentParser) -> None:
+    agents = "|".join(HOOK_AGENTS)
+    p.add_argument(
+        "action", choices=("install", "uninstall", "session-start", "session-end", "stop")
+    )
+    p.add_argument(
+        "target",
+        nargs="?",
+        choices=HOOK_AGENTS,
+        metavar=agents,
+        help="install/uninstall: which agent",
+    )
+    p.add_argument(
+        "--agent",
+        dest="agent_type",
+        choices=HOOK_AGENTS,
+        default="claude",
+        help="session-start/session-end/stop: which agent runs it",
+    )
+    p.add_argument(
+        "--project",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="install/uninstall: the project (default: here)",
+    )
+    p.add_argument(
+        "--mode",
+        choices=("listen", "stop", "both"),
+        default="listen",
+        help="listen: a listener per session; stop: deliver at each Stop; both",
+    )
+    p.add_argument(
+        "--cooldown",
+        type=_seconds,
+        default=0.0,
+        metavar="S",
+        help="stop: check at most every S seconds",
+    )
+
+
+def _compact_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--archive", action="store_true", help="keep the old log as HOME/BOARD/archive/log-TIME"
+    )
+
+
+def _doctor_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--socket",
+        metavar="PATH",
+        help="the Claude Code inbox socket to check (default $CLAUDE_CODE_MESSAGING_SOCKET)",
+    )
+    p.add_argument(
+        "--probe",
+        action="store_true",
+        help="send a harmless test prompt through the agent's door and wait for it",
+    )
+
+
+def _no_options(p: argparse.ArgumentParser) -> None:
+    pass
+
+
+# name: (help, the function adding its options, the module:function running it)
+COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] = {
+    "post": ("post a prompt; prints its id", _post_options, "posting:post_command"),
+    "ack": ("close a prompt you received", _ack_options, "closing:ack_command"),
+    "answer": (
+        "close a prompt you received with an answer",
+        _answer_options,
+        "closing:answer_command",
+    ),
+    "cancel": ("withdraw a prompt you sent", _id, "closing:cancel_command"),
+    "open": ("the prompts open for you, in delivery order", _no_options, "reading:open_command"),
+    "status": ("a prompt's lifecycle for each recipient", _id, "reading:status_command"),
+    "log": ("the board's posts", _log_options, "reading:log_command"),
+    "wait": (
+        "block until a prompt is delivered or closed for every recipient; print answers",
+        _wait_options,
+        "waiting:wait_command",
+    ),
+    "ask": (
+        "post a prompt to one agent, wait until it is closed, print the answer",
+        _ask_options,
+        "waiting:ask_command",
+    ),
+    "who": (
+        "agents on the board, and whether a listener holds each pane",
+        _no_options,
+        "who:who_command",
+    ),
+    "listen": (
+        "hand this agent's prompts over through its door until SIGINT/SIGTERM",
+        _listen_options,
+        "listening:listen_command",
+    ),
+    "hook": (
+        "agent hooks: install or uninstall them, or run one (as the agent does)",
+        _hook_options,
+        "hooks:hook_command",
+    ),
+    "compact": (
+        "rewrite the board's log keeping only open prompts and their posts",
+        _compact_options,
+        "reading:compact_command",
+    ),
+    "doctor": (
+        "check this machine, board, pane and agent setup; one line per check",
+        _doctor_options,
+        "doctor:doctor_command",
+    ),
+}
+DESCRIPTION = "Hand work between coding agents through a shared board."
+
+
+def command_parser(name: str) -> argparse.ArgumentParser:
+    """The parser of one command, with the options every command takes."""
+    help_, add_options, run = COMMANDS[name]
+    p = _Parser(prog=f"paneboard {name}", description=help_, parents=[_common()])
+    add_options(p)
+    p.set_defaults(run=run)
+    return p
+
+
+def top_parser() -> argparse.ArgumentParser:
+    """`paneboard --help` and `--version`: the list of commands."""
+    parser = _Parser(prog="paneboard", description=DESCRIPTION)
+    parser.add_argument("--version", action="store_true", help="print paneboard's version")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (help_, _, _) in COMMANDS.items():
+        sub.add_parser(name, help=help_, add_help=False)
+    return parser
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The command's arguments; `UsageError` for anything a user typed wrong."""
+    if not argv or argv[0] not in COMMANDS:
+        args = top_parser().parse_args(argv)  # --help and --version exit here
+        if args.version:
+            return argparse.Namespace(run="--version", verbose=False)
+        raise UsageError("paneboard: say which command (see `paneboard --help`)")
+    parser = command_parser(argv[0])
+    return parser.parse_args(options_first(parser, argv[1:]))
+
+
+def options_first(parser: argparse.ArgumentParser, words: list[str]) -> list[str]:
+    """*words* with every option (and its value) moved before the positional words.
+
+    argparse fills a positional as soon as it meets one, so `install --mode stop claude`
+    would leave `claude` unrecognized; reordering keeps the meaning and frees the order.
+    """
+    takes_value = {
+        flag: action.nargs != 0 for action in parser._actions for flag in action.option_strings
+    }
+    options: list[str] = []
+    positional: list[str] = []
+    rest = iter(words)
+    for word in rest:
+        if word == "--":
+            return options + positional + ["--", *rest]
+        flag = _known(takes_value, word.split("=", 1)[0])
+        if flag is None:  # a positional word, or an option argparse will name as unknown
+            (options if word.startswith("--") else positional).append(word)
+            continue
+        options.append(word)
+        if takes_value[flag] and "=" not in word:
+            options.extend(value for value in [next(rest, None)] if value is not None)
+    return options + positional
+
+
+def _known(flags: dict[str, bool], word: str) -> str | None:
+    """The option *word* names, written whole or as a unique prefix of a long option."""
+    if word in flags:
+        return word
+    if not word.startswith("--") or word == "--":
+        return None
+    hits = [flag for flag in flags if flag.startswith(word)]
+    return hits[0] if len(hits) == 1 else None

@@ -1,0 +1,134 @@
+"""Reading the board: `open`, `status`, `log` and `log --follow`."""
+
+from __future__ import annotations
+
+import signal
+import time
+from argparse import Namespace
+from collections.abc import Sequence
+
+import anyio
+import msgspec
+
+from paneboard.listener.cli.board import clock, emit, find_prompt, load, print_posts, summary
+from paneboard.listener.context import Context
+from paneboard.listener.view import BoardView
+from paneboard.protocol.words import HANDED_STAGES
+from paneboard.state.fold import open_for, stage
+
+
+def run_open(ctx: Context) -> None:
+    _, state = load(ctx)
+    for ps in open_for(state, ctx.agent, time.time()):
+        if ctx.json:
+            emit(ps.prompt)
+        else:
+            p = ps.prompt
+            print(f"{p.id}  {p.priority:<6}  from {p.sender:<12}  {clock(p.ts)}  {summary(p.body)}")
+
+
+def run_status(ctx: Context, ref: str) -> None:
+    ps, _ = find_prompt(ctx, ref)
+    now = time.time()
+    stages = {
+        name: msgspec.structs.replace(r, stage=stage(ps, name, now))
+        for name, r in ps.recipients.items()
+    }
+    if ctx.json:
+        emit({**msgspec.to_builtins(ps.prompt), "recipients": stages})
+        return
+    p = ps.prompt
+    print(
+        f"prompt {p.id} from {p.sender} on board {p.board}, priority {p.priority}, posted {clock(p.ts)}"
+    )
+    for name, r in stages.items():
+        extra = ""
+        if r.stage == "answered" and r.answer is not None:
+            extra = f"  answer: {summary(r.answer)}"
+        elif r.stage == "acked" and r.note:
+            extra = f"  note: {summary(r.note)}"
+        elif r.stage in HANDED_STAGES:
+            extra = (
+                f"  via {r.door}"
+                + (f" ({r.outcome})" if r.outcome == "unknown" else "")
+                + (f": {r.reason}" if r.reason else "")
+            )
+        when = (
+            clock(p.expires)
+            if r.stage == "expired" and p.expires
+            else clock(ps.cancelled)
+            if r.stage == "cancelled" and ps.cancelled
+            else clock(r.ts)
+            if r.ts
+            else ""
+        )
+        print(f"  {name:<16} {r.stage:<11} {when}{extra}")
+
+
+def run_log(ctx: Context, kinds: Sequence[str] | None) -> None:
+    print_posts(ctx, ctx.store().read_all(), kinds)
+
+
+def run_follow(ctx: Context, kinds: Sequence[str] | None) -> None:
+    async def follow() -> None:
+        with (
+            BoardView(ctx.store()) as view,
+            anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals,
+        ):
+            async with anyio.create_task_group() as tg:
+
+                async def stop() -> None:
+                    async for _ in signals:
+                        tg.cancel_scope.cancel()
+
+                tg.start_soon(stop)
+                while True:
+                    print_posts(ctx, view.refresh(), kinds)
+                    await view.wait_changed()
+
+    ctx.paths.ensure()
+    anyio.run(follow)
+
+
+def open_command(args: Namespace) -> None:
+    run_open(Context.from_args(args))
+
+
+def status_command(args: Namespace) -> None:
+    run_status(Context.from_args(args), args.id)
+
+
+def log_command(args: Namespace) -> None:
+    ctx = Context.from_args(args)
+    if args.follow:
+        run_follow(ctx, args.kind)
+    else:
+        run_log(ctx, args.kind)
+
+
+def compact_command(args: Namespace) -> None:
+    """Rewrite the board's log keeping only open prompts and the posts about them."""
+    import time
+
+    from paneboard.protocol.errors import BadInput
+    from paneboard.state.compact import compact
+
+    ctx = Context.from_args(args)
+    if ctx.store_url:
+        raise BadInput(
+            "compact rewrites the file log; on NATS, bound the board's stream with JetStream's "
+            "own limits (max age, max messages)"
+        )
+    if not ctx.paths.log.exists():
+        raise BadInput(f"board `{ctx.board}` has no log to compact")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    archive = ctx.paths.dir / "archive" / f"log-{stamp}" if args.archive else None
+    done = compact(ctx.paths.log, time.time(), archive)
+    if ctx.json:
+        emit(done)
+    else:
+        total = done.kept + done.dropped
+        print(
+            f"board `{ctx.board}`: kept {done.kept} of {total} posts, "
+            f"{done.before_bytes:,} -> {done.after_bytes:,} bytes, in {done.seconds:.2f} s"
+        )

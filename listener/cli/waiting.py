@@ -1,0 +1,82 @@
+"""Waiting on a prompt: `wait` and `ask`."""
+
+from __future__ import annotations
+
+import time
+from argparse import Namespace
+
+import anyio
+
+from paneboard.listener.cli.board import emit, match_ref
+from paneboard.listener.context import Context
+from paneboard.listener.view import BoardView
+from paneboard.protocol.errors import PromptClosed, WaitTimedOut
+from paneboard.state.fold import PromptState, stage
+
+
+def _find(view: BoardView, ctx: Context, ref: str) -> PromptState:
+    return view.state.prompts[match_ref(ctx, view.state.prompts, ref, "prompts")]
+
+
+def _reached(ps: PromptState, until: str, now: float) -> bool:
+    """True when every recipient is at *until*; raises `PromptClosed` if that cannot happen now."""
+    wanted = ("acked", "answered") if until == "closed" else ("delivered", "acked", "answered")
+    stages = [stage(ps, name, now) for name in ps.recipients]
+    for s in stages:
+        if s in ("cancelled", "expired"):
+            raise PromptClosed(ps.prompt.id, s)
+    return all(s in wanted for s in stages)
+
+
+async def wait_for(ctx: Context, ref: str, until: str, limit: float | None) -> PromptState:
+    """Block until prompt *ref* is *until* (``delivered`` or ``closed``) for every recipient."""
+    with BoardView(ctx.store()) as view:
+        view.refresh()
+        ps = _find(view, ctx, ref)
+        try:
+            with anyio.fail_after(limit):
+                while not _reached(ps, until, time.time()):
+                    expires = ps.prompt.expires
+                    with anyio.move_on_after(
+                        None if expires is None else max(0.0, expires - time.time())
+                    ):
+                        await view.wait_changed()
+                    view.refresh()
+        except TimeoutError:
+            raise WaitTimedOut(ps.prompt.id, until, limit or 0) from None
+        return ps
+
+
+def print_outcome(ctx: Context, ps: PromptState) -> None:
+    now = time.time()
+    for name, r in ps.recipients.items():
+        if ctx.json:
+            emit(
+                {
+                    "prompt": ps.prompt.id,
+                    "recipient": name,
+                    "stage": stage(ps, name, now),
+                    "answer": r.answer,
+                }
+            )
+        elif r.answer is not None:
+            print(r.answer)
+
+
+def run_wait(ctx: Context, ref: str, until: str, timeout: float | None) -> None:
+    print_outcome(ctx, anyio.run(wait_for, ctx, ref, until, timeout))
+
+
+def run_ask(ctx: Context, to: str, words: list[str], priority: str, timeout: float | None) -> None:
+    from paneboard.listener.cli.posting import post_prompt, read_text
+
+    fields = post_prompt(ctx, [to], read_text(words, "prompt body"), priority, None, None, None)
+    print_outcome(ctx, anyio.run(wait_for, ctx, str(fields["id"]), "closed", timeout))
+
+
+def wait_command(args: Namespace) -> None:
+    run_wait(Context.from_args(args), args.id, args.until, args.timeout)
+
+
+def ask_command(args: Namespace) -> None:
+    run_ask(Context.from_args(args), args.to, args.text, args.priority, args.timeout)

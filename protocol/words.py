@@ -1,0 +1,19 @@
+"""The vocabulary of the board, defined once: priorities, post kinds, stages, doors, agents.
+
+Plain tuples with no imports, so `paneboard post` and the parser can use them without paying
+for msgspec or typing. The `Literal` types in posts.py and fold.py spell the same words for
+the type checker; tests/protocol/test_words.py keeps the two spellings equal.
+"""
+
+from __future__ import annotations
+
+PRIORITIES = ("low", "normal", "high", "urgent")
+PRIORITY_RANK = {"urgent": 0, "high": 1, "normal": 2, "low": 3}  # catch-up order: urgent first
+KINDS = ("prompt", "ack", "answer", "cancel", "delivered", "undelivered")
+OUTCOMES = ("accepted", "unknown")
+STAGES = ("posted", "delivered", "undelivered", "acked", "answered", "cancelled", "expired")
+OPEN_STAGES = ("posted", "delivered", "undelivered")  # a recipient may still close the prompt
+HANDED_STAGES = ("delivered", "undelivered")  # a listener has tried the door
+WAIT_UNTIL = ("delivered", "closed")
+DOORS = ("stdout", "exec", "maildir", "claude-inbox", "codex-queue")
+HOOK_AGENTS = ("claude", "codex")

@@ -1,0 +1,40 @@
+"""The vocabulary is one: the plain tuples the parser uses and the types the checker reads agree."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from paneboard.listener.cli.parser import COMMANDS, command_parser
+from paneboard.protocol import posts, words
+from paneboard.state import fold
+
+
+def test_priorities_are_the_types_priorities() -> None:
+    """`Priority` and `PRIORITIES` name the same words; the rank orders all of them."""
+    assert words.PRIORITIES == get_args(posts.Priority)
+    assert set(words.PRIORITIES) == set(words.PRIORITY_RANK)
+
+
+def test_kinds_are_the_posts_tags() -> None:
+    """`KINDS` lists every post type's tag, in the union's order."""
+    tags = tuple(t.__struct_config__.tag for t in get_args(posts.Post))
+    assert words.KINDS == tags
+
+
+def test_stages_and_outcomes_are_the_types() -> None:
+    """`STAGES` and `OUTCOMES` are the `Stage` and `Outcome` literals; open stages are stages."""
+    assert words.STAGES == get_args(fold.Stage)
+    assert words.OUTCOMES == get_args(posts.Outcome)
+    assert set(words.OPEN_STAGES) < set(words.STAGES)
+
+
+def test_every_command_has_a_parser_and_a_runner() -> None:
+    """Each command in the one list builds its parser and names a function that exists."""
+    import importlib
+
+    for name, (_, _, run) in COMMANDS.items():
+        module, function = run.split(":")
+        assert callable(
+            getattr(importlib.import_module(f"paneboard.listener.cli.{module}"), function)
+        )
+        assert run == command_parser(name).get_default("run")

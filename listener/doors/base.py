@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from paneboard.protocol.posts import Outcome as Outcome
-from paneboard.protocol.posts import Prompt
+from paneboard.protocol.posts import Outcome, Prompt
+
+__all__ = ["Door", "Outcome"]
 
 
 class Door(Protocol):

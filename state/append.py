@@ -14,7 +14,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from paneboard.protocol.errors import BoardIOError
-from paneboard.state.framing import MAX_PAYLOAD, OVERHEAD, TAIL, frame, frame_at, scan, valid_end
+from paneboard.state.framing import (
+    MAX_PAYLOAD,
+    OVERHEAD,
+    TAIL,
+    frame,
+    frame_at,
+    generation_record,
+    scan,
+    valid_end,
+)
 
 _WINDOW = 2 * (MAX_PAYLOAD + OVERHEAD)
 _OPEN_FLAGS = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -36,6 +45,8 @@ def append_payloads(
             guard()
         size = os.fstat(fd).st_size
         end = _repair(fd, size)
+        first = generation_record() if end == 0 else b""  # a new log names its generation
+        data = first + data
         try:
             written = os.write(fd, data)
             if written != len(data):
@@ -48,7 +59,7 @@ def append_payloads(
             _sync_dir(log.parent)
     finally:
         os.close(fd)
-    offsets, at = [], end
+    offsets, at = [], end + len(first)
     for p in payloads:
         offsets.append(at)
         at += len(p) + OVERHEAD

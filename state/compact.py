@@ -20,7 +20,7 @@ import msgspec
 from paneboard.protocol.errors import BoardIOError
 from paneboard.protocol.posts import Prompt
 from paneboard.state.fold import BoardState, apply, expired
-from paneboard.state.framing import frame
+from paneboard.state.framing import frame, generation_record
 from paneboard.state.log import LogReader
 
 
@@ -48,7 +48,7 @@ def compact(log: Path, now: float, archive: Path | None = None) -> Compacted:
             tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
         )
         try:
-            os.write(out, b"".join(frame(p) for p in keep))
+            os.write(out, generation_record() + b"".join(frame(p) for p in keep))
             os.fsync(out)
         finally:
             os.close(out)

@@ -10,6 +10,7 @@ lets a writer check the end of a log without reading it all. Standard library on
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
 
@@ -27,6 +28,28 @@ def frame(payload: bytes) -> bytes:
     if n > MAX_PAYLOAD:
         raise ValueError(f"record of {n} bytes exceeds {MAX_PAYLOAD}")
     return HEAD.pack(MAGIC, n, zlib.crc32(payload)) + payload + TAIL.pack(n, TAIL_MAGIC)
+
+
+# The first record of every log this version creates says which log it is: a random generation,
+# new when a log is created and when `compact` rewrites it. A checkpoint names the generation,
+# so a log made again (whose inode number the file system may give back) is never taken for
+# the old one. It is a msgpack map no post decoder accepts: readers skip it at offset 0.
+GENERATION_PREFIX = b"\x82\xa4kind\xaalog-header\xaageneration\xb4"  # then 20 hex digits
+GENERATION_RECORD_SIZE = len(GENERATION_PREFIX) + 20 + OVERHEAD
+
+
+def generation_record() -> bytes:
+    """The framed first record of a new log, with a fresh random generation."""
+    return frame(GENERATION_PREFIX + os.urandom(10).hex().encode())
+
+
+def generation_of(payload: bytes | memoryview) -> str | None:
+    """The generation a log's first payload names, or None if it is a post."""
+    if len(payload) != len(GENERATION_PREFIX) + 20:
+        return None
+    if bytes(payload[: len(GENERATION_PREFIX)]) != GENERATION_PREFIX:
+        return None
+    return bytes(payload[len(GENERATION_PREFIX) :]).decode("ascii", "replace")
 
 
 def frame_at(buf: bytes | memoryview, i: int) -> int:

@@ -13,7 +13,7 @@ import msgspec
 from paneboard.protocol.errors import BoardIOError, DamagedRecord
 from paneboard.protocol.posts import Post, decode, encode
 from paneboard.state.append import append_payloads
-from paneboard.state.framing import scan
+from paneboard.state.framing import generation_of, scan
 
 CHUNK = 4 << 20
 
@@ -32,6 +32,7 @@ class LogReader:
         self.offset = offset
         self.inode: int | None = None
         self.replaced = False  # set when the log was replaced (compacted) since the last read
+        self.generation: str | None = None  # named by the log's first record (framing.py)
 
     def read_new(self) -> list[tuple[int, Post]]:
         """Every complete record after the offset, as (offset, post); advances the offset."""
@@ -90,6 +91,9 @@ class LogReader:
     def _decode(self, frames: list[tuple[int, memoryview]]) -> list[tuple[int, Post]]:
         out: list[tuple[int, Post]] = []
         for offset, payload in frames:
+            if offset == 0 and (generation := generation_of(payload)) is not None:
+                self.generation = generation
+                continue
             try:
                 out.append((offset, decode(payload)))
             except msgspec.DecodeError:

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Protocol
 
 from paneboard.protocol.posts import Post
-from paneboard.state.framing import HEAD, OVERHEAD, frame_at
+from paneboard.state.framing import (
+    GENERATION_RECORD_SIZE,
+    HEAD,
+    OVERHEAD,
+    TAIL,
+    frame_at,
+    generation_of,
+)
 
 
 class Follower(Protocol):
@@ -92,10 +99,18 @@ class FileStore:
         return FileFollower(self.folder, position)
 
     def identity(self) -> str:
+        """The generation the log's first record names; a log from before those, its inode."""
         try:
-            return str(os.stat(self.log).st_ino)
+            fd = os.open(self.log, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
             return ""
+        try:
+            head = os.pread(fd, GENERATION_RECORD_SIZE, 0)
+            size = frame_at(head, 0)
+            generation = generation_of(head[HEAD.size : size - TAIL.size]) if size > 0 else None
+            return f"generation {generation}" if generation else str(os.fstat(fd).st_ino)
+        finally:
+            os.close(fd)
 
     def accepts(self, position: int) -> bool:
         try:

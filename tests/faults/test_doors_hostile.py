@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 import threading
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Listening
+from tests.conftest import Listening, run_cli
 from tests.listener.test_doors import fake_codex, notices
 from tests.listener.test_listen import post
 
@@ -59,7 +60,11 @@ def test_hostile_sockets(home: Path, hostile_socket: Path) -> None:
     ) as bob:
         pid = post(home, "--to", "bob", "hello")
         line = bob.wait_err(pid, timeout=15)
-        assert "delivered" in line or "retry" in line or "undelivered" in line
+        while f": retry " in line:  # a failed attempt: the next line about it is the outcome
+            line = bob.wait_err(pid, timeout=15)
+        said = line.split(": ", 1)[1].split()[:2]  # [delivered|undelivered, pid]
+        stage = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"]["bob"]
+        assert [stage["stage"], pid] == said
         started = time.monotonic()
         assert 0 == bob.stop()
         assert time.monotonic() - started < 5

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -11,6 +12,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -203,6 +205,20 @@ class ClaudeSession:
         raise AssertionError(
             f"{needle!r} not in the transcript after {timeout} s; screen:\n{self.screen()}"
         )
+
+    def wait_user_turns(self, needle: str, timeout: float = 90) -> list[dict[str, Any]]:
+        """The transcript's user turns carrying *needle*, once there is one (not queue lines)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            turns = [
+                record
+                for record in map(json.loads, self.transcript().splitlines())
+                if record.get("type") == "user" and needle in json.dumps(record)
+            ]
+            if turns:
+                return turns
+            time.sleep(0.25)
+        raise AssertionError(f"no user turn with {needle!r} after {timeout} s:\n{self.screen()}")
 
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.name, "kill-server"], check=False, capture_output=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -73,7 +74,7 @@ def test_checkpoint_then_rest_equals_cold_fold(
     with tempfile.TemporaryDirectory() as d:
         folder = Path(d)
         log, cp = folder / "log", folder / "bob.checkpoint"
-        append_posts(log, posts[:split]) if split else log.touch()
+        append_posts(log, posts[:split])  # with none, a log holding only its generation
         with BoardView(FileStore(folder), BoardState(keep_closed=False, recipient="bob")) as first:
             first.refresh()
             checkpoint.save(cp, FileStore(folder), prune(first.state, min(saved_at, now)))
@@ -91,25 +92,46 @@ def test_checkpoint_then_rest_equals_cold_fold(
             assert _open_ids(full, now) == _open_ids(cold.state, now) == _open_ids(warm.state, now)
 
 
-def test_a_checkpoint_for_another_log_is_ignored(tmp_path: Path) -> None:
-    """A log replaced (deleted and made again) makes the checkpoint stale: cold fold."""
-    log, cp = tmp_path / "log", tmp_path / "cp"
-    append_posts(
-        log, [Prompt(id="a" * 26, board="b", sender="alice", ts=1.0, to=("bob",), body="x")]
-    )
-    state = fold(read_posts(log))
-    state.position = log.stat().st_size
-    checkpoint.save(cp, FileStore(tmp_path), state)
-    assert checkpoint.load(cp, FileStore(tmp_path)) is not None
-    log.unlink()
-    append_posts(
-        log, [Prompt(id="b" * 26, board="b", sender="alice", ts=1.0, to=("bob",), body="y")]
-    )
-    other = tmp_path / "spacer"
-    other.write_text("keeps the old inode number from being reused")
-    assert (
-        checkpoint.load(cp, FileStore(tmp_path)) is None
-        or checkpoint.load(cp, FileStore(tmp_path)).position == log.stat().st_size
-    )  # type: ignore[union-attr]
+def _prompt(pid: str, body: str) -> Prompt:
+    return Prompt(id=pid, board="b", sender="alice", ts=1.0, to=("bob",), body=body)
+
+
+def _checkpoint_at_end(folder: Path) -> Path:
+    cp = folder / "cp"
+    state = fold(read_posts(folder / "log"))
+    state.position = (folder / "log").stat().st_size
+    checkpoint.save(cp, FileStore(folder), state)
+    assert checkpoint.load(cp, FileStore(folder)) is not None
+    return cp
+
+
+def test_a_log_made_again_in_the_same_inode_is_not_the_old_one(tmp_path: Path) -> None:
+    """A board reset (its log emptied and written again) keeps the inode for certain: cold fold."""
+    log = tmp_path / "log"
+    append_posts(log, [_prompt("a" * 26, "x")])
+    cp = _checkpoint_at_end(tmp_path)
+    inode, size = log.stat().st_ino, log.stat().st_size
+    with open(log, "r+b") as f:  # the same file, emptied: its inode cannot change
+        f.truncate(0)
+    append_posts(log, [_prompt("b" * 26, "y")])  # a post of equal length: the same size again
+    assert (inode, size) == (log.stat().st_ino, log.stat().st_size)
+    assert checkpoint.load(cp, FileStore(tmp_path)) is None
     cp.write_bytes(b"garbage")
     assert checkpoint.load(cp, FileStore(tmp_path)) is None
+
+
+def test_each_compaction_is_a_new_log_even_in_the_old_inode(tmp_path: Path) -> None:
+    """Across two compactions, a log put back in its first inode is still not the first log."""
+    from paneboard.state.compact import compact
+
+    log, first = tmp_path / "log", tmp_path / "first-inode"
+    append_posts(log, [_prompt("a" * 26, "x"), _prompt("b" * 26, "y")])
+    cp = _checkpoint_at_end(tmp_path)
+    os.link(log, first)  # keeps the first inode alive, to put the compacted bytes back into it
+    for _ in range(2):
+        compact(log, now=2.0)
+        assert checkpoint.load(cp, FileStore(tmp_path)) is None
+        first.write_bytes(log.read_bytes())  # the compacted log, in the checkpoint's inode
+        os.replace(first, log)
+        os.link(log, first)
+        assert checkpoint.load(cp, FileStore(tmp_path)) is None

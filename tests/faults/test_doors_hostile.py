@@ -60,7 +60,7 @@ def test_hostile_sockets(home: Path, hostile_socket: Path) -> None:
     ) as bob:
         pid = post(home, "--to", "bob", "hello")
         line = bob.wait_err(pid, timeout=15)
-        while f": retry " in line:  # a failed attempt: the next line about it is the outcome
+        while ": retry " in line:  # a failed attempt: the next line about it is the outcome
             line = bob.wait_err(pid, timeout=15)
         said = line.split(": ", 1)[1].split()[:2]  # [delivered|undelivered, pid]
         stage = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"]["bob"]

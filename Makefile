@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: compile demo test lint bench bench-quick
+.PHONY: compile demo test lint bench bench-quick wheel-check
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,3 +33,7 @@ bench: compile
 
 bench-quick: compile
 	$(BIN)/python -m bench --quick
+
+# The wheel as users install it, in a fresh venv outside the checkout (also run by .ci/run).
+wheel-check:
+	bash scripts/wheel-check.sh

@@ -109,8 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
     }
     for name in args.only or SCENARIOS:
-        if name in NEEDS_NATS and not natsbench.available():
-            print(f"bench: {name} skipped: no nats-server (Debian package nats-server)", flush=True)
+        if name in NEEDS_NATS and (why := _nats_missing()):
+            print(f"bench: {name} skipped: {why}", flush=True)
             continue
         with tempfile.TemporaryDirectory(prefix=f"pb-bench-{name}-") as tmp:
             home = Path(tmp) / "home"
@@ -123,3 +123,14 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "results.json").write_text(json.dumps(results, indent=1))
     print(write_report(results, args.out))
     return 0
+
+
+def _nats_missing() -> str:
+    """Why the NATS scenarios cannot run here ("" when they can)."""
+    from importlib.util import find_spec
+
+    if find_spec("nats") is None:
+        return "nats-py is not installed (pip install 'paneboard[nats]')"
+    if not natsbench.available():
+        return "no nats-server (Debian package nats-server)"
+    return ""

@@ -50,6 +50,9 @@ class Context:
         """
         if self._store is None:
             if self.store_url:
+                from paneboard.protocol.lazy import require_extra
+
+                require_extra("nats", "nats", "a board on NATS (--store nats://…)")
                 from paneboard.state.natsstore import NatsStore
 
                 self._store = NatsStore(
@@ -86,9 +89,25 @@ class Context:
         board, agent = check_name("board", board), check_name("agent", agent)
         home_path = open_home(home, create=False)
         store = env.get("PANEBOARD_STORE", "") if store is None else store
+        nats = nats or {
+            key: env[f"PANEBOARD_NATS_{key.upper()}"]
+            for key in ("creds", "tls_ca")
+            if env.get(f"PANEBOARD_NATS_{key.upper()}")
+        }
         if store and not store.startswith(("nats://", "tls://")):
             raise BadInput(f"--store {store!r} is not a nats://HOST:PORT[/PREFIX] address")
         return cls(home_path, board, agent, json, store, nats)
+
+    def acting_as(self, agent: str) -> Context:
+        """This context (home, board, store and its options) acting as another agent."""
+        return Context(self.home, self.board, agent, self.json, self.store_url, self.nats)
+
+    def store_options(self) -> tuple[tuple[str, str], ...]:
+        """The options naming this context's store, for a command line ((): the file log)."""
+        if not self.store_url:
+            return ()
+        nats = [(f"--nats-{key.replace('_', '-')}", value) for key, value in self.nats.items()]
+        return (("--store", self.store_url), *nats)
 
     @classmethod
     def from_args(cls, args: Namespace) -> Context:
@@ -105,6 +124,7 @@ class Context:
         }
         if self.store_url:
             env["PANEBOARD_STORE"] = self.store_url
+        env.update({f"PANEBOARD_NATS_{key.upper()}": value for key, value in self.nats.items()})
         return env
 
 

@@ -55,6 +55,7 @@ class Settings(msgspec.Struct, frozen=True):
     store: Store
     exe: str
     backoff: tuple[float, ...] = DEFAULT_BACKOFF
+    store_options: tuple[tuple[str, str], ...] = ()  # how a command names the store (compose)
 
 
 class Listener:
@@ -185,7 +186,11 @@ class Listener:
     async def _deliver(self, ps: PromptState) -> None:
         prompt = ps.prompt
         text = compose(
-            prompt, exe=self.exe, home=str(self.settings.home), agent=self.settings.agent
+            prompt,
+            exe=self.exe,
+            home=str(self.settings.home),
+            agent=self.settings.agent,
+            store=self.settings.store_options,
         )
         waits = (0.0, *self.backoff)
         failure: DoorFailed | None = None

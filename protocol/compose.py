@@ -30,22 +30,41 @@ def visible(text: str) -> str:
 
 
 def close_commands(
-    prompt_id: str, *, exe: str, home: str, board: str, agent: str
+    prompt_id: str,
+    *,
+    exe: str,
+    home: str,
+    board: str,
+    agent: str,
+    store: tuple[tuple[str, str], ...] = (),
 ) -> tuple[str, str]:
-    """The complete ack and answer command lines for *agent*."""
-    common = f"{shlex.quote(prompt_id)} --home {shlex.quote(home)} --board {shlex.quote(board)} --as {shlex.quote(agent)}"
+    """The complete ack and answer command lines for *agent*.
+
+    *store* holds the options naming a store other than the file log (`--store URL`, …).
+    """
+    given = [("--home", home), ("--board", board), ("--as", agent), *store]
+    common = " ".join([shlex.quote(prompt_id), *(f"{k} {shlex.quote(v)}" for k, v in given)])
     exe_q = shlex.quote(exe)
     return f"{exe_q} ack {common}", f"{exe_q} answer {common} 'YOUR ANSWER'"
 
 
-def compose(prompt: Prompt, *, exe: str, home: str, agent: str) -> str:
+def compose(
+    prompt: Prompt,
+    *,
+    exe: str,
+    home: str,
+    agent: str,
+    store: tuple[tuple[str, str], ...] = (),
+) -> str:
     """The text handed to *agent*: who asked, where, the body, and how to close it."""
     details = [f"priority {prompt.priority}"]
     if prompt.thread:
         details.append(f"thread {visible(prompt.thread)}")
     if prompt.reply_to:
         details.append(f"reply to {prompt.reply_to}")
-    ack, answer = close_commands(prompt.id, exe=exe, home=home, board=prompt.board, agent=agent)
+    ack, answer = close_commands(
+        prompt.id, exe=exe, home=home, board=prompt.board, agent=agent, store=store
+    )
     body = "\n".join("> " + line for line in visible(prompt.body).split("\n"))
     return (
         f"[paneboard] prompt {prompt.id} from {prompt.sender} on board {prompt.board} "

@@ -20,6 +20,17 @@ class PaneboardError(Exception):
     """Base of every error paneboard raises on purpose."""
 
 
+class MissingExtra(PaneboardError, ImportError):
+    """A command needs an optional part of paneboard that is not installed."""
+
+    def __init__(self, module: str, extra: str, feature: str) -> None:
+        self.module, self.extra = module, extra
+        super().__init__(
+            f"{feature} needs the `{extra}` extra ({module} is not installed): "
+            f"pip install 'paneboard[{extra}]'"
+        )
+
+
 class BadInput(PaneboardError, ValueError):
     """Input refused before anything was written."""
 

@@ -19,3 +19,13 @@ def lazy_attributes(package: str, where: dict[str, str]) -> Callable[[str], Any]
         return getattr(importlib.import_module(f"{package}.{where[name]}"), name)
 
     return __getattr__
+
+
+def require_extra(module: str, extra: str, feature: str) -> None:
+    """Refuse in one line, naming the install that fixes it, when an extra's *module* is missing."""
+    from importlib.util import find_spec
+
+    from paneboard.protocol.errors import MissingExtra
+
+    if find_spec(module) is None:
+        raise MissingExtra(module, extra, feature)

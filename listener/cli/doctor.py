@@ -132,11 +132,26 @@ def _codex(c: Checks) -> None:
 def _hooks(c: Checks, project: Path) -> None:
     for agent in settings.AGENTS:
         path = settings.settings_path(agent, project)
-        events = settings.installed(agent, project)
-        if events:
-            c.line("ok", "hooks", f"{agent}: {', '.join(events)} in {path}")
+        commands = settings.installed(agent, project)
+        if commands:
+            c.line("ok", "hooks", f"{agent}: {', '.join(commands)} in {path}")
+            written = settings.written_options(next(iter(commands.values())))
+            c.line("ok", "hooks", f"{agent} hooks use {_where(written)}")
         else:
             c.line("warn", "hooks", f"{agent}: none in {path} (paneboard hook install {agent})")
+
+
+def _where(written: dict[str, str]) -> str:
+    """Which agent, home, board and store hooks with these options act for."""
+    parts = []
+    for flag, what, default in (
+        ("--as", "agent", "named by the session"),
+        ("--home", "home", "$PANEBOARD_HOME or the default"),
+        ("--board", "board", "$PANEBOARD_BOARD or the git repository's name"),
+        ("--store", "store", "$PANEBOARD_STORE or the file log"),
+    ):
+        parts.append(f"{what} {written[flag]}" if flag in written else f"{what} {default}")
+    return ", ".join(parts)
 
 
 def _probe(c: Checks, ctx: Context, pid: int | None) -> None:
@@ -146,7 +161,7 @@ def _probe(c: Checks, ctx: Context, pid: int | None) -> None:
     if not pid:
         c.line("fail", "probe", f"no listener holds `{ctx.agent}`'s pane: nothing to probe")
         return
-    doctor = Context(ctx.home, ctx.board, "paneboard-doctor", False)
+    doctor = ctx.acting_as("paneboard-doctor")
     fields = post_prompt(
         doctor,
         [ctx.agent],

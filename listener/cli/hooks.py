@@ -23,13 +23,35 @@ def hook_command(args: argparse.Namespace) -> None:
     cwd = str(data.get("cwd") or os.getcwd())
     name, derived = run.agent_name(args.agent, args.agent_type, cwd)
     board = args.board or os.environ.get("PANEBOARD_BOARD") or default_board(cwd)
-    ctx = Context.resolve(args.home, board, name, args.json)
+    nats = {k: v for k, v in (("creds", args.nats_creds), ("tls_ca", args.nats_tls_ca)) if v}
+    ctx = Context.resolve(args.home, board, name, args.json, args.store, nats)
     if args.action == "session-start":
         print(run.session_start(ctx, args.agent_type, args.mode, derived))
     elif args.action == "session-end":
         run.session_end(ctx)
     else:
         run.stop(ctx, args.agent_type, args.cooldown, sys.stdout)
+
+
+def _given_options(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The where-and-who options given to `hook install`, as the hooks will be given them.
+
+    A home or file is written as an absolute path: the hooks run in the agent's folder.
+    """
+    paths = {"--home", "--nats-creds", "--nats-tls-ca"}
+    given = [
+        ("--as", args.agent),
+        ("--home", args.home),
+        ("--board", args.board),
+        ("--store", args.store),
+        ("--nats-creds", args.nats_creds),
+        ("--nats-tls-ca", args.nats_tls_ca),
+    ]
+    return [
+        (flag, str(Path(value).absolute()) if flag in paths else value)
+        for flag, value in given
+        if value
+    ]
 
 
 def _install(args: argparse.Namespace) -> None:
@@ -39,7 +61,9 @@ def _install(args: argparse.Namespace) -> None:
     if not project.is_dir():
         raise BadInput(f"project folder {project} does not exist")
     if args.action == "install":
-        path, changed = settings.install(args.target, project, args.mode, executable(), args.agent)
+        path, changed = settings.install(
+            args.target, project, args.mode, executable(), _given_options(args)
+        )
         print(
             f"{'installed paneboard hooks in' if changed else 'paneboard hooks already installed in'} {path} (mode {args.mode})"
         )

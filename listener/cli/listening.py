@@ -64,7 +64,13 @@ def run_listen(
     ctx: Context, door: Door, backoff: Sequence[float], parent_pid: int | None = None
 ) -> None:
     settings = Settings(
-        ctx.board, ctx.agent, ctx.home, ctx.store(reconnect=True), executable(), tuple(backoff)
+        ctx.board,
+        ctx.agent,
+        ctx.home,
+        ctx.store(reconnect=True),
+        executable(),
+        tuple(backoff),
+        ctx.store_options(),
     )
     anyio.run(run_listener, Listener(settings, door), parent_pid)
 

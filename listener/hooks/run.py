@@ -158,6 +158,7 @@ def stop(ctx: Context, agent: str, cooldown: float, out: TextIO) -> None:
 
 
 def _deliver_at_stop(ctx: Context, cooldown: float, out: TextIO) -> bool:
+    ctx.paths.ensure()  # the pane's lock and keys are local, whatever the store
     try:
         lock = take_pane_lock(ctx.paths.pane(ctx.agent, "lock"), ctx.board, ctx.agent)
     except PaneLocked:
@@ -219,7 +220,9 @@ def _take(ctx: Context, state: BoardState, keys: DeliveredKeys) -> tuple[list[Pr
     for ps in open_for(state, ctx.agent, time.time()):
         if delivered_key(ps.prompt.board, ps.prompt.sender, ps.prompt.id) in keys:
             continue
-        text = compose(ps.prompt, exe=exe, home=str(ctx.home), agent=ctx.agent)
+        text = compose(
+            ps.prompt, exe=exe, home=str(ctx.home), agent=ctx.agent, store=ctx.store_options()
+        )
         if chosen and size + len(text) > REASON_LIMIT:
             break  # the rest wait for the next stop
         chosen.append(ps.prompt)

@@ -9,10 +9,12 @@ file that is not valid JSON of that shape is refused and left untouched.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +33,16 @@ def settings_path(agent: str, project: Path) -> Path:
     )
 
 
-def hook_commands(agent: str, mode: str, exe: str, name: str | None) -> dict[str, str]:
-    """The command each hook event runs, for *agent* in *mode*."""
-    tail = f" --agent {agent} --mode {mode}" + (f" --as {shlex.quote(name)}" if name else "")
+def hook_commands(
+    agent: str, mode: str, exe: str, options: Sequence[tuple[str, str]] = ()
+) -> dict[str, str]:
+    """The command each hook event runs, for *agent* in *mode*, with the *options* given.
+
+    Options given at install (`--as`, `--home`, `--board`, `--store`, …) are written into
+    every command; those not given are left to the environment of the agent's session.
+    """
+    given = "".join(f" {flag} {shlex.quote(value)}" for flag, value in options)
+    tail = f" --agent {agent} --mode {mode}{given}"
     base = shlex.quote(exe)
     events = {"SessionStart": f"{base} hook session-start{tail}"}
     if mode in ("stop", "both"):
@@ -105,11 +114,13 @@ def save(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def install(agent: str, project: Path, mode: str, exe: str, name: str | None) -> tuple[Path, bool]:
+def install(
+    agent: str, project: Path, mode: str, exe: str, options: Sequence[tuple[str, str]] = ()
+) -> tuple[Path, bool]:
     """Merge the hooks in; return the file and whether it changed."""
     path = settings_path(agent, project)
     data = load(path)
-    new = with_ours(data, hook_commands(agent, mode, exe, name))
+    new = with_ours(data, hook_commands(agent, mode, exe, options))
     if new == data:
         return path, False
     save(path, new)
@@ -126,14 +137,27 @@ def uninstall(agent: str, project: Path) -> tuple[Path, bool]:
     return path, True
 
 
-def installed(agent: str, project: Path) -> list[str]:
-    """The events that run a paneboard hook in *project* (for `doctor`)."""
+def installed(agent: str, project: Path) -> dict[str, str]:
+    """Each event that runs a paneboard hook in *project*, with its command (for `doctor`)."""
     try:
         data = load(settings_path(agent, project))
     except BadInput:
-        return []
-    return [
-        event
+        return {}
+    return {
+        event: hook["command"]
         for event, entries in data.get("hooks", {}).items()
-        if any(_is_ours(e) for e in entries)
-    ]
+        for entry in entries
+        if _is_ours(entry)
+        for hook in entry["hooks"]
+        if isinstance(hook, dict) and _OURS.search(str(hook.get("command")))
+    }
+
+
+def written_options(command: str) -> dict[str, str]:
+    """The where-and-who options a hook command carries (`--home`, `--board`, `--store`, …)."""
+    words = shlex.split(command)
+    return {
+        word: value
+        for word, value in itertools.pairwise(words)
+        if word in ("--as", "--home", "--board", "--store", "--nats-creds", "--nats-tls-ca")
+    }

@@ -13,7 +13,7 @@ import pytest
 
 from paneboard.protocol.posts import Prompt
 from paneboard.state.natsstore import NatsStore
-from tests.conftest import Listening, NatsServer, run_cli
+from tests.conftest import Listening, NatsServer, cli_env, run_cli
 
 pytestmark = pytest.mark.skipif(
     shutil.which("nats-server") is None,
@@ -179,6 +179,16 @@ def test_doctor_and_compact_on_nats(home: Path, nats_server: NatsServer) -> None
     assert 1 == compact.returncode and compact.stderr.startswith(
         "paneboard: compact rewrites the file log; on NATS"
     )
+
+
+def test_doctor_probe_goes_through_the_store(home: Path, nats_server: NatsServer) -> None:
+    """`doctor --probe --store …` posts its probe on that store, where the listener takes it."""
+    url = _url(nats_server)
+    with Listening(home, "bob", "--door", "stdout", env=cli_env(home, PANEBOARD_STORE=url)) as bob:
+        doctor = run_cli(home, "doctor", "--probe", "--as", "bob", "--store", url)
+        assert "paneboard doctor probe" in json.loads(bob.line())["body"]
+    [probe] = [line for line in doctor.stdout.splitlines() if " probe " in line]
+    assert probe.startswith("ok    probe    delivered through the door in "), doctor.stdout
 
 
 def _certs(folder: Path) -> tuple[Path, Path, Path]:

@@ -362,3 +362,62 @@ def test_codex_queue_to_a_thread_nobody_runs_is_undelivered(home: Path, tmp_path
         holder.wait()
         if holder.stdout:
             holder.stdout.close()
+
+
+def test_options_stand_before_or_after_the_agent(home: Path, tmp_path: Path) -> None:
+    """`hook install --mode stop --as bob claude` writes what `hook install claude --mode …` does."""
+    written = []
+    for argv in (
+        ["hook", "install", "--mode", "stop", "--as", "bob", "claude"],
+        ["hook", "install", "claude", "--mode", "stop", "--as", "bob"],
+        ["hook", "--as", "bob", "install", "--mode=stop", "claude"],
+    ):
+        project = tmp_path / f"p{len(written)}"
+        project.mkdir()
+        done = run_cli(home, *argv, "--project", str(project))
+        assert 0 == done.returncode, done.stderr
+        written.append(_settings(project, "claude").read_text())
+    assert 1 == len(set(written))
+    assert "--mode stop --as bob" in written[0]
+
+
+def test_install_writes_the_options_it_was_given(home: Path, tmp_path: Path) -> None:
+    """--home/--board/--store/--nats-* given at install go into every hook; doctor names them."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    other = tmp_path / "elsewhere"
+    store = "nats://127.0.0.1:4999/pfx"
+    done = run_cli(
+        home, "hook", "install", "claude", "--project", str(project), "--mode", "both",
+        "--home", str(other), "--board", "team", "--store", store, "--nats-creds", "my.creds",
+    )  # fmt: skip
+    assert 0 == done.returncode, done.stderr
+    hooks = json.loads(_settings(project, "claude").read_text())["hooks"]
+    commands = [entry["hooks"][0]["command"] for entries in hooks.values() for entry in entries]
+    assert 3 == len(commands)
+    for command in commands:
+        assert f"--home {other} --board team --store {store}" in command
+        assert f"--nats-creds {tmp_path / 'my.creds'}" in command
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert 0 == run_cli(home, "hook", "install", "claude", "--project", str(bare)).returncode
+    bare_text = _settings(bare, "claude").read_text()
+    assert ("--home" not in bare_text, "--store" not in bare_text) == (True, True)
+    doctor = subprocess.run(
+        [sys.executable, "-m", "paneboard.listener", "doctor"],
+        capture_output=True, text=True, env=cli_env(home), cwd=project, check=False,
+    )  # fmt: skip
+    assert (
+        f"ok    hooks    claude hooks use agent named by the session, home {other}, "
+        f"board team, store {store}"
+    ) in doctor.stdout.splitlines()
+
+
+def test_session_hooks_honour_the_store_option(home: Path) -> None:
+    """A hook given --store acts on that store (here one that cannot be reached: it says so)."""
+    reply = run_cli(
+        home, "hook", "stop", "--as", "bob", "--store", "nats://127.0.0.1:9/x",
+        input=json.dumps({"hook_event_name": "Stop"}).encode(),
+    )  # fmt: skip
+    assert 1 == reply.returncode
+    assert reply.stderr.startswith("paneboard: cannot reach NATS at nats://127.0.0.1:9"), reply.stderr

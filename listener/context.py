@@ -7,17 +7,17 @@ import sys
 import time
 from pathlib import Path
 
-from paneboard.protocol.errors import BadInput
 from paneboard.protocol.ids import new_id
 from paneboard.protocol.names import check_name, to_name
 from paneboard.state.paths import BoardPaths, default_board, open_home, user_data_dir
+from paneboard.state.stores import check_url, open_store, store_environment, store_options
 
 TYPE_CHECKING = False  # typing's import is a cost `post` does not pay
 if TYPE_CHECKING:
     from argparse import Namespace
 
     from paneboard.protocol.posts import Header
-    from paneboard.state.store import Store
+    from paneboard.state.abc import Store
 
 
 class Context:
@@ -44,28 +44,11 @@ class Context:
         self._store: Store | None = None
 
     def store(self, *, reconnect: bool = False) -> Store:
-        """The board's store: the file log, or NATS JetStream with ``--store nats://…``.
-
-        A command fails at once when NATS is unreachable; a listener (*reconnect*) keeps trying.
-        """
+        """The board's store: the file log, or NATS JetStream with ``--store nats://…``."""
         if self._store is None:
-            if self.store_url:
-                from paneboard.protocol.lazy import require_extra
-
-                require_extra("nats", "nats", "a board on NATS (--store nats://…)")
-                from paneboard.state.natsstore import NatsStore
-
-                self._store = NatsStore(
-                    self.store_url,
-                    self.board,
-                    creds=self.nats.get("creds"),
-                    tls_ca=self.nats.get("tls_ca"),
-                    reconnect=reconnect,
-                )
-            else:
-                from paneboard.state.store import FileStore
-
-                self._store = FileStore(self.paths.dir)
+            self._store = open_store(
+                self.store_url, self.paths.dir, self.board, self.nats, reconnect=reconnect
+            )
         return self._store
 
     @classmethod
@@ -94,8 +77,7 @@ class Context:
             for key in ("creds", "tls_ca")
             if env.get(f"PANEBOARD_NATS_{key.upper()}")
         }
-        if store and not store.startswith(("nats://", "tls://")):
-            raise BadInput(f"--store {store!r} is not a nats://HOST:PORT[/PREFIX] address")
+        check_url(store)
         return cls(home_path, board, agent, json, store, nats)
 
     def acting_as(self, agent: str) -> Context:
@@ -104,10 +86,7 @@ class Context:
 
     def store_options(self) -> tuple[tuple[str, str], ...]:
         """The options naming this context's store, for a command line ((): the file log)."""
-        if not self.store_url:
-            return ()
-        nats = [(f"--nats-{key.replace('_', '-')}", value) for key, value in self.nats.items()]
-        return (("--store", self.store_url), *nats)
+        return store_options(self.store_url, self.nats)
 
     @classmethod
     def from_args(cls, args: Namespace) -> Context:
@@ -122,15 +101,13 @@ class Context:
             "PANEBOARD_BOARD": self.board,
             "PANEBOARD_AGENT": self.agent,
         }
-        if self.store_url:
-            env["PANEBOARD_STORE"] = self.store_url
-        env.update({f"PANEBOARD_NATS_{key.upper()}": value for key, value in self.nats.items()})
+        env.update(store_environment(self.store_url, self.nats))
         return env
 
 
-def header(board: str, sender: str) -> Header:
-    """A new post's id, board, sender and time."""
-    ts = time.time()
+def header(board: str, sender: str, ts: float | None = None) -> Header:
+    """A new post's id, board, sender and time (now, unless *ts* is given)."""
+    ts = time.time() if ts is None else ts
     return {"id": new_id(ts, os.urandom(10)), "board": board, "sender": sender, "ts": ts}
 
 

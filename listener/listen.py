@@ -17,7 +17,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import anyio
@@ -31,11 +31,11 @@ from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import BoardIOError, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Delivered, Post, Prompt, Undelivered, delivered_key
 from paneboard.state import checkpoint, presence
+from paneboard.state.abc import Store
 from paneboard.state.delivered import DeliveredKeys
 from paneboard.state.fold import BoardState, PromptState, is_open, open_for, order_key, prune
 from paneboard.state.panelock import PaneLock, take_pane_lock
 from paneboard.state.paths import BoardPaths
-from paneboard.state.store import Store
 
 DEFAULT_BACKOFF = (1.0, 2.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0)
 # For the fault-injection suite: the listener SIGKILLs itself on reaching this point.
@@ -56,6 +56,10 @@ class Settings(msgspec.Struct, frozen=True):
     exe: str
     backoff: tuple[float, ...] = DEFAULT_BACKOFF
     store_options: tuple[tuple[str, str], ...] = ()  # how a command names the store (compose)
+    # The wall clock, for expiry and receipts. Waits (backoff, retries) use anyio's clock, so a
+    # test running the listener on trio with a MockClock passes a `now` that follows it, and
+    # backoff, expiry and giving up happen in virtual time, without sleeping.
+    now: Callable[[], float] = time.time
 
 
 class Listener:
@@ -72,7 +76,7 @@ class Listener:
         self._lock: PaneLock | None = None
         self._queue: list[tuple[int, int, str]] = []  # a heap of (priority rank, log position, id)
         self._presence = presence.Presence(
-            os.getpid(), door.name, time.time(), host=socket.gethostname()
+            os.getpid(), door.name, self.settings.now(), host=socket.gethostname()
         )
 
     def log(self, message: str) -> None:
@@ -126,7 +130,7 @@ class Listener:
 
     async def _loop(self) -> None:
         self._queue_up(
-            ps.prompt for ps in open_for(self.view.state, self.settings.agent, time.time())
+            ps.prompt for ps in open_for(self.view.state, self.settings.agent, self.settings.now())
         )
         while True:
             ps = self._next()
@@ -147,7 +151,8 @@ class Listener:
             self._queue = []
             self.log("the log was compacted: folded it again")
             self._queue_up(
-                ps.prompt for ps in open_for(self.view.state, self.settings.agent, time.time())
+                ps.prompt
+                for ps in open_for(self.view.state, self.settings.agent, self.settings.now())
             )
             return
         self._queue_up(
@@ -167,7 +172,7 @@ class Listener:
         ps = self.view.state.prompts.get(prompt_id)
         if (
             ps is None
-            or not is_open(ps, self.settings.agent, time.time())
+            or not is_open(ps, self.settings.agent, self.settings.now())
             or self._key(ps.prompt) in self.keys
         ):
             return None
@@ -236,13 +241,13 @@ class Listener:
         self.delivered_count += 1
         self._post(
             Delivered(
-                **header(self.settings.board, self.settings.agent),
+                **header(self.settings.board, self.settings.agent, self.settings.now()),
                 prompt=prompt.id,
                 door=self.door.name,
                 outcome=outcome,
             )
         )
-        self._presence.last_delivery = time.time()
+        self._presence.last_delivery = self.settings.now()
         presence.write(
             self.paths.pane(self.settings.agent, "presence"), self._presence
         )  # the bucket catches up at the next refresh
@@ -254,12 +259,10 @@ class Listener:
     def _announce(self) -> None:
         """Write this pane's presence: a local file, and the store's presence bucket where it has one."""
         presence.write(self.paths.pane(self.settings.agent, "presence"), self._presence)
-        put = getattr(self.store, "put_presence", None)
-        if put is not None:
-            try:
-                put(self.settings.agent, msgspec.json.encode(self._presence))
-            except BoardIOError as exc:
-                self.log(f"warning: could not refresh presence: {exc}")
+        try:
+            self.store.put_presence(self.settings.agent, msgspec.json.encode(self._presence))
+        except BoardIOError as exc:
+            self.log(f"warning: could not refresh presence: {exc}")
 
     async def keep_announcing(self, every: float) -> None:
         """Refresh presence before its time-to-live runs out (stores that expire it)."""
@@ -271,7 +274,7 @@ class Listener:
         self.given_up.add(prompt.id)
         self._post(
             Undelivered(
-                **header(self.settings.board, self.settings.agent),
+                **header(self.settings.board, self.settings.agent, self.settings.now()),
                 prompt=prompt.id,
                 door=self.door.name,
                 reason=failure.reason,
@@ -286,7 +289,7 @@ class Listener:
             self.log(f"warning: could not post the {type(post).__name__.lower()} notice: {exc}")
 
     def _checkpoint(self, *, force: bool = False) -> None:
-        now = time.monotonic()
+        now = anyio.current_time()
         if not force and now - self._checkpointed < CHECKPOINT_EVERY:
             return
         self._checkpointed = now
@@ -294,7 +297,7 @@ class Listener:
             checkpoint.save(
                 self.paths.pane(self.settings.agent, "checkpoint"),
                 self.store,
-                prune(self.view.state, time.time()),
+                prune(self.view.state, self.settings.now()),
             )
         except OSError as exc:
             self.log(f"warning: could not write the checkpoint: {exc}")
@@ -352,7 +355,7 @@ async def run_listener(listener: Listener, parent_pid: int | None = None) -> Non
                     return
 
         tg.start_soon(stop_on_signal)
-        if hasattr(listener.store, "put_presence"):
-            tg.start_soon(listener.keep_announcing, 10.0)
+        if listener.store.presence_ttl:
+            tg.start_soon(listener.keep_announcing, listener.store.presence_ttl / 3)
         await listener.run()
         tg.cancel_scope.cancel()

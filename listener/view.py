@@ -8,8 +8,8 @@ from typing import Self
 import anyio
 
 from paneboard.protocol.posts import Post
+from paneboard.state.abc import Store
 from paneboard.state.fold import BoardState, apply
-from paneboard.state.store import Store
 
 
 class BoardView:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from paneboard.protocol.errors import BoardIOError
+from paneboard.state.files import sync_dir
 from paneboard.state.framing import (
     MAX_PAYLOAD,
     OVERHEAD,
@@ -56,7 +57,7 @@ def append_payloads(
             _truncate_quietly(fd, end)
             raise BoardIOError(f"cannot append to {log}: {exc.strerror}") from exc
         if size == 0:
-            _sync_dir(log.parent)
+            sync_dir(log.parent)
     finally:
         os.close(fd)
     offsets, at = [], end + len(first)
@@ -122,11 +123,3 @@ def _truncate_quietly(fd: int, end: int) -> None:
         os.ftruncate(fd, end)
     except OSError:
         pass  # the next append repairs the tail under the lock
-
-
-def _sync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import msgspec
 
+from paneboard.state.abc import Store
+from paneboard.state.files import write_atomic
 from paneboard.state.fold import BoardState
-from paneboard.state.store import Store
 
 VERSION = 2
 
@@ -28,11 +29,7 @@ def save(path: Path, store: Store, state: BoardState) -> None:
     identity = store.identity()
     if not identity:
         return
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(msgspec.msgpack.encode(Checkpoint(VERSION, identity, state)))
-    os.replace(tmp, path)
+    write_atomic(path, msgspec.msgpack.encode(Checkpoint(VERSION, identity, state)))
 
 
 def start_state(path: Path, store: Store, agent: str) -> BoardState:

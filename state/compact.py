@@ -19,6 +19,8 @@ import msgspec
 
 from paneboard.protocol.errors import BoardIOError
 from paneboard.protocol.posts import Prompt
+from paneboard.protocol.words import CLOSED_STAGES
+from paneboard.state.files import write_atomic
 from paneboard.state.fold import BoardState, apply, expired
 from paneboard.state.framing import frame, generation_record
 from paneboard.state.log import LogReader
@@ -43,25 +45,12 @@ def compact(log: Path, now: float, archive: Path | None = None) -> Compacted:
         fcntl.flock(fd, fcntl.LOCK_EX)
         before = os.fstat(fd).st_size
         keep, total = _keep(log, now)
-        tmp = log.with_name(f".{log.name}.compacting")
-        out = os.open(
-            tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
-        )
-        try:
-            os.write(out, generation_record() + b"".join(frame(p) for p in keep))
-            os.fsync(out)
-        finally:
-            os.close(out)
         if archive is not None:
             archive.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.link(log, archive)
-        os.replace(tmp, log)
-        dirfd = os.open(log.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(dirfd)
-        finally:
-            os.close(dirfd)
-        after = os.stat(log).st_size
+        new = generation_record() + b"".join(frame(p) for p in keep)  # a new generation
+        write_atomic(log, new, durable=True)
+        after = len(new)
     finally:
         os.close(fd)  # releases the lock: waiting writers see the new inode and reopen
     return Compacted(before, after, len(keep), total - len(keep), time.perf_counter() - started)
@@ -82,6 +71,6 @@ def _keep(log: Path, now: float) -> tuple[list[bytes], int]:
         for pid, ps in state.prompts.items()
         if ps.cancelled is None
         and not expired(ps, now)
-        and any(r.stage not in ("acked", "answered") for r in ps.recipients.values())
+        and any(r.stage not in CLOSED_STAGES for r in ps.recipients.values())
     }
     return [payload for pid, payload in records if pid in live], len(records)

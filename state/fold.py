@@ -32,12 +32,12 @@ from paneboard.protocol.posts import (
     Prompt,
     Undelivered,
 )
-from paneboard.protocol.words import OPEN_STAGES
+from paneboard.protocol.words import CLOSED_STAGES, OPEN_STAGES
 
 Stage: TypeAlias = Literal[
     "posted", "delivered", "undelivered", "acked", "answered", "cancelled", "expired"
 ]
-CLOSED = frozenset({"acked", "answered"})
+CLOSED = frozenset(CLOSED_STAGES)
 
 
 class Recipient(msgspec.Struct):

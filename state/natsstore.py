@@ -22,13 +22,17 @@ import os
 import ssl
 import threading
 from collections.abc import Callable, Coroutine, Iterator, Sequence
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import msgspec
 
-from paneboard.protocol.errors import BoardIOError, DamagedRecord
+from paneboard.protocol.errors import BadInput, BoardIOError, DamagedRecord, PaneboardError
 from paneboard.protocol.posts import Post, decode, encode
+
+if TYPE_CHECKING:
+    from paneboard.state.compact import Compacted
 
 T = TypeVar("T")
 PRESENCE_TTL = 30.0
@@ -134,6 +138,29 @@ class NatsStore:
         self._created = str(info.created or info.config.name)
 
     # -- the Store interface -------------------------------------------------------------
+
+    presence_ttl: float | None = PRESENCE_TTL
+
+    def append_payloads(
+        self, payloads: Sequence[bytes], *, guard: Callable[[], None] | None = None
+    ) -> list[int]:
+        return self.append([decode(p) for p in payloads], guard=guard)
+
+    def has_posts(self) -> bool:
+        return True  # only reading the stream could tell
+
+    def compact(self, now: float, archive: Path | None = None) -> Compacted:
+        raise BadInput(
+            "compact rewrites the file log; on NATS, bound the board's stream with JetStream's "
+            "own limits (max age, max messages)"
+        )
+
+    def check(self) -> tuple[str, str]:
+        try:
+            count = len(self.read_all())
+        except PaneboardError as exc:
+            return "fail", str(exc)
+        return "ok", f"`{self.board}` on {shown(self.url)}: {count} posts"
 
     def append(
         self, posts: Sequence[Post], *, guard: Callable[[], None] | None = None

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import msgspec
+
+from paneboard.state.files import write_atomic
 
 
 class Presence(msgspec.Struct):
@@ -17,11 +18,7 @@ class Presence(msgspec.Struct):
 
 
 def write(path: Path, presence: Presence) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(msgspec.json.encode(presence))
-    os.replace(tmp, path)
+    write_atomic(path, msgspec.json.encode(presence))
 
 
 def read(path: Path) -> Presence | None:

@@ -14,7 +14,13 @@ import os
 import time
 from pathlib import Path
 
+TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
 from paneboard.protocol.errors import BadInput, BoardIOError
+from paneboard.state.files import write_atomic
 
 Tally = dict[
     str, list[tuple[str, float | None]]
@@ -49,43 +55,29 @@ def read(path: Path, now: float) -> Tally:
 
 def write(path: Path, tally: Tally) -> None:
     path.parent.mkdir(mode=0o700, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
     lines = "".join(
         f"{r} {pid} {'-' if exp is None else repr(exp)}\n"
         for r, ids in tally.items()
         for pid, exp in ids
     )
     try:
-        fd = os.open(
-            tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
-        )
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(lines)
-        os.replace(tmp, path)
+        write_atomic(path, lines.encode())
     except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         raise BoardIOError(f"cannot update {path}: {exc.strerror}") from exc
 
 
-def admit(
-    board_dir: Path,
-    board: str,
-    sender: str,
-    prompt_id: str,
-    to: list[str],
-    expires: float | None,
-    limit: int,
-) -> None:
-    """Count a new prompt in, or refuse it (`BadInput`) if any recipient is at *limit*. Call under the log's lock."""
+def admit(board_dir: Path, prompt: Mapping[str, Any], limit: int) -> None:
+    """Count a new prompt (its wire fields) in, or refuse it (`BadInput`) if any recipient is at
+    *limit*. Call under the log's lock."""
+    board, sender, prompt_id = prompt["board"], prompt["sender"], prompt["id"]
+    to, expires = prompt["to"], prompt["expires"]
     path = path_for(board_dir, sender)
     tally = read(path, time.time())
     for r in to:
         if len(tally.get(r, [])) >= limit:
             raise BadInput(
-                f"board `{board}`: `{sender}` already has {limit} open prompts for `{r}` (the --max-open limit); wait for some to be closed, or cancel some"
+                f"board `{board}`: `{sender}` already has {limit} open prompts for `{r}` "
+                "(the --max-open limit); wait for some to be closed, or cancel some"
             )
     for r in to:
         tally.setdefault(r, []).append((prompt_id, expires))

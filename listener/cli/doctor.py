@@ -6,16 +6,15 @@ import os
 import shutil
 import subprocess
 import time
-import warnings
 from argparse import Namespace
 from pathlib import Path
 
 from paneboard.listener.context import Context
 from paneboard.listener.doors.agents import check_socket
+from paneboard.listener.doors.process import child_env
 from paneboard.listener.hooks import settings
-from paneboard.protocol.errors import DamagedRecord, DoorUnavailable, PaneboardError
+from paneboard.protocol.errors import DoorUnavailable, PaneboardError
 from paneboard.state import presence
-from paneboard.state.log import LogReader
 from paneboard.state.panelock import holder
 
 
@@ -57,28 +56,11 @@ def _home(c: Checks, ctx: Context) -> None:
 
 
 def _board(c: Checks, ctx: Context) -> None:
-    if ctx.store_url:
-        try:
-            count = len(ctx.store().read_all())
-        except PaneboardError as exc:
-            c.line("fail", "board", str(exc))
-            return
-        c.line("ok", "board", f"`{ctx.board}` on {ctx.store_url}: {count} posts")
-        return
-    log = ctx.paths.log
-    if not log.exists():
-        c.line("warn", "board", f"`{ctx.board}` has no posts yet ({log})")
-        return
-    reader = LogReader(log)
-    with warnings.catch_warnings(record=True) as damaged:
-        warnings.simplefilter("always", DamagedRecord)
-        count = sum(len(batch) for batch in reader.batches())
-    torn = log.stat().st_size - reader.offset
-    level = "warn" if damaged or torn else "ok"
-    extra = (f", {len(damaged)} damaged span(s) skipped" if damaged else "") + (
-        f", {torn} bytes of torn tail (the next post repairs it)" if torn else ""
-    )
-    c.line(level, "board", f"`{ctx.board}`: {count} records, {log.stat().st_size} bytes{extra}")
+    try:
+        level, found = ctx.store().check()
+    except PaneboardError as exc:
+        level, found = "fail", str(exc)
+    c.line(level, "board", found)
 
 
 def _pane(c: Checks, ctx: Context) -> int | None:
@@ -115,7 +97,7 @@ def _codex(c: Checks) -> None:
     if codex is None:
         c.line("warn", "codex", "no `codex` on PATH")
         return
-    env = {k: v for k, v in os.environ.items() if k != "RUST_BACKTRACE"}
+    env = child_env(os.environ)
     try:
         done = subprocess.run(
             [codex, "--version"], capture_output=True, text=True, timeout=10, env=env, check=False
@@ -155,22 +137,15 @@ def _where(written: dict[str, str]) -> str:
 
 
 def _probe(c: Checks, ctx: Context, pid: int | None) -> None:
-    from paneboard.listener.cli.posting import post_prompt
+    from paneboard.listener.cli.posting import PromptRequest, post_prompt
     from paneboard.listener.cli.waiting import wait_for
 
     if not pid:
         c.line("fail", "probe", f"no listener holds `{ctx.agent}`'s pane: nothing to probe")
         return
     doctor = ctx.acting_as("paneboard-doctor")
-    fields = post_prompt(
-        doctor,
-        [ctx.agent],
-        "paneboard doctor probe: no action needed, it is withdrawn at once.",
-        "low",
-        None,
-        None,
-        120,
-    )
+    probe = "paneboard doctor probe: no action needed, it is withdrawn at once."
+    fields = post_prompt(doctor, PromptRequest([ctx.agent], probe, priority="low", ttl=120))
     started = time.monotonic()
     import anyio
 

@@ -18,6 +18,7 @@ from paneboard.listener.doors import (
     MaildirDoor,
     StdoutDoor,
 )
+from paneboard.listener.doors.process import child_env
 from paneboard.listener.listen import Listener, Settings, run_listener
 from paneboard.protocol.errors import BadInput
 
@@ -36,7 +37,7 @@ def make_door(
     """The door named on the command line, with its options checked."""
     if command and name != "exec":
         raise BadInput(f"a command after `--` goes with --door exec, not --door {name}")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_CODE_")}
+    env = child_env(os.environ)
     if name == "stdout":
         return StdoutDoor()
     if name == "exec":

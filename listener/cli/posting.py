@@ -7,12 +7,15 @@ import sys
 import time
 from argparse import Namespace
 
+TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
+if TYPE_CHECKING:
+    from typing import Any
+
 from paneboard.listener.context import Context
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.ids import new_id
 from paneboard.protocol.names import check_body, check_name, check_priority
 from paneboard.protocol.wire import pack_post
-from paneboard.state.append import append_payloads
 from paneboard.state.tally import admit
 
 
@@ -26,17 +29,33 @@ def read_text(words: list[str], what: str) -> str:
     return " ".join(words)
 
 
-def prompt_fields(
-    ctx: Context,
-    to: list[str],
-    body: str,
-    priority: str,
-    thread: str | None,
-    reply_to: str | None,
-    ttl: float | None,
-) -> dict[str, object]:
-    """A prompt's fields in wire order, every one checked."""
-    recipients = list(dict.fromkeys(check_name("recipient", name) for name in to))
+MAX_OPEN = 1000
+
+
+class PromptRequest:
+    """A prompt as asked for: recipients, body and options, not yet checked."""
+
+    __slots__ = ("body", "max_open", "priority", "reply_to", "thread", "to", "ttl")
+
+    def __init__(
+        self,
+        to: list[str],
+        body: str,
+        *,
+        priority: str = "normal",
+        thread: str | None = None,
+        reply_to: str | None = None,
+        ttl: float | None = None,
+        max_open: int = MAX_OPEN,
+    ) -> None:
+        self.to, self.body, self.priority = to, body, priority
+        self.thread, self.reply_to, self.ttl, self.max_open = thread, reply_to, ttl, max_open
+
+
+def prompt_fields(ctx: Context, request: PromptRequest, reply_to: str | None) -> dict[str, Any]:
+    """A prompt's fields in wire order, every one checked (*reply_to*: a whole id, or None)."""
+    recipients = list(dict.fromkeys(check_name("recipient", name) for name in request.to))
+    ttl = request.ttl
     if ttl is not None and not (0 < ttl < 10**9):
         raise BadInput(f"--ttl {ttl:g} is not a positive number of seconds")
     ts = time.time()
@@ -47,73 +66,46 @@ def prompt_fields(
         "sender": ctx.agent,
         "ts": ts,
         "to": recipients,
-        "body": check_body("prompt body", body),
-        "priority": check_priority(priority),
-        "thread": None if thread is None else check_name("thread", thread),
+        "body": check_body("prompt body", request.body),
+        "priority": check_priority(request.priority),
+        "thread": None if request.thread is None else check_name("thread", request.thread),
         "reply_to": reply_to,
         "expires": None if ttl is None else ts + ttl,
     }
 
 
-MAX_OPEN = 1000
-
-
-def post_prompt(
-    ctx: Context,
-    to: list[str],
-    body: str,
-    priority: str,
-    thread: str | None,
-    reply_to: str | None,
-    ttl: float | None,
-    max_open: int = MAX_OPEN,
-) -> dict[str, object]:
+def post_prompt(ctx: Context, request: PromptRequest) -> dict[str, Any]:
     """Check, then append a prompt durably; return its fields."""
+    reply_to = request.reply_to
     if reply_to is not None:
         from paneboard.listener.cli.board import resolve_id
 
         reply_to = resolve_id(ctx, reply_to)
-    fields = prompt_fields(ctx, to, body, priority, thread, reply_to, ttl)
-    payload = pack_post(fields)  # type: ignore[arg-type]  # values are the wire's types by construction
+    fields = prompt_fields(ctx, request, reply_to)
+    payload = pack_post(fields)
     ctx.paths.ensure()
 
     def within_limit() -> None:
-        admit(
-            ctx.paths.dir,
-            ctx.board,
-            ctx.agent,
-            str(fields["id"]),
-            fields["to"],  # type: ignore[arg-type]  # built above
-            fields["expires"],  # type: ignore[arg-type]  # built above
-            max_open,
-        )
+        admit(ctx.paths.dir, fields, request.max_open)
 
-    if ctx.store_url:
-        from paneboard.protocol.posts import decode
-
-        ctx.store().append([decode(payload)], guard=within_limit)
-    else:
-        append_payloads(
-            ctx.paths.log, [payload], guard=within_limit
-        )  # the file log, without msgspec's import
+    ctx.store().append_payloads([payload], guard=within_limit)  # the file log skips msgspec
     return fields
 
 
 def post_command(args: Namespace) -> None:
-    fields = post_prompt(
-        Context.from_args(args),
+    request = PromptRequest(
         args.to,
         read_text(args.text, "prompt body"),
-        args.priority,
-        args.thread,
-        args.reply_to,
-        args.ttl,
-        args.max_open,
+        priority=args.priority,
+        thread=args.thread,
+        reply_to=args.reply_to,
+        ttl=args.ttl,
+        max_open=args.max_open,
     )
+    fields = post_prompt(Context.from_args(args), request)
     if args.json:
         from paneboard.protocol.posts import decode, to_json
 
-        # values are the wire's types by construction
-        sys.stdout.buffer.write(to_json(decode(pack_post(fields))) + b"\n")  # type: ignore[arg-type]
+        sys.stdout.buffer.write(to_json(decode(pack_post(fields))) + b"\n")
     else:
         sys.stdout.write(f"{fields['id']}\n")

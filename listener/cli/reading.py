@@ -110,20 +110,10 @@ def compact_command(args: Namespace) -> None:
     """Rewrite the board's log keeping only open prompts and the posts about them."""
     import time
 
-    from paneboard.protocol.errors import BadInput
-    from paneboard.state.compact import compact
-
     ctx = Context.from_args(args)
-    if ctx.store_url:
-        raise BadInput(
-            "compact rewrites the file log; on NATS, bound the board's stream with JetStream's "
-            "own limits (max age, max messages)"
-        )
-    if not ctx.paths.log.exists():
-        raise BadInput(f"board `{ctx.board}` has no log to compact")
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     archive = ctx.paths.dir / "archive" / f"log-{stamp}" if args.archive else None
-    done = compact(ctx.paths.log, time.time(), archive)
+    done = ctx.store().compact(time.time(), archive)
     if ctx.json:
         emit(done)
     else:

@@ -11,6 +11,7 @@ from paneboard.listener.cli.board import emit, match_ref
 from paneboard.listener.context import Context
 from paneboard.listener.view import BoardView
 from paneboard.protocol.errors import PromptClosed, WaitTimedOut
+from paneboard.protocol.words import CLOSED_STAGES
 from paneboard.state.fold import PromptState, stage
 
 
@@ -20,7 +21,7 @@ def _find(view: BoardView, ctx: Context, ref: str) -> PromptState:
 
 def _reached(ps: PromptState, until: str, now: float) -> bool:
     """True when every recipient is at *until*; raises `PromptClosed` if that cannot happen now."""
-    wanted = ("acked", "answered") if until == "closed" else ("delivered", "acked", "answered")
+    wanted = CLOSED_STAGES if until == "closed" else ("delivered", *CLOSED_STAGES)
     stages = [stage(ps, name, now) for name in ps.recipients]
     for s in stages:
         if s in ("cancelled", "expired"):
@@ -68,9 +69,10 @@ def run_wait(ctx: Context, ref: str, until: str, timeout: float | None) -> None:
 
 
 def run_ask(ctx: Context, to: str, words: list[str], priority: str, timeout: float | None) -> None:
-    from paneboard.listener.cli.posting import post_prompt, read_text
+    from paneboard.listener.cli.posting import PromptRequest, post_prompt, read_text
 
-    fields = post_prompt(ctx, [to], read_text(words, "prompt body"), priority, None, None, None)
+    request = PromptRequest([to], read_text(words, "prompt body"), priority=priority)
+    fields = post_prompt(ctx, request)
     print_outcome(ctx, anyio.run(wait_for, ctx, str(fields["id"]), "closed", timeout))
 
 

@@ -11,13 +11,10 @@ from paneboard.state.panelock import holder
 
 
 def _remote_presences(ctx: Context) -> dict[str, presence.Presence]:
-    get = getattr(ctx.store(), "presences", None)
-    if get is None:
-        return {}
     import msgspec
 
     out = {}
-    for name, raw in get().items():
+    for name, raw in ctx.store().presences().items():
         try:
             out[name] = msgspec.json.decode(raw, type=presence.Presence)
         except msgspec.DecodeError:

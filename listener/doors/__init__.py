@@ -6,10 +6,7 @@ from paneboard.listener.doors.agents import ClaudeInboxDoor, CodexQueueDoor, che
 from paneboard.listener.doors.base import Door, Outcome
 from paneboard.listener.doors.simple import ExecDoor, MaildirDoor, StdoutDoor
 
-NAMES = ("stdout", "exec", "maildir", "claude-inbox", "codex-queue")
-
 __all__ = [
-    "NAMES",
     "ClaudeInboxDoor",
     "CodexQueueDoor",
     "Door",

@@ -13,7 +13,7 @@ import anyio
 import msgspec
 
 from paneboard.listener.doors.base import Outcome
-from paneboard.listener.doors.process import run_command
+from paneboard.listener.doors.process import child_env, run_command
 from paneboard.listener.doors.simple import _which
 from paneboard.protocol.errors import DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
@@ -88,7 +88,7 @@ class CodexQueueDoor:
     def __init__(self, thread: str, codex_bin: str, env: Mapping[str, str], timeout: float) -> None:
         self.thread = thread
         self.codex_bin = codex_bin
-        self.env = {k: v for k, v in env.items() if k != "RUST_BACKTRACE"}
+        self.env = child_env(env)
         self.timeout = timeout
 
     def executable(self) -> str:

@@ -13,6 +13,18 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 OUTPUT_KEPT = 64 * 1024
 
 
+def child_env(env: Mapping[str, str]) -> dict[str, str]:
+    """*env* for a process paneboard starts (a listener, a door's command, codex).
+
+    Without the agent session's own `CLAUDE_CODE_*` variables (a child must not talk to the
+    session's socket as if it were the session), nor `RUST_BACKTRACE` (codex then prints a
+    backtrace with every error, burying the one line paneboard reports).
+    """
+    return {
+        k: v for k, v in env.items() if not k.startswith("CLAUDE_CODE_") and k != "RUST_BACKTRACE"
+    }
+
+
 class Finished:
     """How a command ended: its exit code (None if killed at its time limit) and output head."""
 

@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from paneboard.listener.context import Context, executable, header
+from paneboard.listener.doors.process import child_env
 from paneboard.listener.view import BoardView
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import BadInput, PaneLocked
 from paneboard.protocol.names import to_name
 from paneboard.protocol.posts import Delivered, Prompt, delivered_key
+from paneboard.protocol.words import STOP_HOOK_DOOR
 from paneboard.state import checkpoint
 from paneboard.state.delivered import DeliveredKeys
 from paneboard.state.fold import BoardState, open_for, prune
@@ -115,7 +117,7 @@ def _start_listener(ctx: Context, agent: str, exe: str) -> str:
         if not thread:
             return "no CODEX_THREAD_ID in this session: no listener started"
         door = ["--door", "codex-queue", "--thread", thread]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_CODE_")}
+    env = child_env(os.environ)
     env.update(ctx.child_env())
     argv = [exe, "listen", *door, "--parent-pid", str(agent_pid())]
     log = open(ctx.paths.pane(ctx.agent, "log"), "ab")  # noqa: SIM115  # handed to the child, closed here after it starts
@@ -150,10 +152,7 @@ def stop(ctx: Context, agent: str, cooldown: float, out: TextIO) -> None:
 
     Claude Code takes no output as "go ahead and stop"; Codex wants ``{"continue": true}``.
     """
-    if (
-        not ((ctx.store_url or ctx.paths.dir.is_dir()) and _deliver_at_stop(ctx, cooldown, out))
-        and agent == "codex"
-    ):
+    if not (ctx.store().has_posts() and _deliver_at_stop(ctx, cooldown, out)) and agent == "codex":
         out.write(json.dumps({"continue": True}) + "\n")
 
 
@@ -178,7 +177,7 @@ def _deliver_at_stop(ctx: Context, cooldown: float, out: TextIO) -> bool:
             keys.record(delivered_key(prompt.board, prompt.sender, prompt.id))
         ctx.store().append(
             [
-                Delivered(**header(ctx.board, ctx.agent), prompt=p.id, door="stop-hook")
+                Delivered(**header(ctx.board, ctx.agent), prompt=p.id, door=STOP_HOOK_DOOR)
                 for p in chosen
             ]
         )

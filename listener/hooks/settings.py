@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
 import shlex
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.protocol.errors import BadInput, BoardIOError
+from paneboard.state.files import write_atomic
 
 AGENTS = ("claude", "codex")
 MODES = ("listen", "stop", "both")
@@ -109,9 +109,11 @@ def with_ours(data: dict[str, Any], commands: dict[str, str]) -> dict[str, Any]:
 def save(path: Path, data: dict[str, Any]) -> None:
     """Write atomically: a temporary file beside it, renamed over it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.paneboard-tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        mode = path.stat().st_mode & 0o777  # the agent's file keeps its permissions
+    except FileNotFoundError:
+        mode = 0o644
+    write_atomic(path, (json.dumps(data, indent=2) + "\n").encode(), mode=mode)
 
 
 def install(

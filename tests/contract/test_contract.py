@@ -7,13 +7,7 @@ import signal
 import sys
 from pathlib import Path
 
-from tests.conftest import Listening, run_cli
-
-
-def post(home: Path, *args: str, sender: str = "alice") -> str:
-    done = run_cli(home, "post", "--as", sender, *args)
-    assert 0 == done.returncode, done.stderr
-    return done.stdout.strip()
+from tests.helpers import Listening, post, run_cli
 
 
 def test_post_open_ack_answer_cancel_status_log(home: Path, store_url: str) -> None:

@@ -7,8 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import Listening, cli_env, run_cli
-from tests.contract.test_contract import post
+from tests.helpers import Listening, cli_env, post, run_cli
 
 
 def test_stop_hook_then_listener_hand_over_once(home: Path, store_url: str) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from paneboard.protocol.posts import Prompt
 from paneboard.state.natsstore import NatsStore
-from tests.conftest import Listening, NatsServer, cli_env, run_cli
+from tests.helpers import Listening, NatsServer, cli_env, run_cli
 
 pytestmark = pytest.mark.skipif(
     shutil.which("nats-server") is None,
@@ -67,7 +67,7 @@ def test_two_machines_share_a_board(tmp_path: Path, nats_server: NatsServer) -> 
 
 
 def _env(home: Path, url: str) -> dict[str, str]:
-    from tests.conftest import cli_env
+    from tests.helpers import cli_env
 
     return cli_env(home, PANEBOARD_STORE=url)
 

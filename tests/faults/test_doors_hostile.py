@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Listening, run_cli
-from tests.listener.test_doors import fake_codex, notices
-from tests.listener.test_listen import post
+from tests.helpers import Listening, fake_codex, notices, post, run_cli, wait_until
 
 
 @pytest.fixture
@@ -96,8 +94,7 @@ def test_exec_that_hangs_is_killed_at_its_limit_and_shutdown_is_prompt(
         pid = post(home, "--to", "bob", "hang")
         bob.wait_err(f"delivered {pid}", timeout=15)
         post(home, "--to", "bob", "hang again")
-        while not (marker.exists() and marker.read_text() == "xx"):
-            pass  # the second command is running
+        wait_until(lambda: marker.exists() and marker.read_text() == "xx", "second command runs")
         started = time.monotonic()
         bob.stop()
         assert time.monotonic() - started < 5
@@ -132,7 +129,7 @@ def test_codex_that_prints_its_receipt_and_exits_1(home: Path, tmp_path: Path) -
     """The receipt alone is not success: exit 1 is a failure, retried, then `undelivered`."""
     import os
 
-    from tests.conftest import cli_env
+    from tests.helpers import cli_env
 
     fake_codex(tmp_path / "bin", "print('Queued message m1 for thread th-1.'); sys.exit(1)")
     env = cli_env(

@@ -9,7 +9,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from tests.conftest import cli_env, run_cli
+from tests.helpers import cli_env, run_cli
 
 # The door: record the prompt's id (the door "took" it), slowly enough to be killed inside.
 DOOR = "import os, sys, time; sys.stdin.read(); open(os.environ['STARTED'], 'a').write('x'); time.sleep(float(os.environ['SLOW'])); open(os.environ['OUT'], 'a').write(os.environ['PANEBOARD_ID'] + '\\n')"

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Listening, run_cli
-from tests.listener.test_listen import post
+from tests.helpers import Listening, post, run_cli
 
 
 def _mode(path: Path) -> int:

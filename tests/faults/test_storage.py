@@ -15,7 +15,7 @@ from paneboard.protocol.errors import DamagedRecord
 from paneboard.protocol.posts import Prompt, encode
 from paneboard.state.framing import frame
 from paneboard.state.log import read_posts
-from tests.conftest import Listening, run_cli
+from tests.helpers import Listening, run_cli
 
 
 @pytest.fixture

@@ -9,19 +9,13 @@ from pathlib import Path
 import pytest
 
 from paneboard.listener.cli import main
-from tests.conftest import run_cli
-
-
-def _post(home: Path, *args: str, agent: str = "alice") -> str:
-    done = run_cli(home, "post", "--as", agent, *args)
-    assert 0 == done.returncode, done.stderr
-    return done.stdout.strip()
+from tests.helpers import post, run_cli
 
 
 @pytest.fixture
 def board(home: Path) -> tuple[Path, str]:
     """A board holding one prompt from alice to bob."""
-    return home, _post(home, "--to", "bob", "first")
+    return home, post(home, "--to", "bob", "first")
 
 
 def _log(home: Path) -> bytes:
@@ -112,7 +106,7 @@ def test_close_rules(board: tuple[Path, str]) -> None:
 
 def test_an_ambiguous_prefix_is_refused(board: tuple[Path, str]) -> None:
     home, pid = board
-    second = _post(home, "--to", "bob", "second")
+    second = post(home, "--to", "bob", "second")
     common = next((pid[:n] for n in range(len(pid), 0, -1) if second.startswith(pid[:n])), "")
     if len(common) < 4:
         pytest.skip("ids too far apart in time to share a prefix")

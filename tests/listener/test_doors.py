@@ -4,52 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import queue
-import socket
-import stat
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from paneboard.protocol.posts import Undelivered
-from paneboard.state.log import read_posts
-from tests.conftest import Listening, cli_env, run_cli
-from tests.listener.test_listen import post
-
-
-class SocketServer:
-    """A Unix socket server standing in for Claude Code's inbox: it records each line it reads."""
-
-    def __init__(self, path: Path, *, read: bool = True) -> None:
-        self.path = path
-        self.lines: queue.Queue[bytes] = queue.Queue()
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(str(path))
-        self.sock.listen()
-        self.held: list[socket.socket] = []
-        self.read = read
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            if not self.read:
-                self.held.append(conn)  # accepts, never reads
-                continue
-            with conn, conn.makefile("rb") as f:
-                for line in f:
-                    self.lines.put(line)
-
-    def close(self) -> None:
-        self.sock.close()
-        for conn in self.held:
-            conn.close()
+from tests.helpers import Listening, SocketServer, cli_env, fake_codex, notices, post, run_cli
 
 
 @pytest.fixture
@@ -57,10 +18,6 @@ def inbox(tmp_path: Path) -> Iterator[SocketServer]:
     server = SocketServer(tmp_path / "inbox.sock")
     yield server
     server.close()
-
-
-def notices(home: Path) -> list[Undelivered]:
-    return [p for _, p in read_posts(home / "test" / "log") if isinstance(p, Undelivered)]
 
 
 def test_claude_inbox_writes_one_json_line(home: Path, inbox: SocketServer) -> None:
@@ -132,17 +89,6 @@ def test_claude_inbox_refuses_a_path_that_is_not_our_socket(
     assert expected[kind] == reason
     assert inbox.lines.empty()
     assert pid in run_cli(home, "open", "--as", "bob").stdout
-
-
-def fake_codex(folder: Path, script: str) -> Path:
-    """An executable named `codex` that records its argv and then runs *script*."""
-    folder.mkdir(exist_ok=True)
-    path = folder / "codex"
-    path.write_text(
-        f"#!{sys.executable}\nimport json, os, sys\nopen(os.environ['CODEX_LOG'], 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n{script}\n"
-    )
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
 
 
 def _codex_env(home: Path, tmp_path: Path) -> dict[str, str]:

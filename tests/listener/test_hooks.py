@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Listening, cli_env, run_cli
-from tests.listener.test_doors import SocketServer
-from tests.listener.test_listen import post
+from tests.helpers import Listening, SocketServer, cli_env, post, run_cli
 
 UNRELATED = {
     "model": "opus",
@@ -323,7 +321,7 @@ def test_doctor_healthy_and_broken(home: Path, tmp_path: Path) -> None:
 
 def test_codex_queue_to_a_thread_nobody_runs_is_undelivered(home: Path, tmp_path: Path) -> None:
     """A rollout file no live process holds open: `thread not running`; holding it open lets the prompt through."""
-    from tests.listener.test_doors import fake_codex, notices
+    from tests.helpers import fake_codex, notices
 
     fake_codex(tmp_path / "bin", "print('Queued message m1 for thread th-1.')")
     codex_home = tmp_path / "codex-home"
@@ -420,4 +418,6 @@ def test_session_hooks_honour_the_store_option(home: Path) -> None:
         input=json.dumps({"hook_event_name": "Stop"}).encode(),
     )  # fmt: skip
     assert 1 == reply.returncode
-    assert reply.stderr.startswith("paneboard: cannot reach NATS at nats://127.0.0.1:9"), reply.stderr
+    assert reply.stderr.startswith("paneboard: cannot reach NATS at nats://127.0.0.1:9"), (
+        reply.stderr
+    )

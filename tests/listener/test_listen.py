@@ -7,13 +7,7 @@ import signal
 from pathlib import Path
 
 from paneboard.state.log import read_posts
-from tests.conftest import Listening, run_cli
-
-
-def post(home: Path, *args: str, sender: str = "alice", input: bytes | None = None) -> str:
-    done = run_cli(home, "post", "--as", sender, *args, input=input)
-    assert 0 == done.returncode, done.stderr
-    return done.stdout.strip()
+from tests.helpers import Listening, post, run_cli
 
 
 def delivered_ids(listener: Listening, n: int) -> list[str]:

@@ -8,15 +8,14 @@ from pathlib import Path
 
 from paneboard.protocol.posts import Undelivered
 from paneboard.state.log import read_posts
-from tests.conftest import Listening, run_cli
-from tests.listener.test_listen import post
+from tests.helpers import Listening, post, run_cli, wait_until
 
 # An exec door that refuses any prompt whose body says FAIL and records the others' ids.
 RECORDER = "import os, sys; text = sys.stdin.read(); sys.exit(1) if 'FAIL' in text else open(os.environ['OUT'], 'a').write(os.environ['PANEBOARD_ID'] + '\\n')"
 
 
 def recorder(home: Path, tmp_path: Path, *args: str) -> Listening:
-    from tests.conftest import cli_env
+    from tests.helpers import cli_env
 
     env = cli_env(home, OUT=str(tmp_path / "got"))
     return Listening(
@@ -82,8 +81,7 @@ def test_sigterm_during_a_delivery_lets_it_finish(home: Path, tmp_path: Path) ->
     script = f"import os, time; open({str(started)!r}, 'w').close()\nwhile not os.path.exists({str(release)!r}): time.sleep(0.01)"
     with Listening(home, "bob", "--door", "exec", "--", sys.executable, "-c", script) as bob:
         pid = post(home, "--to", "bob", "slow one")
-        while not started.exists():
-            pass  # the door's command is running
+        wait_until(started.exists, "the door's command runs")
         bob.proc.terminate()
         bob.wait_err("SIGTERM: stopping")
         release.touch()

@@ -10,8 +10,8 @@ import pytest
 from paneboard.listener.view import BoardView
 from paneboard.protocol.posts import Prompt
 from paneboard.state.delivered import DeliveredKeys
+from paneboard.state.filestore import FileStore
 from paneboard.state.log import append_posts
-from paneboard.state.store import FileStore
 
 pytestmark = pytest.mark.anyio
 

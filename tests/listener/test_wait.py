@@ -6,8 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import Listening, cli_env, run_cli
-from tests.listener.test_listen import post
+from tests.helpers import Listening, cli_env, post, run_cli
 
 
 def test_ask_is_answered_by_an_agent_whose_door_runs_paneboard_answer(home: Path) -> None:

@@ -26,6 +26,15 @@ def test_stages_and_outcomes_are_the_types() -> None:
     assert words.STAGES == get_args(fold.Stage)
     assert words.OUTCOMES == get_args(posts.Outcome)
     assert set(words.OPEN_STAGES) < set(words.STAGES)
+    assert set(words.CLOSED_STAGES) < set(words.STAGES)
+
+
+def test_every_door_is_a_door_class() -> None:
+    """The door names `listen --door` takes are the names the door classes give themselves."""
+    from paneboard.listener import doors
+
+    classes = [getattr(doors, name) for name in doors.__all__ if name.endswith("Door")]
+    assert set(words.DOORS) == {cls.name for cls in classes if cls is not doors.Door}
 
 
 def test_every_command_has_a_parser_and_a_runner() -> None:

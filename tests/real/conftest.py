@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 CLIENTS = ROOT / ".ci" / "tools" / "clients"
 PACKAGES = ["@openai/codex@0.169.0", "@anthropic-ai/claude-code@2.1.328"]

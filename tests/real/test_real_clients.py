@@ -16,8 +16,7 @@ import pytest
 from paneboard.protocol.posts import Undelivered
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
-from tests.conftest import Listening, cli_env, run_cli
-from tests.listener.test_listen import post
+from tests.helpers import Listening, cli_env, post, run_cli
 from tests.real.conftest import ClaudeSession, offline_codex_thread
 
 pytestmark = pytest.mark.skipif(

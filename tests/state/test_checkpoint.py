@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from paneboard.listener.view import BoardView
 from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt, Undelivered
 from paneboard.state import checkpoint
+from paneboard.state.filestore import FileStore
 from paneboard.state.fold import BoardState, fold, open_for, prune
 from paneboard.state.log import append_posts, read_posts
-from paneboard.state.store import FileStore
 
 AGENTS = ["alice", "bob", "carol"]
 PIDS = [f"p{i:025d}" for i in range(8)]

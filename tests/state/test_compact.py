@@ -11,8 +11,7 @@ from paneboard.protocol.posts import Ack, Cancel, Prompt
 from paneboard.state.compact import compact
 from paneboard.state.fold import fold, open_for
 from paneboard.state.log import append_posts, read_posts
-from tests.conftest import Listening, cli_env, run_cli
-from tests.listener.test_listen import post
+from tests.helpers import Listening, cli_env, post, run_cli
 
 
 def _p(pid: str, *, expires: float | None = None) -> Prompt:

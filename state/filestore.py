@@ -1,0 +1,137 @@
+"""The embedded default store: the board's log file, `HOME/BOARD/log` (see state/abc.py).
+
+Standard library only at import: `paneboard post` appends through it without msgspec.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
+if TYPE_CHECKING:
+    from paneboard.protocol.posts import Post
+    from paneboard.state.abc import Follower
+    from paneboard.state.compact import Compacted
+from paneboard.state.framing import (
+    GENERATION_RECORD_SIZE,
+    HEAD,
+    OVERHEAD,
+    TAIL,
+    frame_at,
+    generation_of,
+)
+
+
+class FileStore:
+    """The embedded default: `HOME/BOARD/log`."""
+
+    name = "file"
+    presence_ttl: float | None = None  # presence is the pane's own file, read where the pane lives
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.log = folder / "log"
+
+    @property
+    def where(self) -> str:
+        return str(self.log)
+
+    def append_payloads(
+        self, payloads: Sequence[bytes], *, guard: Callable[[], None] | None = None
+    ) -> list[int]:
+        from paneboard.state.append import append_payloads
+
+        return append_payloads(self.log, payloads, guard=guard)
+
+    def has_posts(self) -> bool:
+        return self.log.exists()
+
+    def compact(self, now: float, archive: Path | None = None) -> Compacted:
+        from paneboard.protocol.errors import BadInput
+        from paneboard.state.compact import compact
+
+        if not self.log.exists():
+            raise BadInput(f"board `{self.folder.name}` has no log to compact")
+        return compact(self.log, now, archive)
+
+    def put_presence(self, agent: str, data: bytes) -> None:
+        pass  # the listener's presence file in the pane folder is all there is
+
+    def presences(self) -> dict[str, bytes]:
+        return {}
+
+    def check(self) -> tuple[str, str]:
+        """For `doctor`: (level, what was found), after reading every record."""
+        import warnings
+
+        from paneboard.protocol.errors import DamagedRecord
+        from paneboard.state.log import LogReader
+
+        if not self.log.exists():
+            return "warn", f"`{self.folder.name}` has no posts yet ({self.log})"
+        reader = LogReader(self.log)
+        with warnings.catch_warnings(record=True) as damaged:
+            warnings.simplefilter("always", DamagedRecord)
+            count = sum(len(batch) for batch in reader.batches())
+        size = self.log.stat().st_size
+        torn = size - reader.offset
+        extra = (f", {len(damaged)} damaged span(s) skipped" if damaged else "") + (
+            f", {torn} bytes of torn tail (the next post repairs it)" if torn else ""
+        )
+        level = "warn" if damaged or torn else "ok"
+        return level, f"`{self.folder.name}`: {count} records, {size} bytes{extra}"
+
+    def append(
+        self, posts: Sequence[Post], *, guard: Callable[[], None] | None = None
+    ) -> list[int]:
+        from paneboard.protocol.posts import encode
+        from paneboard.state.append import append_payloads
+
+        return append_payloads(self.log, [encode(p) for p in posts], guard=guard)
+
+    def read_all(self) -> list[tuple[int, Post]]:
+        from paneboard.state.log import read_posts
+
+        return read_posts(self.log)
+
+    def follow(self, position: int) -> Follower:
+        from paneboard.state.follow import FileFollower
+
+        return FileFollower(self.folder, position)
+
+    def identity(self) -> str:
+        """The generation the log's first record names; a log from before those, its inode."""
+        try:
+            fd = os.open(self.log, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return ""
+        try:
+            head = os.pread(fd, GENERATION_RECORD_SIZE, 0)
+            size = frame_at(head, 0)
+            generation = generation_of(head[HEAD.size : size - TAIL.size]) if size > 0 else None
+            return f"generation {generation}" if generation else str(os.fstat(fd).st_ino)
+        finally:
+            os.close(fd)
+
+    def accepts(self, position: int) -> bool:
+        try:
+            size = os.stat(self.log).st_size
+        except FileNotFoundError:
+            return position == 0
+        if position > size:
+            return False
+        if position == size:
+            return True
+        with open(self.log, "rb") as f:
+            f.seek(position)
+            head = f.read(HEAD.size)
+            if len(head) < HEAD.size:
+                return False
+            (_, n, _) = HEAD.unpack(head)
+            f.seek(position)
+            return frame_at(f.read(min(n, 1 << 21) + OVERHEAD), 0) > 0
+
+    def close(self) -> None:
+        pass

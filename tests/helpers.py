@@ -1,0 +1,238 @@
+"""What the tests share: running the real command line, a real listener, small fixtures' parts.
+
+Imported by test modules as `tests.helpers`; conftest.py holds only the pytest fixtures.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Self
+
+from paneboard.protocol.posts import Undelivered
+from paneboard.state.log import read_posts
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cli_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment of a paneboard process in a test: its home, board `test`, and the store under test."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PANEBOARD_", "CLAUDE_CODE_"))}
+    env.update(PANEBOARD_HOME=str(home), PANEBOARD_BOARD="test", **extra)
+    if os.environ.get("PANEBOARD_TEST_STORE"):
+        env.setdefault("PANEBOARD_STORE", os.environ["PANEBOARD_TEST_STORE"])
+    return env
+
+
+class NatsServer:
+    """A real nats-server with JetStream on a free loopback port and a temporary store folder."""
+
+    def __init__(self, folder: Path, *extra: str) -> None:
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = int(s.getsockname()[1])
+        self.folder = folder
+        self.extra = list(extra)
+        self.start()
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        import socket
+        import time
+
+        self.proc = subprocess.Popen(
+            [
+                "nats-server",
+                "-js",
+                "-a",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-sd",
+                str(self.folder),
+                *self.extra,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.02)
+        raise RuntimeError("nats-server did not start")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def run_cli(
+    home: Path, *args: str, input: bytes | None = None, timeout: float = 30, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """Run `paneboard ARGS` as a real process."""
+    done = subprocess.run(
+        [sys.executable, "-m", "paneboard.listener", *args],
+        input=input,
+        capture_output=True,
+        env=cli_env(home, **env),
+        timeout=timeout,
+        check=False,
+    )
+    return subprocess.CompletedProcess(
+        done.args,
+        done.returncode,
+        done.stdout.decode(errors="replace"),
+        done.stderr.decode(errors="replace"),
+    )
+
+
+class Listening:
+    """A real `paneboard listen` process; its stdout and stderr lines are collected as they come."""
+
+    def __init__(
+        self,
+        home: Path,
+        agent: str,
+        *args: str,
+        env: dict[str, str] | None = None,
+        ready: bool = True,
+    ) -> None:
+        import queue
+        import threading
+
+        self.out: queue.Queue[str] = queue.Queue()
+        self.err: queue.Queue[str] = queue.Queue()
+        self.stderr_lines: list[str] = []
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "paneboard.listener", "listen", "--as", agent, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env or cli_env(home),
+        )
+        self._pumps = [
+            threading.Thread(target=self._pump, args=(stream, q), daemon=True)
+            for stream, q in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))
+        ]
+        for pump in self._pumps:
+            pump.start()
+        if ready:
+            self.wait_err("listening via")
+
+    @staticmethod
+    def _pump(stream: object, q: object) -> None:
+        with stream:  # type: ignore[attr-defined]
+            for line in stream:  # type: ignore[attr-defined]
+                q.put(line.rstrip("\n"))  # type: ignore[attr-defined]
+        q.put(None)  # type: ignore[attr-defined]
+
+    def line(self, timeout: float = 10) -> str:
+        """The next stdout line (a stdout-door delivery)."""
+        got = self.out.get(timeout=timeout)
+        assert got is not None, f"listener ended: {self.stderr_lines}"
+        return got
+
+    def wait_err(self, text: str, timeout: float = 10) -> str:
+        """Block until a stderr line containing *text* appears; return it."""
+        import time as _time
+
+        deadline = _time.monotonic() + timeout
+        while True:
+            got = self.err.get(timeout=max(0.01, deadline - _time.monotonic()))
+            if got is None:
+                raise AssertionError(f"listener ended before {text!r}: {self.stderr_lines}")
+            self.stderr_lines.append(got)
+            if text in got:
+                return got
+
+    def stop(self, sig: int = 15, timeout: float = 10) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout=timeout)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for pump in self._pumps:
+            pump.join(timeout=10)
+
+
+def post(home: Path, *args: str, sender: str = "alice", input: bytes | None = None) -> str:
+    done = run_cli(home, "post", "--as", sender, *args, input=input)
+    assert 0 == done.returncode, done.stderr
+    return done.stdout.strip()
+
+
+class SocketServer:
+    """A Unix socket server standing in for Claude Code's inbox: it records each line it reads."""
+
+    def __init__(self, path: Path, *, read: bool = True) -> None:
+        self.path = path
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(str(path))
+        self.sock.listen()
+        self.held: list[socket.socket] = []
+        self.read = read
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            if not self.read:
+                self.held.append(conn)  # accepts, never reads
+                continue
+            with conn, conn.makefile("rb") as f:
+                for line in f:
+                    self.lines.put(line)
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+
+
+def notices(home: Path) -> list[Undelivered]:
+    return [p for _, p in read_posts(home / "test" / "log") if isinstance(p, Undelivered)]
+
+
+def fake_codex(folder: Path, script: str) -> Path:
+    """An executable named `codex` that records its argv and then runs *script*."""
+    folder.mkdir(exist_ok=True)
+    path = folder / "codex"
+    path.write_text(
+        f"#!{sys.executable}\nimport json, os, sys\nopen(os.environ['CODEX_LOG'], 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n{script}\n"
+    )
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = 10) -> None:
+    """Return once *condition()* holds; fail naming *what* after *timeout* seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"after {timeout:g} s, still not: {what}")
+        time.sleep(0.005)

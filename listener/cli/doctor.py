@@ -157,9 +157,7 @@ def _codex_hooks_trust(c: Checks, project: Path) -> None:
         return
     bad = [f"{key.split(':')[-3]} {state}" for key, state in states.items() if state != "trusted"]
     if bad:
-        fix = (
-            "Codex asks to review them at its next start; or: paneboard hook install codex --trust"
-        )
+        fix = "Codex asks to review them at its next start, or: hook install codex --trust"
         which = ", ".join(bad)
         c.line("warn", "trust", f"codex: paneboard hooks not trusted in {config}: {which} ({fix})")
     else:

@@ -78,6 +78,15 @@ def thread_from_hook(data: Mapping[str, Any], env: Mapping[str, str]) -> CodexTh
     return CodexThread(check_thread_id(session), home, rollout)
 
 
+def running_codex(pid: int) -> str | None:
+    """The executable of process *pid* if it is a Codex binary (the daemon that runs a hook)."""
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return None
+    return exe if os.path.basename(exe) == "codex" else None
+
+
 def thread_loaded(thread: CodexThread) -> bool:
     """Whether some process holds the thread's writer lock (has the thread loaded)."""
     try:

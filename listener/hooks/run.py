@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -138,7 +139,11 @@ def _codex_door(data: dict[str, Any], env: dict[str, str]) -> list[str]:
     as the thread stays loaded (the daemon that runs it, and this hook, outlive the session)."""
     thread = codex.thread_from_hook(data, env)
     env["CODEX_HOME"] = str(thread.home)
-    return ["--door", "codex-queue", "--thread", thread.id, "--until-unloaded"]
+    door = ["--door", "codex-queue", "--thread", thread.id, "--until-unloaded"]
+    if shutil.which("codex", path=env.get("PATH")) is None:
+        found = codex.running_codex(agent_pid())  # the daemon's own binary does `codex queue` too
+        door += ["--codex-bin", found] if found else []
+    return door
 
 
 def session_end(ctx: Context) -> None:

@@ -6,9 +6,10 @@ context, a `developer` message, skipped) is a user message that
 - starts `MOCK-RUN: CMD`: the answer is a call of Codex's `exec_command` tool running CMD;
 - is a paneboard prompt whose body has a line `> MOCK-ANSWER: TEXT`: the same, running the
   prompt's own answer command with TEXT as the answer.
+(Only in a thread's turn: the TUI's title requests carry no `turn_trigger` and get text.)
 `MOCK-SLOW-<n>` in that text holds the answer back n seconds (a busy session).
 LOG gets a JSON line per request, `{"ts", "text", "trigger", "thread"}` (the newest user text
-and the turn metadata Codex sends), and one `{"ts", "done"}` when its answer has been sent.
+and the turn metadata Codex sends), and one `{"ts", "done", "trigger"}` when its answer has been sent.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 _SLOW = re.compile(r"MOCK-SLOW-(\d+(?:\.\d+)?)")
-_ANSWER_LINE = re.compile(r"^\s*(\S+ answer \S+ .*) 'YOUR ANSWER'$", re.MULTILINE)
-_MOCK_ANSWER = re.compile(r"^> MOCK-ANSWER: (.+)$", re.MULTILINE)
+# A Stop hook's reason reaches the model HTML-escaped, inside <hook_prompt …>…</hook_prompt>.
+_ANSWER_LINE = re.compile(r"^\s*(\S+ answer \S+ .*) 'YOUR ANSWER'(?:</hook_prompt>)?$", re.MULTILINE)
+_MOCK_ANSWER = re.compile(r"^(?:>|&gt;) MOCK-ANSWER: (.+)$", re.MULTILINE)
 _COUNT = itertools.count(1)
 _STAMP = int(time.time())
 
@@ -118,8 +120,9 @@ class Handler(BaseHTTPRequestHandler):
         text = newest_user_text(req)
         trigger, thread = meta.get("turn_trigger"), meta.get("thread_id")
         self._write({"ts": time.time(), "text": text, "trigger": trigger, "thread": thread})
-        slow = _SLOW.search(text or "")
-        answer = events(req.get("model", "mock-model"), command_for(text or ""))
+        slow = _SLOW.search(text or "") if trigger else None
+        command = command_for(text or "") if trigger else None  # never for a title request
+        answer = events(req.get("model", "mock-model"), command)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")
@@ -130,7 +133,7 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(float(slow.group(1)))
         for event in answer[1:]:
             self._event(event)
-        self._write({"ts": time.time(), "done": text})
+        self._write({"ts": time.time(), "done": text, "trigger": trigger})
         return None
 
     def _event(self, event: dict[str, Any]) -> None:

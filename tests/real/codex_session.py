@@ -54,7 +54,9 @@ apps = false
 """
 
 
-def wait_until(what: str, check: Callable[[], Any], timeout: float, detail: Callable[[], str]) -> Any:
+def wait_until(
+    what: str, check: Callable[[], Any], timeout: float, detail: Callable[[], str]
+) -> Any:
     """Poll *check* (an outside program's files: nothing to be woken by) until it is truthy."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -88,7 +90,9 @@ class StandIn:
         return [r for r in self.records() if r.get("trigger") and needle in (r.get("done") or "")]
 
     def wait_request(self, needle: str, timeout: float = 30) -> dict[str, Any]:
-        found = wait_until(f"a request with {needle!r}", lambda: self.requests(needle), timeout, self.tail)
+        found = wait_until(
+            f"a request with {needle!r}", lambda: self.requests(needle), timeout, self.tail
+        )
         return dict(found[0])
 
     def tail(self) -> str:
@@ -180,7 +184,9 @@ class CodexTui:
 
     def type(self, text: str) -> None:
         """Type into the composer and press Enter, as the session's person would."""
-        subprocess.run(["tmux", "-L", self.name, "send-keys", "-t", self.name, "-l", text], check=True)
+        subprocess.run(
+            ["tmux", "-L", self.name, "send-keys", "-t", self.name, "-l", text], check=True
+        )
         time.sleep(0.5)
         subprocess.run(["tmux", "-L", self.name, "send-keys", "-t", self.name, "Enter"], check=True)
 

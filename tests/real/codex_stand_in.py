@@ -25,7 +25,9 @@ from typing import Any
 
 _SLOW = re.compile(r"MOCK-SLOW-(\d+(?:\.\d+)?)")
 # A Stop hook's reason reaches the model HTML-escaped, inside <hook_prompt …>…</hook_prompt>.
-_ANSWER_LINE = re.compile(r"^\s*(\S+ answer \S+ .*) 'YOUR ANSWER'(?:</hook_prompt>)?$", re.MULTILINE)
+_ANSWER_LINE = re.compile(
+    r"^\s*(\S+ answer \S+ .*) 'YOUR ANSWER'(?:</hook_prompt>)?$", re.MULTILINE
+)
 _MOCK_ANSWER = re.compile(r"^(?:>|&gt;) MOCK-ANSWER: (.+)$", re.MULTILINE)
 _COUNT = itertools.count(1)
 _STAMP = int(time.time())

@@ -11,7 +11,6 @@ import json
 import shutil
 import sqlite3
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +21,9 @@ from tests.conftest import run_cli
 from tests.real.codex_session import CodexHome, CodexTui, StandIn, wait_until
 from tests.real.conftest import free_port
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing: no Codex TUI")
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="tmux is missing: no Codex TUI"
+)
 UNLOAD_S = 2
 TIMINGS: dict[str, float] = {}
 
@@ -40,7 +41,12 @@ class Live:
         path = f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"
         tui_home = folder / "user-home"
         tui_home.mkdir()
-        self.env = {"PATH": path, "HOME": str(tui_home), "TERM": "xterm-256color", "LANG": "C.UTF-8"}
+        self.env = {
+            "PATH": path,
+            "HOME": str(tui_home),
+            "TERM": "xterm-256color",
+            "LANG": "C.UTF-8",
+        }
         self.env.update(PANEBOARD_HOME=str(self.home), PANEBOARD_BOARD="test")
         self.tuis: list[CodexTui] = []
 
@@ -74,7 +80,9 @@ class Live:
 
     def post(self, to: str, body: str) -> tuple[str, float]:
         pid = self.cli("post", "--as", "alice", "--to", to, body).strip()
-        [line] = [ln for ln in self.cli("log", "--json").splitlines() if json.loads(ln)["id"] == pid]
+        [line] = [
+            ln for ln in self.cli("log", "--json").splitlines() if json.loads(ln)["id"] == pid
+        ]
         return pid, float(json.loads(line)["ts"])
 
     def stage(self, pid: str, agent: str) -> str:
@@ -114,9 +122,13 @@ def test_codex_live_round_trip_busy_unload_and_resume(live: Live, tmp_path: Path
     before = live.codex.threads()
     tui = live.tui(project)
     live.submit(tui, "ready")
-    listener = wait_until("the SessionStart listener", lambda: holder(lock), 30, lambda: live.pane_log("codex-bob"))
+    listener = wait_until(
+        "the SessionStart listener", lambda: holder(lock), 30, lambda: live.pane_log("codex-bob")
+    )
     [thread] = live.codex.threads() - before
-    assert f"--thread {thread} --until-unloaded" in Path(f"/proc/{listener}/cmdline").read_text().replace("\0", " ")
+    assert f"--thread {thread} --until-unloaded" in Path(
+        f"/proc/{listener}/cmdline"
+    ).read_text().replace("\0", " ")
 
     # idle: a post starts a turn at once; the stand-in has Codex run the answer command
     pid, posted = live.post("codex-bob", "what is six times seven?\nMOCK-ANSWER: forty-two")
@@ -131,7 +143,9 @@ def test_codex_live_round_trip_busy_unload_and_resume(live: Live, tmp_path: Path
     busy = live.submit(tui, "a long task MOCK-SLOW-3")
     pid, posted = live.post("codex-bob", "and now?\nMOCK-ANSWER: after the long task")
     assert "" == live.cli("wait", pid, "--until", "delivered", "--timeout", "20")
-    assert [] == live.stand_in.answered("a long task MOCK-SLOW-3"), "delivered only after the busy turn"
+    assert [] == live.stand_in.answered("a long task MOCK-SLOW-3"), (
+        "delivered only after the busy turn"
+    )
     assert "after the long task\n" == live.cli("wait", pid, "--as", "alice", "--timeout", "60")
     [request] = live.stand_in.requests(f"[paneboard] prompt {pid}")
     [busy_done] = live.stand_in.answered("a long task MOCK-SLOW-3")
@@ -142,7 +156,12 @@ def test_codex_live_round_trip_busy_unload_and_resume(live: Live, tmp_path: Path
     # the TUI goes away: the daemon unloads the thread, the listener ends, the daemon lives on
     daemon = live.codex.daemon_pids()
     tui.close()
-    wait_until("the listener to end at unload", lambda: not holder(lock), UNLOAD_S + 30, lambda: live.pane_log("codex-bob"))
+    wait_until(
+        "the listener to end at unload",
+        lambda: not holder(lock),
+        UNLOAD_S + 30,
+        lambda: live.pane_log("codex-bob"),
+    )
     assert f"Codex thread {thread} is no longer loaded: stopping" in live.pane_log("codex-bob")
     assert daemon == live.codex.daemon_pids() and len(daemon) == 2
 
@@ -167,7 +186,12 @@ def test_codex_stop_mode_hands_a_prompt_over_once(live: Live, tmp_path: Path) ->
     live.submit(tui, "hello there")
     assert "8080\n" == live.cli("wait", pid, "--as", "alice", "--timeout", "60")
     live.submit(tui, "anything else?")
-    wait_until("the second turn's answer", lambda: live.stand_in.answered("anything else?"), 30, live.stand_in.tail)
+    wait_until(
+        "the second turn's answer",
+        lambda: live.stand_in.answered("anything else?"),
+        30,
+        live.stand_in.tail,
+    )
     handed = live.stand_in.requests(f"[paneboard] prompt {pid}")
     assert 1 == len(handed), live.stand_in.tail()
     assert str(handed[0]["text"]).startswith("<hook_prompt") and handed[0]["trigger"] == "user"

@@ -218,7 +218,7 @@ class Listening:
 
 
 class LoadedThread:
-    """A process holding a Codex thread's writer lock, as Codex does while it has the thread loaded."""
+    """A process holding a Codex thread's writer lock, as Codex does while the thread is loaded."""
 
     CODE = "import fcntl, sys, time\nf = open(sys.argv[1], 'a')\nfcntl.flock(f, fcntl.LOCK_EX)\n"
     CODE += "print('held', flush=True)\ntime.sleep(300)\n"

@@ -85,7 +85,7 @@ def _hook_input(codex_home: Path, thread: str, cwd: Path) -> bytes:
 def test_session_start_listens_on_the_hooks_thread_until_it_is_unloaded(
     home: Path, tmp_path: Path
 ) -> None:
-    """No CODEX_THREAD_ID: the thread comes from stdin; the listener ends when the lock is let go."""
+    """No CODEX_THREAD_ID: the thread comes from stdin; the listener ends with the lock."""
     fake_codex(tmp_path / "bin", "print('Queued message m1 for thread x.')")
     env = {
         k: v
@@ -169,7 +169,7 @@ def test_install_trust_writes_codexs_entries_once(home: Path, tmp_path: Path) ->
 def test_install_says_codex_will_ask_and_refuses_a_broken_config(
     home: Path, tmp_path: Path
 ) -> None:
-    """Without --trust it says Codex asks once; a config that is not TOML is refused, nothing written."""
+    """Without --trust it says Codex will ask; a config that is not TOML is refused, untouched."""
     project, codex_home = tmp_path / "proj", tmp_path / "ch"
     project.mkdir()
     codex_home.mkdir()
@@ -210,7 +210,8 @@ def test_doctor_reports_untrusted_and_changed_codex_hooks(
     monkeypatch.chdir(project)
     config = codex_home / "config.toml"
     fix = "Codex asks to review them at its next start, or: hook install codex --trust"
-    untrusted = f"codex: paneboard hooks not trusted in {config}: session_start untrusted, stop untrusted ({fix})"
+    untrusted = f"codex: paneboard hooks not trusted in {config}: "
+    untrusted += f"session_start untrusted, stop untrusted ({fix})"
     not_project = (
         f"codex: {project} is not a trusted project: Codex skips its {project}/.codex/hooks.json"
     )
@@ -220,5 +221,6 @@ def test_doctor_reports_untrusted_and_changed_codex_hooks(
     assert [f"ok    trust    codex: paneboard's 2 hook(s) trusted in {config}"] == trust_lines()
     path = project / ".codex" / "hooks.json"
     path.write_text(path.read_text().replace("--mode both", "--mode both --cooldown 5"))
-    changed = f"codex: paneboard hooks not trusted in {config}: session_start changed, stop changed ({fix})"
+    changed = f"codex: paneboard hooks not trusted in {config}: "
+    changed += f"session_start changed, stop changed ({fix})"
     assert [f"warn  trust    {changed}"] == trust_lines()

@@ -320,7 +320,7 @@ def test_doctor_healthy_and_broken(home: Path, tmp_path: Path) -> None:
 
 
 def test_codex_queue_to_a_thread_nobody_runs_is_undelivered(home: Path, tmp_path: Path) -> None:
-    """A lock file nobody holds: `thread not running`; a process holding it lets the prompt through."""
+    """A lock file nobody holds: `thread not running`; a process holding it lets it through."""
     from tests.listener.test_doors import _codex_env, fake_codex, notices
 
     fake_codex(tmp_path / "bin", "print('Queued message m1 for thread th-1.')")
@@ -332,7 +332,8 @@ def test_codex_queue_to_a_thread_nobody_runs_is_undelivered(home: Path, tmp_path
     with Listening(home, "bob", *args, "--backoff", "60", env=env) as bob:
         dead = post(home, "--to", "bob", "to a dead thread")
         bob.wait_err(f"undelivered {dead}")
-    reason = f"thread not running: no Codex process has thread {stale.thread} loaded (no lock on {stale.lock})"
+    reason = f"thread not running: no Codex process has thread {stale.thread} loaded "
+    reason += f"(no lock on {stale.lock})"
     assert [reason] == [n.reason for n in notices(home)]
     assert not (tmp_path / "codex.log").exists()
     with (

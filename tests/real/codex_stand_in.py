@@ -9,7 +9,7 @@ context, a `developer` message, skipped) is a user message that
 (Only in a thread's turn: the TUI's title requests carry no `turn_trigger` and get text.)
 `MOCK-SLOW-<n>` in that text holds the answer back n seconds (a busy session).
 LOG gets a JSON line per request, `{"ts", "text", "trigger", "thread"}` (the newest user text
-and the turn metadata Codex sends), and one `{"ts", "done", "trigger"}` when its answer has been sent.
+and the turn metadata Codex sends), and one `{"ts", "done", "trigger"}` once it is answered.
 """
 
 from __future__ import annotations

@@ -156,7 +156,7 @@ def test_claude_stop_mode_hands_a_prompt_over_at_the_next_stop_once(
 def test_claude_answers_a_prompt_and_wait_prints_it(
     home: Path, tmp_path: Path, clients_bin: Path, api: tuple[int, Path]
 ) -> None:
-    """The delivered prompt's turn runs its `paneboard answer` command with Bash; `wait` prints it."""
+    """The delivered prompt's turn runs its `paneboard answer` command in Bash; `wait` prints it."""
     session = _claude(clients_bin, home, tmp_path, api[0], "listen", bash=True)
     try:
         lock = home / "test" / "panes" / "claude-bob.lock"

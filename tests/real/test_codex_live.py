@@ -126,9 +126,12 @@ def test_codex_live_round_trip_busy_unload_and_resume(live: Live, tmp_path: Path
         "the SessionStart listener", lambda: holder(lock), 30, lambda: live.pane_log("codex-bob")
     )
     [thread] = live.codex.threads() - before
-    assert f"--thread {thread} --until-unloaded" in Path(
-        f"/proc/{listener}/cmdline"
-    ).read_text().replace("\0", " ")
+    argv = Path(f"/proc/{listener}/cmdline").read_text().split("\0")
+    # no codex on the TUI's PATH: the hook hands the listener the daemon's own binary
+    codex_bin = str(live.codex.folder / "packages" / "app-server-daemon")
+    at = argv.index("--thread")
+    assert [thread, "--until-unloaded", "--codex-bin"] == argv[at + 1 : at + 4]
+    assert argv[at + 4].startswith(codex_bin) and argv[at + 4].endswith("/bin/codex")
 
     # idle: a post starts a turn at once; the stand-in has Codex run the answer command
     pid, posted = live.post("codex-bob", "what is six times seven?\nMOCK-ANSWER: forty-two")

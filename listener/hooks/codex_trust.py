@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from paneboard.listener.codex import codex_home
 from paneboard.protocol.errors import BadInput, BoardIOError
 
 Trust = Literal["trusted", "untrusted", "changed"]
@@ -168,7 +169,7 @@ def _hash_of(entry: Any) -> Any:
 
 def config_path(env: Mapping[str, str]) -> Path:
     """Codex's config: `$CODEX_HOME/config.toml`, else `~/.codex/config.toml`."""
-    return Path(env.get("CODEX_HOME") or Path.home() / ".codex") / "config.toml"
+    return codex_home(env) / "config.toml"
 
 
 def project_trusted(config: Path, project: Path) -> bool:

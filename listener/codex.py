@@ -16,6 +16,7 @@ import ctypes
 import fcntl
 import os
 import re
+import shutil
 import struct
 from collections.abc import Mapping
 from pathlib import Path
@@ -76,6 +77,23 @@ def thread_from_hook(data: Mapping[str, Any], env: Mapping[str, str]) -> CodexTh
     if not env.get("CODEX_HOME") and rollout is not None and len(rollout.parents) > 4:
         home = rollout.parents[4]
     return CodexThread(check_thread_id(session), home, rollout)
+
+
+def listen_args(data: Mapping[str, Any], env: dict[str, str], hook_parent: int) -> list[str]:
+    """`paneboard listen` arguments for the Codex session a hook with input *data* runs in.
+
+    The door is `codex queue` on the hook's thread, and the listener lasts while the thread
+    stays loaded (the daemon that runs it, and so the hook's parent, outlive the session).
+    Sets `CODEX_HOME` in *env*, the listener's environment. Without `codex` on its PATH, the
+    listener uses the binary of *hook_parent* (Codex's daemon), which does `codex queue` too.
+    """
+    thread = thread_from_hook(data, env)
+    env["CODEX_HOME"] = str(thread.home)
+    args = ["--door", "codex-queue", "--thread", thread.id, "--until-unloaded"]
+    found = running_codex(hook_parent)
+    if shutil.which("codex", path=env.get("PATH")) is None and found:
+        args += ["--codex-bin", found]
+    return args
 
 
 def running_codex(pid: int) -> str | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -115,7 +114,7 @@ def _start_listener(ctx: Context, agent: str, exe: str, data: dict[str, Any]) ->
         door = ["--door", "claude-inbox", "--socket", socket, "--parent-pid", str(agent_pid())]
     else:
         try:
-            door = _codex_door(data, env)
+            door = codex.listen_args(data, env, agent_pid())
         except BadInput as exc:
             return f"{exc}: no listener started"
     env.update(ctx.child_env())
@@ -132,18 +131,6 @@ def _start_listener(ctx: Context, agent: str, exe: str, data: dict[str, Any]) ->
             close_fds=True,
         )
     return f"listener pid {proc.pid} hands prompts to this session"
-
-
-def _codex_door(data: dict[str, Any], env: dict[str, str]) -> list[str]:
-    """The Codex session's door: its thread from the hook's input; the listener lasts as long
-    as the thread stays loaded (the daemon that runs it, and this hook, outlive the session)."""
-    thread = codex.thread_from_hook(data, env)
-    env["CODEX_HOME"] = str(thread.home)
-    door = ["--door", "codex-queue", "--thread", thread.id, "--until-unloaded"]
-    if shutil.which("codex", path=env.get("PATH")) is None:
-        found = codex.running_codex(agent_pid())  # the daemon's own binary does `codex queue` too
-        door += ["--codex-bin", found] if found else []
-    return door
 
 
 def session_end(ctx: Context) -> None:

@@ -17,7 +17,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
 import anyio
@@ -334,10 +334,22 @@ def _alive(pid: int) -> bool:
     return True
 
 
-async def run_listener(listener: Listener, parent_pid: int | None = None) -> None:
-    """Run *listener* until SIGINT or SIGTERM, or until process *parent_pid* is gone."""
+async def run_listener(
+    listener: Listener,
+    parent_pid: int | None = None,
+    until: Callable[[], Awaitable[str]] | None = None,
+) -> None:
+    """Run *listener* until SIGINT or SIGTERM, until process *parent_pid* is gone, or until
+    *until* returns (its result, a reason, is logged)."""
     listener.take_lock()
     async with anyio.create_task_group() as tg:
+        if until is not None:
+
+            async def stop_when_until() -> None:
+                listener.log(f"{await until()}: stopping")
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(stop_when_until)
         if parent_pid is not None:
 
             async def stop_with_parent() -> None:

@@ -236,3 +236,34 @@ def wait_until(condition: Callable[[], bool], what: str, timeout: float = 10) ->
         if time.monotonic() > deadline:
             raise AssertionError(f"after {timeout:g} s, still not: {what}")
         time.sleep(0.005)
+
+
+class LoadedThread:
+    """A process holding a Codex thread's writer lock, as Codex does while the thread is loaded."""
+
+    CODE = "import fcntl, sys, time\nf = open(sys.argv[1], 'a')\nfcntl.flock(f, fcntl.LOCK_EX)\n"
+    CODE += "print('held', flush=True)\ntime.sleep(300)\n"
+
+    def __init__(self, codex_home: Path, thread: str | None = None) -> None:
+        import uuid
+
+        self.thread = thread or str(uuid.uuid4())
+        self.lock = codex_home / "thread-writer-locks" / f"{self.thread}.lock"
+        self.lock.parent.mkdir(parents=True, exist_ok=True)
+        argv = [sys.executable, "-c", self.CODE, str(self.lock)]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None and "held" == self.proc.stdout.readline().strip()
+
+    def release(self) -> None:
+        """The holder dies (SIGKILL): the kernel lets go of its lock; the lock file stays."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

@@ -12,7 +12,7 @@ from pathlib import Path
 from paneboard.listener.context import Context
 from paneboard.listener.doors.agents import check_socket
 from paneboard.listener.doors.process import child_env
-from paneboard.listener.hooks import settings
+from paneboard.listener.hooks import codex_trust, settings
 from paneboard.protocol.errors import DoorUnavailable, PaneboardError
 from paneboard.state import presence
 from paneboard.state.panelock import holder
@@ -121,6 +121,32 @@ def _hooks(c: Checks, project: Path) -> None:
             c.line("ok", "hooks", f"{agent} hooks use {_where(written)}")
         else:
             c.line("warn", "hooks", f"{agent}: none in {path} (paneboard hook install {agent})")
+    _codex_hooks_trust(c, project)
+
+
+def _codex_hooks_trust(c: Checks, project: Path) -> None:
+    """Whether Codex trusts paneboard's hooks as they are now (it skips hooks it does not)."""
+    path = settings.settings_path("codex", project)
+    try:
+        entries = codex_trust.wanted(path, settings.load(path), settings.is_ours)
+        if not entries:
+            return
+        config = codex_trust.config_path(os.environ)
+        states = codex_trust.trust_state(config, entries)
+        project_ok = codex_trust.project_trusted(config, project.absolute())
+    except PaneboardError as exc:
+        c.line("fail", "trust", f"codex: {exc}")
+        return
+    bad = [f"{key.split(':')[-3]} {state}" for key, state in states.items() if state != "trusted"]
+    if bad:
+        fix = "Codex asks to review them at its next start, or: hook install codex --trust"
+        which = ", ".join(bad)
+        c.line("warn", "trust", f"codex: paneboard hooks not trusted in {config}: {which} ({fix})")
+    else:
+        c.line("ok", "trust", f"codex: paneboard's {len(states)} hook(s) trusted in {config}")
+    if not project_ok:
+        where = f"{project} is not a trusted project"
+        c.line("warn", "trust", f"codex: {where}: Codex skips its {path}")
 
 
 def _where(written: dict[str, str]) -> str:

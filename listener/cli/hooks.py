@@ -8,11 +8,15 @@ import sys
 from pathlib import Path
 
 from paneboard.listener.context import Context, executable
-from paneboard.listener.hooks import run, settings
+from paneboard.listener.hooks import codex_trust, run, settings
 from paneboard.protocol.errors import BadInput
 from paneboard.state.paths import default_board
 
-CODEX_FLAG = "paneboard's Codex hooks need hooks turned on in ~/.codex/config.toml:\n  [features]\n  codex_hooks = true"
+CODEX_REVIEW = (
+    "Codex runs new or changed hooks only once they are trusted: at its next start it shows "
+    '"Hooks need review"; choose "Trust all and continue" (or install with --trust to record '
+    "the trust in {config} now)."
+)
 
 
 def hook_command(args: argparse.Namespace) -> None:
@@ -26,7 +30,7 @@ def hook_command(args: argparse.Namespace) -> None:
     nats = {k: v for k, v in (("creds", args.nats_creds), ("tls_ca", args.nats_tls_ca)) if v}
     ctx = Context.resolve(args.home, board, name, args.json, args.store, nats)
     if args.action == "session-start":
-        print(run.session_start(ctx, args.agent_type, args.mode, derived))
+        print(run.session_start(ctx, args.agent_type, args.mode, derived, data))
     elif args.action == "session-end":
         run.session_end(ctx)
     else:
@@ -60,6 +64,11 @@ def _install(args: argparse.Namespace) -> None:
     project = (args.project or Path.cwd()).absolute()
     if not project.is_dir():
         raise BadInput(f"project folder {project} does not exist")
+    if args.trust and (args.action, args.target) != ("install", "codex"):
+        raise BadInput("--trust goes with `paneboard hook install codex`")
+    if args.trust:
+        # refuse a broken config.toml before writing anything
+        codex_trust.trust_state(codex_trust.config_path(os.environ), {})
     if args.action == "install":
         path, changed = settings.install(
             args.target, project, args.mode, executable(), _given_options(args)
@@ -68,7 +77,21 @@ def _install(args: argparse.Namespace) -> None:
             f"{'installed paneboard hooks in' if changed else 'paneboard hooks already installed in'} {path} (mode {args.mode})"
         )
         if args.target == "codex":
-            print(CODEX_FLAG)
+            _codex_trust(path, project, args.trust)
     else:
         path, changed = settings.uninstall(args.target, project)
         print(f"{'removed paneboard hooks from' if changed else 'no paneboard hooks in'} {path}")
+
+
+def _codex_trust(hooks_json: Path, project: Path, trust: bool) -> None:
+    """Say that Codex will ask to review the hooks; with --trust, record the trust as Codex does."""
+    config = codex_trust.config_path(os.environ)
+    if not trust:
+        print(CODEX_REVIEW.format(config=config))
+    else:
+        entries = codex_trust.wanted(hooks_json, settings.load(hooks_json), settings.is_ours)
+        changed = codex_trust.write_trust(config, entries)
+        done = "trusted" if changed else "already trusted:"
+        print(f"{done} {len(entries)} paneboard hook(s) in {config}")
+    if not codex_trust.project_trusted(config, project):
+        print(f"Codex reads {hooks_json} only in a trusted project; {project} is not trusted yet.")

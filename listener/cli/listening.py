@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from argparse import Namespace
 from collections.abc import Sequence
@@ -9,6 +10,8 @@ from pathlib import Path
 
 import anyio
 
+from paneboard.listener import codex
+from paneboard.listener.codex import check_thread_id
 from paneboard.listener.context import Context, executable
 from paneboard.listener.doors import (
     ClaudeInboxDoor,
@@ -58,11 +61,15 @@ def make_door(
     thread = thread or os.environ.get("CODEX_THREAD_ID")
     if not thread:
         raise BadInput("--door codex-queue needs --thread ID or CODEX_THREAD_ID")
-    return CodexQueueDoor(thread, codex_bin, env, timeout)
+    return CodexQueueDoor(check_thread_id(thread), codex_bin, env, timeout)
 
 
 def run_listen(
-    ctx: Context, door: Door, backoff: Sequence[float], parent_pid: int | None = None
+    ctx: Context,
+    door: Door,
+    backoff: Sequence[float],
+    parent_pid: int | None = None,
+    until_unloaded: bool = False,
 ) -> None:
     settings = Settings(
         ctx.board,
@@ -73,7 +80,12 @@ def run_listen(
         tuple(backoff),
         ctx.store_options(),
     )
-    anyio.run(run_listener, Listener(settings, door), parent_pid)
+    until = None
+    if until_unloaded:
+        if not isinstance(door, CodexQueueDoor):
+            raise BadInput("--until-unloaded goes with --door codex-queue")
+        until = functools.partial(codex.until_unloaded, door.codex_thread())
+    anyio.run(run_listener, Listener(settings, door), parent_pid, until)
 
 
 def listen_command(args: Namespace) -> None:
@@ -90,6 +102,5 @@ def listen_command(args: Namespace) -> None:
         timeout=args.door_timeout,
         command=args.command,
     )
-    run_listen(
-        ctx, door, DEFAULT_BACKOFF if args.backoff is None else args.backoff, args.parent_pid
-    )
+    backoff = DEFAULT_BACKOFF if args.backoff is None else args.backoff
+    run_listen(ctx, door, backoff, args.parent_pid, args.until_unloaded)

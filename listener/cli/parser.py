@@ -183,6 +183,11 @@ def _listen_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--parent-pid", type=int, metavar="PID", help="stop when process PID (the agent) exits"
     )
+    p.add_argument(
+        "--until-unloaded",
+        action="store_true",
+        help="codex-queue: stop once no Codex process has the thread loaded",
+    )
     p.add_argument("command", nargs="*", metavar="-- CMD ARG", help="exec: the command to run")
 
 
@@ -224,6 +229,11 @@ def _hook_options(p: argparse.ArgumentParser) -> None:
         default=0.0,
         metavar="S",
         help="stop: check at most every S seconds",
+    )
+    p.add_argument(
+        "--trust",
+        action="store_true",
+        help="install codex: also record the hooks as trusted in Codex's config.toml",
     )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import msgspec
 
+from paneboard.listener.codex import CodexThread, codex_home, thread_loaded
 from paneboard.listener.doors.base import Outcome
 from paneboard.listener.doors.process import child_env, run_command
 from paneboard.listener.doors.simple import _which
@@ -106,16 +107,15 @@ class CodexQueueDoor:
             raise DoorUnavailable(self.name, "no thread id (give --thread or set CODEX_THREAD_ID)")
         self.executable()
 
-    def codex_home(self) -> Path:
-        return Path(self.env.get("CODEX_HOME") or Path.home() / ".codex")
+    def codex_thread(self) -> CodexThread:
+        return CodexThread(self.thread, codex_home(self.env))
 
     async def deliver(self, prompt: Prompt, text: str, agent: str) -> Outcome:
         self.check()
-        if thread_alive(self.codex_home(), self.thread) is False:
-            raise DoorUnavailable(
-                self.name,
-                f"thread not running: no process holds thread {self.thread}'s rollout file open",
-            )
+        thread = self.codex_thread()
+        if not thread_loaded(thread):
+            reason = f"thread not running: no Codex process has thread {self.thread} loaded"
+            raise DoorUnavailable(self.name, f"{reason} (no lock on {thread.lock})")
         if len(text.encode()) > ARG_MAX_ONE:
             raise DoorUnavailable(
                 self.name,
@@ -130,29 +130,6 @@ class CodexQueueDoor:
         if done.returncode == 0:
             raise DoorFailed(self.name, f"codex exited 0 without its receipt: {done.tail()}")
         raise DoorFailed(self.name, f"codex exited {done.returncode}: {_last_error(done.output)}")
-
-
-def thread_alive(codex_home: Path, thread: str) -> bool | None:
-    """Whether a live process holds the thread's rollout file open; None when that cannot be known."""
-    rollouts = {
-        os.path.realpath(p) for p in (codex_home / "sessions").glob(f"**/rollout-*-{thread}.jsonl")
-    }
-    if not rollouts or not os.path.isdir("/proc/self/fd"):
-        return None
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                if os.readlink(f"/proc/{pid}/fd/{fd}") in rollouts:
-                    return True
-            except OSError:
-                continue
-    return False
 
 
 def _last_error(output: bytes) -> str:

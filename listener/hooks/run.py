@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from paneboard.listener import codex
 from paneboard.listener.context import Context, executable, header
 from paneboard.listener.doors.process import child_env
 from paneboard.listener.view import BoardView
@@ -88,12 +89,12 @@ def context_line(ctx: Context, exe: str, how: str) -> str:
     )
 
 
-def session_start(ctx: Context, agent: str, mode: str, derived: bool) -> str:
+def session_start(ctx: Context, agent: str, mode: str, derived: bool, data: dict[str, Any]) -> str:
     """Start this session's listener (listen and both modes); return the hook's output."""
     exe = executable()
     how = "prompts arrive at your turn's end" if mode == "stop" else "prompts arrive as messages"
     if mode != "stop":
-        how = _start_listener(ctx, agent, exe)
+        how = _start_listener(ctx, agent, exe, data)
     text = context_line(ctx, exe, how) + (
         " (name derived from the project folder; set PANEBOARD_AGENT to choose)" if derived else ""
     )
@@ -102,24 +103,24 @@ def session_start(ctx: Context, agent: str, mode: str, derived: bool) -> str:
     )
 
 
-def _start_listener(ctx: Context, agent: str, exe: str) -> str:
+def _start_listener(ctx: Context, agent: str, exe: str, data: dict[str, Any]) -> str:
     ctx.paths.ensure()
     held = holder(ctx.paths.pane(ctx.agent, "lock"))
     if held:
         return f"a listener (pid {held}) already holds this pane"
+    env = child_env(os.environ)
     if agent == "claude":
         socket = os.environ.get("CLAUDE_CODE_MESSAGING_SOCKET")
         if not socket:
             return "no CLAUDE_CODE_MESSAGING_SOCKET in this session: no listener started"
-        door = ["--door", "claude-inbox", "--socket", socket]
+        door = ["--door", "claude-inbox", "--socket", socket, "--parent-pid", str(agent_pid())]
     else:
-        thread = os.environ.get("CODEX_THREAD_ID")
-        if not thread:
-            return "no CODEX_THREAD_ID in this session: no listener started"
-        door = ["--door", "codex-queue", "--thread", thread]
-    env = child_env(os.environ)
+        try:
+            door = codex.listen_args(data, env, agent_pid())
+        except BadInput as exc:
+            return f"{exc}: no listener started"
     env.update(ctx.child_env())
-    argv = [exe, "listen", *door, "--parent-pid", str(agent_pid())]
+    argv = [exe, "listen", *door]
     log = open(ctx.paths.pane(ctx.agent, "log"), "ab")  # noqa: SIM115  # handed to the child, closed here after it starts
     with log:
         proc = subprocess.Popen(

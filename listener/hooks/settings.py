@@ -163,3 +163,8 @@ def written_options(command: str) -> dict[str, str]:
         for word, value in itertools.pairwise(words)
         if word in ("--as", "--home", "--board", "--store", "--nats-creds", "--nats-tls-ca")
     }
+
+
+def is_ours(entry: Any) -> bool:
+    """Whether a hook group is one of paneboard's (it runs `paneboard … hook …`)."""
+    return _is_ours(entry)

@@ -127,17 +127,14 @@ def test_exec_exiting_0_without_reading_stdin(home: Path) -> None:
 
 def test_codex_that_prints_its_receipt_and_exits_1(home: Path, tmp_path: Path) -> None:
     """The receipt alone is not success: exit 1 is a failure, retried, then `undelivered`."""
-    import os
-
-    from tests.helpers import cli_env
+    from tests.helpers import LoadedThread
+    from tests.listener.test_doors import _codex_env
 
     fake_codex(tmp_path / "bin", "print('Queued message m1 for thread th-1.'); sys.exit(1)")
-    env = cli_env(
-        home, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}", CODEX_LOG=str(tmp_path / "codex.log")
-    )
-    with Listening(
-        home, "bob", "--door", "codex-queue", "--thread", "th-1", "--backoff", "0.05", env=env
-    ) as bob:
+    env = _codex_env(home, tmp_path)
+    thread = LoadedThread(tmp_path / "codex-home")
+    args = ("--door", "codex-queue", "--thread", thread.thread, "--backoff", "0.05")
+    with thread, Listening(home, "bob", *args, env=env) as bob:
         pid = post(home, "--to", "bob", "hi")
         bob.wait_err(f"undelivered {pid}", timeout=15)
     assert notices(home)[0].reason.startswith("codex exited 1")

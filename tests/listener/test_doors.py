@@ -10,7 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Listening, SocketServer, cli_env, fake_codex, notices, post, run_cli
+from tests.helpers import (
+    Listening,
+    LoadedThread,
+    SocketServer,
+    cli_env,
+    fake_codex,
+    notices,
+    post,
+    run_cli,
+)
 
 
 @pytest.fixture
@@ -92,40 +101,56 @@ def test_claude_inbox_refuses_a_path_that_is_not_our_socket(
 
 
 def _codex_env(home: Path, tmp_path: Path) -> dict[str, str]:
-    return cli_env(
-        home, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}", CODEX_LOG=str(tmp_path / "codex.log")
-    )
+    path = f"{tmp_path / 'bin'}:{os.environ['PATH']}"
+    codex_home = str(tmp_path / "codex-home")
+    return cli_env(home, PATH=path, CODEX_LOG=str(tmp_path / "codex.log"), CODEX_HOME=codex_home)
 
 
-def test_codex_queue_needs_codex_receipt(home: Path, tmp_path: Path) -> None:
+@pytest.fixture
+def loaded(tmp_path: Path) -> Iterator[str]:
+    """A Codex thread some process has loaded (holds its writer lock); yields its id."""
+    with LoadedThread(tmp_path / "codex-home") as thread:
+        yield thread.thread
+
+
+def test_codex_queue_needs_codex_receipt(home: Path, tmp_path: Path, loaded: str) -> None:
     """Exit 0 with `Queued message … for thread …` is delivery; argv carries thread and text."""
     fake_codex(tmp_path / "bin", "print('Queued message m1 for thread th-1.')")
     env = _codex_env(home, tmp_path)
-    with Listening(home, "bob", "--door", "codex-queue", "--thread", "th-1", env=env) as bob:
+    with Listening(home, "bob", "--door", "codex-queue", "--thread", loaded, env=env) as bob:
         pid = post(home, "--to", "bob", "run the tests")
         bob.wait_err(f"delivered {pid}")
     argv = json.loads((tmp_path / "codex.log").read_text())
-    assert ["queue", "--thread", "th-1", "--message"] == argv[:4]
+    assert ["queue", "--thread", loaded, "--message"] == argv[:4]
     assert f"[paneboard] prompt {pid}" in argv[4]
 
 
-def test_codex_exit_0_without_receipt_is_a_failure(home: Path, tmp_path: Path) -> None:
+def test_codex_exit_0_without_receipt_is_a_failure(home: Path, tmp_path: Path, loaded: str) -> None:
     """Retried, then `undelivered`, the prompt still open."""
     fake_codex(tmp_path / "bin", "print('something else')")
     env = _codex_env(home, tmp_path)
-    with Listening(
-        home, "bob", "--door", "codex-queue", "--thread", "th-1", "--backoff", "0.05,0.05", env=env
-    ) as bob:
+    args = ("--door", "codex-queue", "--thread", loaded, "--backoff", "0.05,0.05")
+    with Listening(home, "bob", *args, env=env) as bob:
         pid = post(home, "--to", "bob", "hi")
         bob.wait_err(f"undelivered {pid}")
     assert 3 == len((tmp_path / "codex.log").read_text().splitlines())
     assert "codex exited 0 without its receipt: something else" == notices(home)[0].reason
 
 
+def test_codex_thread_must_be_a_thread_id(home: Path) -> None:
+    """`--thread` names a file under CODEX_HOME: anything but a UUID is refused, in one line."""
+    done = run_cli(home, "listen", "--as", "bob", "--door", "codex-queue", "--thread", "../x")
+    assert (1, "paneboard: `../x` is not a Codex thread id (a UUID)\n") == (
+        done.returncode,
+        done.stderr,
+    )
+
+
 def test_codex_missing_binary_is_permanent(home: Path, tmp_path: Path) -> None:
     env = cli_env(home, PATH=str(tmp_path / "empty"))
+    thread = "01a22f40-fba4-7ac1-b9e9-24dcb62f61bf"
     with Listening(
-        home, "bob", "--door", "codex-queue", "--thread", "th-1", "--backoff", "60", env=env
+        home, "bob", "--door", "codex-queue", "--thread", thread, "--backoff", "60", env=env
     ) as bob:
         pid = post(home, "--to", "bob", "hi")
         bob.wait_err(f"undelivered {pid}")

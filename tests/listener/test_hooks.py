@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -12,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Listening, SocketServer, cli_env, post, run_cli
+from tests.helpers import Listening, LoadedThread, SocketServer, cli_env, post, run_cli
 
 UNRELATED = {
     "model": "opus",
@@ -320,46 +318,28 @@ def test_doctor_healthy_and_broken(home: Path, tmp_path: Path) -> None:
 
 
 def test_codex_queue_to_a_thread_nobody_runs_is_undelivered(home: Path, tmp_path: Path) -> None:
-    """A rollout file no live process holds open: `thread not running`; holding it open lets the prompt through."""
+    """A lock file nobody holds: `thread not running`; a process holding it lets it through."""
     from tests.helpers import fake_codex, notices
+    from tests.listener.test_doors import _codex_env
 
     fake_codex(tmp_path / "bin", "print('Queued message m1 for thread th-1.')")
-    codex_home = tmp_path / "codex-home"
-    rollout = (
-        codex_home / "sessions" / "2026" / "11" / "30" / "rollout-2026-11-30T10-00-00-th-1.jsonl"
-    )
-    rollout.parent.mkdir(parents=True)
-    rollout.write_text("{}\n")
-    env = cli_env(
-        home,
-        PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}",
-        CODEX_LOG=str(tmp_path / "codex.log"),
-        CODEX_HOME=str(codex_home),
-    )
-    with Listening(
-        home, "bob", "--door", "codex-queue", "--thread", "th-1", "--backoff", "60", env=env
-    ) as bob:
+    env = _codex_env(home, tmp_path)
+    stale = LoadedThread(tmp_path / "codex-home")
+    stale.release()
+    assert stale.lock.exists()
+    args = ("--door", "codex-queue", "--thread", stale.thread)
+    with Listening(home, "bob", *args, "--backoff", "60", env=env) as bob:
         dead = post(home, "--to", "bob", "to a dead thread")
         bob.wait_err(f"undelivered {dead}")
-    assert notices(home)[0].reason.startswith("thread not running")
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            f"import time; f = open({str(rollout)!r}); print('open', flush=True); time.sleep(60)",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and "open" == holder.stdout.readline().strip()
-        with Listening(home, "bob", "--door", "codex-queue", "--thread", "th-1", env=env) as bob:
-            bob.wait_err(f"delivered {dead}")
-    finally:
-        holder.send_signal(signal.SIGKILL)
-        holder.wait()
-        if holder.stdout:
-            holder.stdout.close()
+    reason = f"thread not running: no Codex process has thread {stale.thread} loaded "
+    reason += f"(no lock on {stale.lock})"
+    assert [reason] == [n.reason for n in notices(home)]
+    assert not (tmp_path / "codex.log").exists()
+    with (
+        LoadedThread(tmp_path / "codex-home", stale.thread),
+        Listening(home, "bob", *args, env=env) as bob,
+    ):
+        bob.wait_err(f"delivered {dead}")
 
 
 def test_options_stand_before_or_after_the_agent(home: Path, tmp_path: Path) -> None:

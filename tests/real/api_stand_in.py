@@ -1,14 +1,67 @@
 """A loopback stand-in for the Anthropic Messages API: every turn is answered "OK" at once.
 
 Run as `python api_stand_in.py PORT LOG`; each request's last user text goes to LOG.
+A request offering the Bash tool whose last user text is a paneboard prompt with a body line
+`> MOCK-ANSWER: TEXT` is answered with a Bash `tool_use` running the prompt's own answer
+command with TEXT as the answer (what the tool returns then gets "OK").
 """
 
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+_ANSWER_LINE = re.compile(r"^\s*(\S+ answer \S+ .*) 'YOUR ANSWER'$", re.MULTILINE)
+_MOCK_ANSWER = re.compile(r"^> MOCK-ANSWER: (.+)$", re.MULTILINE)
+
+
+def answer_command(req: dict[str, Any], text: str) -> str | None:
+    """The `paneboard answer` command to run for *text*, if the request offers Bash."""
+    answer, wanted = _ANSWER_LINE.search(text), _MOCK_ANSWER.search(text)
+    bash = any(isinstance(t, dict) and t.get("name") == "Bash" for t in req.get("tools") or [])
+    if not bash or answer is None or wanted is None:
+        return None
+    return f"{answer.group(1)} {shlex.quote(wanted.group(1).strip())}"
+
+
+def _text(message: dict[str, Any]) -> str:
+    c = message.get("content")
+    return (
+        c
+        if isinstance(c, str)
+        else " ".join(x.get("text", "") for x in c or [] if isinstance(x, dict))
+    )
+
+
+def _tool_use(model: str, command: str) -> bytes:
+    """A streamed answer that calls Bash with *command*."""
+    message = {"id": "msg_pb_tool", "type": "message", "role": "assistant", "model": model}
+    message.update(content=[], stop_reason=None, stop_sequence=None)
+    message["usage"] = {"input_tokens": 1, "output_tokens": 1}
+    block = {
+        "type": "tool_use",
+        "id": f"toolu_pb_{abs(hash(command))}",
+        "name": "Bash",
+        "input": {},
+    }
+    delta = {"type": "input_json_delta", "partial_json": json.dumps({"command": command})}
+    done = {"stop_reason": "tool_use", "stop_sequence": None}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": message}),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": block},
+        ),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": done, "usage": {"output_tokens": 1}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
 
 
 def _events(model: str) -> bytes:
@@ -89,14 +142,14 @@ class Handler(BaseHTTPRequestHandler):
                 code=404,
             )
         for m in req.get("messages", [])[-1:]:
-            c = m.get("content")
-            text = (
-                c
-                if isinstance(c, str)
-                else " ".join(x.get("text", "") for x in c if isinstance(x, dict))
-            )
-            self.log.write(json.dumps({"last": text[-2000:]}) + "\n")
+            self.log.write(json.dumps({"last": _text(m)[-2000:]}) + "\n")
             self.log.flush()
+        users = [
+            m for m in req.get("messages", []) if m.get("role") == "user"
+        ]  # not "system" notes
+        command = answer_command(req, _text(users[-1])) if users else None
+        if command is not None and req.get("stream"):
+            return self._send(_tool_use(req.get("model", "stand-in"), command), "text/event-stream")
         if req.get("stream"):
             return self._send(_events(req.get("model", "stand-in")), "text/event-stream")
         message = {

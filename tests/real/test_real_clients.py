@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 from paneboard.protocol.posts import Undelivered
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
-from tests.helpers import Listening, cli_env, post, run_cli
+from tests.helpers import Listening, LoadedThread, cli_env, post, run_cli
 from tests.real.conftest import ClaudeSession, offline_codex_thread
 
 pytestmark = pytest.mark.skipif(
@@ -32,37 +31,12 @@ def _codex_env(home: Path, codex_home: Path, bin_dir: Path) -> dict[str, str]:
 def test_codex_queue_door_against_real_codex(home: Path, tmp_path: Path, clients_bin: Path) -> None:
     """The item lands in codex's queue_1.sqlite with the composed text."""
     codex_home = tmp_path / "codex"
-    tid, rollout = offline_codex_thread(codex_home, tmp_path)
-    alive = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            f"import time; f = open({str(rollout)!r}); print('open', flush=True); time.sleep(120)",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert alive.stdout is not None and "open" == alive.stdout.readline().strip()
-        env = _codex_env(home, codex_home, clients_bin)
-        with Listening(
-            home,
-            "codex-bob",
-            "--door",
-            "codex-queue",
-            "--thread",
-            tid,
-            "--door-timeout",
-            "60",
-            env=env,
-        ) as bob:
-            pid = post(home, "--to", "codex-bob", "run the linter")
-            bob.wait_err(f"delivered {pid}", timeout=90)
-    finally:
-        alive.kill()
-        alive.wait()
-        if alive.stdout:
-            alive.stdout.close()
+    tid, _ = offline_codex_thread(codex_home, tmp_path)
+    env = _codex_env(home, codex_home, clients_bin)
+    args = ("--door", "codex-queue", "--thread", tid, "--door-timeout", "60")
+    with LoadedThread(codex_home, tid), Listening(home, "codex-bob", *args, env=env) as bob:
+        pid = post(home, "--to", "codex-bob", "run the linter")
+        bob.wait_err(f"delivered {pid}", timeout=90)
     with sqlite3.connect(codex_home / "queue_1.sqlite") as db:
         rows = db.execute("SELECT thread_id, payload_json FROM queued_items").fetchall()
     assert [tid] == [r[0] for r in rows]
@@ -72,13 +46,12 @@ def test_codex_queue_door_against_real_codex(home: Path, tmp_path: Path, clients
 def test_codex_unknown_thread_is_undelivered_with_codex_error(
     home: Path, tmp_path: Path, clients_bin: Path
 ) -> None:
+    """A loaded thread codex has no rollout for: codex's own error is the notice's reason."""
     codex_home = tmp_path / "codex"
     offline_codex_thread(codex_home, tmp_path)
     env = _codex_env(home, codex_home, clients_bin)
     unknown = "00000000-0000-4000-8000-000000000000"
-    with Listening(
-        home,
-        "codex-bob",
+    args = (
         "--door",
         "codex-queue",
         "--thread",
@@ -87,17 +60,23 @@ def test_codex_unknown_thread_is_undelivered_with_codex_error(
         "0.05",
         "--door-timeout",
         "60",
-        env=env,
-    ) as bob:
+    )
+    with LoadedThread(codex_home, unknown), Listening(home, "codex-bob", *args, env=env) as bob:
         pid = post(home, "--to", "codex-bob", "hello")
         bob.wait_err(f"undelivered {pid}", timeout=90)
     [notice] = [p for _, p in read_posts(home / "test" / "log") if isinstance(p, Undelivered)]
     assert "no rollout found for thread id" in notice.reason
 
 
-def _claude(clients_bin: Path, home: Path, tmp_path: Path, port: int, mode: str) -> ClaudeSession:
+def _claude(
+    clients_bin: Path, home: Path, tmp_path: Path, port: int, mode: str, bash: bool = False
+) -> ClaudeSession:
     project = tmp_path / "proj"
     project.mkdir()
+    if bash:  # the person lets the session run shell commands without asking
+        (project / ".claude").mkdir()
+        allow = {"permissions": {"allow": ["Bash"], "defaultMode": "default"}}
+        (project / ".claude" / "settings.local.json").write_text(json.dumps(allow))
     done = run_cli(
         home,
         "hook",
@@ -169,5 +148,27 @@ def test_claude_stop_mode_hands_a_prompt_over_at_the_next_stop_once(
             "claude-bob"
         ]
         assert ("delivered", "stop-hook") == (status["stage"], status["door"])
+    finally:
+        session.close()
+
+
+def test_claude_answers_a_prompt_and_wait_prints_it(
+    home: Path, tmp_path: Path, clients_bin: Path, api: tuple[int, Path]
+) -> None:
+    """The delivered prompt's turn runs its `paneboard answer` command in Bash; `wait` prints it."""
+    session = _claude(clients_bin, home, tmp_path, api[0], "listen", bash=True)
+    try:
+        lock = home / "test" / "panes" / "claude-bob.lock"
+        deadline = time.monotonic() + 60
+        while not holder(lock) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert holder(lock), session.screen()
+        pid = post(home, "--to", "claude-bob", "what is six times seven?\nMOCK-ANSWER: forty-two")
+        done = run_cli(home, "wait", pid, "--timeout", "60", timeout=90)
+        assert (0, "forty-two\n") == (done.returncode, done.stdout), done.stderr + session.screen()
+        status = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"][
+            "claude-bob"
+        ]
+        assert ("answered", "claude-inbox") == (status["stage"], status["door"])
     finally:
         session.close()

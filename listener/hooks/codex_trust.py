@@ -1,0 +1,179 @@
+"""Codex's hook trust: the `[hooks.state."…"] trusted_hash` entries of `$CODEX_HOME/config.toml`.
+
+Codex runs a hook only once it is trusted: the TUI asks ("Hooks need review") and, on "Trust
+all", writes one table per handler:
+
+    [hooks.state."<absolute hooks.json>:<event_snake>:<group index>:<handler index>"]
+    trusted_hash = "sha256:<hex>"
+
+The hash is SHA-256 of the compact, key-sorted JSON of ``{"event_name": E, "hooks":
+[{"type": "command", "command": C, "timeout": T, "async": A}]}`` (plus ``"matcher"`` where
+the event has one, and ``"statusMessage"`` when set). T is 600 when unset; SessionEnd's is 1
+when unset and at most 3. So the trust covers the event, the command, its timeout and the
+entry's place in the file: a changed command, or an entry moved, is "modified" to Codex and
+asked about again; installing again writes the new hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from paneboard.listener.codex import codex_home
+from paneboard.protocol.errors import BadInput, BoardIOError
+
+Trust = Literal["trusted", "untrusted", "changed"]
+_NO_MATCHER = ("user_prompt_submit", "stop")
+_KEY = r"""("(?:[^"\\]|\\.)*"|'[^']*')"""  # a TOML basic or literal string
+_HEADER = re.compile(r"\s*\[\s*hooks\s*\.\s*state\s*\.\s*" + _KEY + r"\s*\]\s*(#.*)?")
+
+
+def snake(event: str) -> str:
+    """`SessionStart` → `session_start`, as Codex names events in trust keys."""
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", event).lower()
+
+
+def handler_hash(event: str, group: Mapping[str, Any], handler: Mapping[str, Any]) -> str:
+    """The `trusted_hash` Codex computes for one command *handler* of *group* under *event*."""
+    ev = snake(event)
+    timeout = handler.get("timeout", handler.get("timeoutSec"))
+    if ev in ("session_end", "interrupt"):
+        timeout = 1 if timeout is None else min(3, int(timeout))
+    item: dict[str, Any] = {
+        "type": "command",
+        "command": handler["command"],
+        "timeout": max(1, int(600 if timeout is None else timeout)),
+        "async": bool(handler.get("async", False)),
+    }
+    if handler.get("statusMessage") is not None:
+        item["statusMessage"] = handler["statusMessage"]
+    ident: dict[str, Any] = {"event_name": ev, "hooks": [item]}
+    if group.get("matcher") is not None and ev not in _NO_MATCHER:
+        ident["matcher"] = group["matcher"]
+    compact = json.dumps(ident, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(compact.encode()).hexdigest()
+
+
+def wanted(
+    hooks_json: Path,
+    data: Mapping[str, Any],
+    ours: Callable[[Any], bool],
+) -> dict[str, str]:
+    """Trust key → hash for each command handler of *data* (a hooks.json) that *ours* accepts."""
+    out: dict[str, str] = {}
+    path = os.path.abspath(hooks_json)
+    for event, groups in data.get("hooks", {}).items():
+        for gi, group in enumerate(groups):
+            if not isinstance(group, dict) or not ours(group):
+                continue
+            for hi, handler in enumerate(group.get("hooks", [])):
+                if isinstance(handler, dict) and handler.get("type") == "command":
+                    out[f"{path}:{snake(event)}:{gi}:{hi}"] = handler_hash(event, group, handler)
+    return out
+
+
+def _read(config: Path) -> tuple[str, dict[str, Any]]:
+    try:
+        text = config.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return "", {}
+    except OSError as exc:
+        raise BoardIOError(f"cannot read {config}: {exc.strerror}") from exc
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInput(f"{config} is not valid TOML ({exc}); nothing was changed") from None
+
+
+def _state(doc: Mapping[str, Any]) -> Mapping[str, Any]:
+    hooks = doc.get("hooks")
+    state = hooks.get("state") if isinstance(hooks, dict) else None
+    return state if isinstance(state, dict) else {}
+
+
+def trust_state(config: Path, entries: Mapping[str, str]) -> dict[str, Trust]:
+    """For each key of *entries*: trusted (same hash), changed (another hash) or untrusted."""
+    state = _state(_read(config)[1])
+    out: dict[str, Trust] = {}
+    for key, digest in entries.items():
+        entry = state.get(key)
+        have = entry.get("trusted_hash") if isinstance(entry, dict) else None
+        out[key] = "untrusted" if have is None else "trusted" if have == digest else "changed"
+    return out
+
+
+def _header_key(line: str) -> str | None:
+    m = _HEADER.fullmatch(line)
+    if m is None:
+        return None
+    quoted = m.group(1)
+    return str(json.loads(quoted)) if quoted.startswith('"') else quoted[1:-1]
+
+
+def _without_tables(text: str, keys: set[str]) -> str:
+    """*text* without the `[hooks.state."KEY"]` tables (header to the next header) of *keys*."""
+    out: list[str] = []
+    skipping = False
+    for line in text.splitlines(keepends=True):
+        if line.lstrip().startswith("["):
+            skipping = _header_key(line.rstrip("\r\n")) in keys
+        if not skipping:
+            out.append(line)
+    return "".join(out)
+
+
+def write_trust(config: Path, entries: Mapping[str, str]) -> bool:
+    """Record *entries* as trusted in *config*, replacing older hashes for the same keys.
+
+    Every other line is kept. A config that is not valid TOML is refused and left untouched.
+    Returns whether the file changed.
+    """
+    text, doc = _read(config)
+    state = _state(doc)
+    if all(_hash_of(state.get(k)) == v for k, v in entries.items()):
+        return False
+    kept = _without_tables(text, set(entries))
+    if kept and not kept.endswith("\n"):
+        kept += "\n"
+    tables = "".join(_table(key, digest) for key, digest in entries.items())
+    new = kept + tables
+    try:
+        written = _state(tomllib.loads(new))
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInput(f"cannot add hook trust to {config} ({exc}); nothing was changed") from None
+    if any(_hash_of(written.get(k)) != v for k, v in entries.items()):
+        why = "keeps hook trust in a form paneboard cannot edit"
+        raise BadInput(f"{config} {why}; nothing was changed")
+    config.parent.mkdir(parents=True, exist_ok=True)
+    tmp = config.with_name(f".{config.name}.paneboard-tmp")
+    tmp.write_text(new, encoding="utf-8")
+    if text:
+        os.chmod(tmp, config.stat().st_mode & 0o777)
+    os.replace(tmp, config)
+    return True
+
+
+def _table(key: str, digest: str) -> str:
+    return f'\n[hooks.state.{json.dumps(key, ensure_ascii=False)}]\ntrusted_hash = "{digest}"\n'
+
+
+def _hash_of(entry: Any) -> Any:
+    return entry.get("trusted_hash") if isinstance(entry, dict) else None
+
+
+def config_path(env: Mapping[str, str]) -> Path:
+    """Codex's config: `$CODEX_HOME/config.toml`, else `~/.codex/config.toml`."""
+    return codex_home(env) / "config.toml"
+
+
+def project_trusted(config: Path, project: Path) -> bool:
+    """Whether *config* marks *project* trusted (Codex reads its .codex/hooks.json only then)."""
+    projects = _read(config)[1].get("projects")
+    entry = projects.get(str(project)) if isinstance(projects, dict) else None
+    return isinstance(entry, dict) and entry.get("trust_level") == "trusted"

@@ -1,0 +1,122 @@
+"""Codex's hook trust (listener/hooks/codex_trust.py): `hook install codex --trust` and `doctor`,
+through the real command line, on real files."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from paneboard.listener.hooks.codex_trust import handler_hash
+from tests.helpers import run_cli
+
+
+def test_codex_hook_hash_is_codexs_own() -> None:
+    """The trust hash Codex 0.169 wrote for one handler (event, command, timeout 30)."""
+    handler = {
+        "type": "command",
+        "command": "/work/shared/real-clients/codex/hook-dump.sh Stop /tmp/clx/hk",
+    }
+    expected = "sha256:c843c245d40e9f1bbcae02a479a2eec4cbd521051d4210a05c33be4674c455a8"
+    assert expected == handler_hash("Stop", {}, handler | {"timeout": 30})
+
+
+def _install(home: Path, project: Path, codex_home: Path, *args: str) -> tuple[int, str, str]:
+    env = {"CODEX_HOME": str(codex_home)}
+    done = run_cli(home, "hook", "install", "codex", "--project", str(project), *args, **env)
+    return done.returncode, done.stdout, done.stderr
+
+
+def _trust_tables(config: Path) -> dict[str, str]:
+    state = tomllib.loads(config.read_text())["hooks"]["state"]
+    return {key: entry["trusted_hash"] for key, entry in state.items()}
+
+
+def test_install_trust_writes_codexs_entries_once(home: Path, tmp_path: Path) -> None:
+    """--trust writes one table per paneboard handler, keeps every other line, and a changed
+    hook command replaces its hash instead of adding a second table."""
+    project, codex_home = tmp_path / "proj", tmp_path / "ch"
+    project.mkdir()
+    codex_home.mkdir()
+    config = codex_home / "config.toml"
+    config.write_text(f'model = "m"\n\n[projects."{project}"]\ntrust_level = "trusted"\n')
+    assert 0 == _install(home, project, codex_home, "--as", "bob", "--trust")[0]
+    hooks = json.loads((project / ".codex" / "hooks.json").read_text())
+    [[handler]] = [g["hooks"] for g in hooks["hooks"]["SessionStart"]]
+    key = f"{project}/.codex/hooks.json:session_start:0:0"
+    assert {key: handler_hash("SessionStart", {}, handler)} == _trust_tables(config)
+    assert config.read_text().startswith(
+        f'model = "m"\n\n[projects."{project}"]\ntrust_level = "trusted"\n'
+    )
+    again = _install(home, project, codex_home, "--as", "bob", "--trust")
+    assert (0, f"already trusted: 1 paneboard hook(s) in {config}") == (
+        again[0],
+        again[1].splitlines()[-1],
+    )
+    assert 0 == _install(home, project, codex_home, "--as", "carol", "--trust")[0]
+    hooks = json.loads((project / ".codex" / "hooks.json").read_text())
+    [[handler]] = [g["hooks"] for g in hooks["hooks"]["SessionStart"]]
+    assert {key: handler_hash("SessionStart", {}, handler)} == _trust_tables(config)
+    assert 1 == config.read_text().count("[hooks.state.")
+
+
+def test_install_says_codex_will_ask_and_refuses_a_broken_config(
+    home: Path, tmp_path: Path
+) -> None:
+    """Without --trust it says Codex will ask; a config that is not TOML is refused, untouched."""
+    project, codex_home = tmp_path / "proj", tmp_path / "ch"
+    project.mkdir()
+    codex_home.mkdir()
+    code, out, _ = _install(home, project, codex_home)
+    assert 0 == code and '"Hooks need review"' in out and "codex_hooks" not in out
+    assert f"Codex reads {project}/.codex/hooks.json only in a trusted project" in out
+    (project / ".codex" / "hooks.json").unlink()
+    config = codex_home / "config.toml"
+    config.write_text("model = \n")
+    code, out, err = _install(home, project, codex_home, "--trust")
+    assert (1, "") == (code, out)
+    assert err.startswith(f"paneboard: {config} is not valid TOML (") and err.count("\n") == 1
+    assert ("model = \n", False) == (
+        config.read_text(),
+        (project / ".codex" / "hooks.json").exists(),
+    )
+    refused = run_cli(home, "hook", "install", "claude", "--project", str(project), "--trust")
+    assert (1, "paneboard: --trust goes with `paneboard hook install codex`\n") == (
+        refused.returncode,
+        refused.stderr,
+    )
+
+
+def test_doctor_reports_untrusted_and_changed_codex_hooks(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hooks Codex has not trusted, a project it does not trust, hooks changed since trusted."""
+    project, codex_home = tmp_path / "proj", tmp_path / "ch"
+    project.mkdir()
+    codex_home.mkdir()
+    env = {"CODEX_HOME": str(codex_home)}
+    assert 0 == _install(home, project, codex_home, "--mode", "both")[0]
+
+    def trust_lines() -> list[str]:
+        done = run_cli(home, "doctor", "--as", "bob", **env)
+        return [ln for ln in done.stdout.splitlines() if ln.split()[1] == "trust"]
+
+    monkeypatch.chdir(project)
+    config = codex_home / "config.toml"
+    fix = "Codex asks to review them at its next start, or: hook install codex --trust"
+    untrusted = f"codex: paneboard hooks not trusted in {config}: "
+    untrusted += f"session_start untrusted, stop untrusted ({fix})"
+    not_project = (
+        f"codex: {project} is not a trusted project: Codex skips its {project}/.codex/hooks.json"
+    )
+    assert [f"warn  trust    {untrusted}", f"warn  trust    {not_project}"] == trust_lines()
+    config.write_text(f'[projects."{project}"]\ntrust_level = "trusted"\n')
+    assert 0 == _install(home, project, codex_home, "--mode", "both", "--trust")[0]
+    assert [f"ok    trust    codex: paneboard's 2 hook(s) trusted in {config}"] == trust_lines()
+    path = project / ".codex" / "hooks.json"
+    path.write_text(path.read_text().replace("--mode both", "--mode both --cooldown 5"))
+    changed = f"codex: paneboard hooks not trusted in {config}: "
+    changed += f"session_start changed, stop changed ({fix})"
+    assert [f"warn  trust    {changed}"] == trust_lines()

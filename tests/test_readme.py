@@ -1,0 +1,82 @@
+"""The README cannot drift from the program: its sessions run, and its command lines parse.
+
+Every ```console block without a long-running command is run, line by line, in a fresh
+home, and what each command prints must be what the README shows (ids and times aside).
+Every `paneboard …` line of any code block must be a command line the parser accepts.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from paneboard.listener.cli.parser import UsageError, parse
+from tests.helpers import ROOT, run_cli
+
+README = (ROOT / "README.md").read_text()
+BLOCKS = re.findall(r"```(\w*)\n(.*?)```", README, re.DOTALL)
+ID = re.compile(r"\b0[0-9a-hjkmnp-tv-z]{25}\b")
+TIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
+LONG_RUNNING = ("wait", "ask", "listen", "log --follow", "top", "mcp")
+
+
+def _sessions() -> list[list[tuple[str, list[str]]]]:
+    """Each runnable console block as (command line, the lines it prints)."""
+    sessions = []
+    for kind, text in BLOCKS:
+        if kind != "console":
+            continue
+        steps: list[tuple[str, list[str]]] = []
+        for line in text.splitlines():
+            if line.startswith("$ "):
+                steps.append((line[2:].split("  #")[0].strip(), []))
+            elif steps:
+                steps[-1][1].append(line)
+        if steps and not any(shlex.split(cmd)[1] in LONG_RUNNING for cmd, _ in steps):
+            sessions.append(steps)
+    return sessions
+
+
+def _command_lines() -> list[str]:
+    lines = []
+    for _, text in BLOCKS:
+        for line in text.splitlines():
+            line = line.removeprefix("$ ").split("  #")[0].strip().rstrip("&").strip()
+            if line.startswith("paneboard ") and not re.search(r"[\[…|]|\.\.\.|[A-Z]{3,}", line):
+                lines.append(line)
+    return lines
+
+
+@pytest.mark.parametrize("steps", _sessions(), ids=lambda steps: steps[0][0][:40])
+def test_the_readme_sessions_print_what_they_show(home: Path, steps: list) -> None:  # type: ignore[type-arg]
+    """Each command exits 0 and prints the README's lines, with the README's ids mapped to ours."""
+    ids: dict[str, str] = {}  # the README's id -> the one this run made
+
+    def ours(word: str) -> str:
+        for theirs, mine in ids.items():
+            if len(word) >= 4 and theirs.startswith(word):
+                return mine[: len(word)]
+        return word
+
+    for command, shown in steps:
+        words = [ours(w) for w in shlex.split(command)[1:]]
+        done = run_cli(home, *words, "--board", "demo")
+        assert 0 == done.returncode, (command, done.stderr)
+        printed = done.stdout.splitlines()
+        if len(shown) == 1 and ID.fullmatch(shown[0]):
+            ids[shown[0]] = printed[0]
+        back = {mine: theirs for theirs, mine in ids.items()}
+        normal = [TIME.sub("T", ID.sub(lambda m: back.get(m[0], m[0]), p)) for p in printed]
+        assert [TIME.sub("T", line) for line in shown] == normal, command
+
+
+@pytest.mark.parametrize("line", _command_lines())
+def test_every_command_line_in_the_readme_parses(line: str) -> None:
+    """A `paneboard …` line in the README names a command and options that exist."""
+    try:
+        parse(shlex.split(line)[1:])
+    except UsageError as exc:
+        raise AssertionError(f"{line}: {exc}") from None

@@ -68,9 +68,14 @@ def test_the_readme_sessions_print_what_they_show(home: Path, steps: list) -> No
         printed = done.stdout.splitlines()
         if len(shown) == 1 and ID.fullmatch(shown[0]):
             ids[shown[0]] = printed[0]
-        back = {mine: theirs for theirs, mine in ids.items()}
-        normal = [TIME.sub("T", ID.sub(lambda m: back.get(m[0], m[0]), p)) for p in printed]
+        normal = [TIME.sub("T", _readme_ids(p, ids)) for p in printed]
         assert [TIME.sub("T", line) for line in shown] == normal, command
+
+
+def _readme_ids(line: str, ids: dict[str, str]) -> str:
+    """*line* with this run's ids written as the README's."""
+    back = {mine: theirs for theirs, mine in ids.items()}
+    return ID.sub(lambda m: back.get(m[0], m[0]), line)
 
 
 @pytest.mark.parametrize("line", _command_lines())

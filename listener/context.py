@@ -30,7 +30,8 @@ class Context:
         home: Path,
         board: str,
         agent: str,
-        json: bool,
+        *,
+        json: bool = False,
         store_url: str = "",
         nats: dict[str, str] | None = None,
     ) -> None:
@@ -57,6 +58,7 @@ class Context:
         home: str | None,
         board: str | None,
         agent: str | None,
+        *,
         json: bool = False,
         store: str | None = None,
         nats: dict[str, str] | None = None,
@@ -78,21 +80,32 @@ class Context:
             if env.get(f"PANEBOARD_NATS_{key.upper()}")
         }
         check_url(store)
-        return cls(home_path, board, agent, json, store, nats)
+        return cls(home_path, board, agent, json=json, store_url=store, nats=nats)
 
     def acting_as(self, agent: str) -> Context:
         """This context (home, board, store and its options) acting as another agent."""
-        return Context(self.home, self.board, agent, self.json, self.store_url, self.nats)
+        return Context(
+            self.home, self.board, agent, json=self.json, store_url=self.store_url, nats=self.nats
+        )
 
     def store_options(self) -> tuple[tuple[str, str], ...]:
         """The options naming this context's store, for a command line ((): the file log)."""
         return store_options(self.store_url, self.nats)
 
     @classmethod
-    def from_args(cls, args: Namespace) -> Context:
-        """The context a command's options name (the common options of every command)."""
+    def from_args(
+        cls, args: Namespace, *, board: str | None = None, agent: str | None = None
+    ) -> Context:
+        """The context a command's options name; *board* and *agent* stand in for missing ones."""
         nats = {k: v for k, v in (("creds", args.nats_creds), ("tls_ca", args.nats_tls_ca)) if v}
-        return cls.resolve(args.home, args.board, args.agent, args.json, args.store, nats)
+        return cls.resolve(
+            args.home,
+            args.board or board,
+            args.agent or agent,
+            json=args.json,
+            store=args.store,
+            nats=nats,
+        )
 
     def child_env(self) -> dict[str, str]:
         """The environment that makes a paneboard command act as this context."""

@@ -26,9 +26,8 @@ def hook_command(args: argparse.Namespace) -> None:
     data = run.read_hook_input()
     cwd = str(data.get("cwd") or os.getcwd())
     name, derived = run.agent_name(args.agent, args.agent_type, cwd)
-    board = args.board or os.environ.get("PANEBOARD_BOARD") or default_board(cwd)
-    nats = {k: v for k, v in (("creds", args.nats_creds), ("tls_ca", args.nats_tls_ca)) if v}
-    ctx = Context.resolve(args.home, board, name, args.json, args.store, nats)
+    board = os.environ.get("PANEBOARD_BOARD") or default_board(cwd)  # where the agent runs
+    ctx = Context.from_args(args, board=board, agent=name)
     if args.action == "session-start":
         print(run.session_start(ctx, args.agent_type, args.mode, derived, data))
     elif args.action == "session-end":

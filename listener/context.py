@@ -100,8 +100,8 @@ class Context:
         nats = {k: v for k, v in (("creds", args.nats_creds), ("tls_ca", args.nats_tls_ca)) if v}
         return cls.resolve(
             args.home,
-            args.board or board,
-            args.agent or agent,
+            board if args.board is None else args.board,
+            agent if args.agent is None else args.agent,
             json=args.json,
             store=args.store,
             nats=nats,

@@ -17,12 +17,15 @@ from bench.harness import Proc
 
 SQLITE_SEND = """#!/bin/bash
 # send RECIPIENT BODY
-exec sqlite3 "$DB" ".timeout 5000" "INSERT INTO messages(recipient, body, created) VALUES('$1', '${2//\\'/\\'\\'}', julianday('now'));"
+exec sqlite3 "$DB" ".timeout 5000" "INSERT INTO messages(recipient, body, created) \
+VALUES('$1', '${2//\\'/\\'\\'}', julianday('now'));"
 """
 SQLITE_POLL = """#!/bin/bash
 # the receiver: every INTERVAL seconds, print unread rows for RECIPIENT and mark them read
 while true; do
-  sqlite3 -separator ' ' "$DB" ".timeout 5000" "BEGIN IMMEDIATE; SELECT id, body FROM messages WHERE recipient='$1' AND read=0 ORDER BY id; UPDATE messages SET read=1 WHERE recipient='$1' AND read=0; COMMIT;"
+  sqlite3 -separator ' ' "$DB" ".timeout 5000" "BEGIN IMMEDIATE; \
+SELECT id, body FROM messages WHERE recipient='$1' AND read=0 ORDER BY id; \
+UPDATE messages SET read=1 WHERE recipient='$1' AND read=0; COMMIT;"
   sleep "$INTERVAL"
 done
 """
@@ -50,7 +53,8 @@ class SqliteMailbox:
         with sqlite3.connect(self.db) as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(
-                "CREATE TABLE IF NOT EXISTS messages(id INTEGER PRIMARY KEY, recipient TEXT, body TEXT, read INTEGER DEFAULT 0, created REAL)"
+                "CREATE TABLE IF NOT EXISTS messages(id INTEGER PRIMARY KEY, recipient TEXT, "
+                "body TEXT, read INTEGER DEFAULT 0, created REAL)"
             )
         self.send_script = _script(folder / "send.sh", SQLITE_SEND)
         self.poll_script = _script(folder / "poll.sh", SQLITE_POLL)

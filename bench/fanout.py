@@ -19,7 +19,8 @@ def _start(home: Path, n: int) -> list[Proc]:
 
 
 def fan_out(home: Path, n: int, rounds: int) -> dict[str, Any]:
-    """One prompt to all *n*, and one prompt to each (appended together): time until every door has it."""
+    """One prompt to all *n*, and one prompt to each (appended together):
+    time until every door has it."""
     procs = _start(home, n)
     log = home / "bench" / "log"
     names = tuple(f"a{k:02d}" for k in range(n))

@@ -79,7 +79,8 @@ class Proc:
 
 
 def listener(home: Path, agent: str, *door: str) -> Proc:
-    """A running `paneboard listen --door stdout` (or *door*), started; not yet known to be ready."""
+    """A running `paneboard listen --door stdout` (or *door*), started;
+    not yet known to be ready."""
     return Proc(
         [PY, "-m", "paneboard.listener", "listen", "--as", agent, *(door or ("--door", "stdout"))],
         env_for(home),
@@ -100,7 +101,8 @@ def peak_rss_mb(pid: int) -> float:
 
 
 def wait_ready(home: Path, agent: str, timeout: float = 60.0) -> None:
-    """Block until the agent's listener has written its presence file (it is caught up and watching)."""
+    """Block until the agent's listener has written its presence file
+    (it is caught up and watching)."""
     path = home / "bench" / "panes" / f"{agent}.presence"
     deadline = time.monotonic() + timeout
     while not path.exists():

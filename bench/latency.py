@@ -61,7 +61,8 @@ def idle_one(home: Path, seconds: float) -> dict[str, Any]:
 
 
 def polled(mailbox: SqliteMailbox | Maildir, samples: int) -> dict[str, Any]:
-    """Send with the baseline's own script at a random phase of its poll; time to the receiver's line."""
+    """Send with the baseline's own script at a random phase of its poll;
+    time to the receiver's line."""
     rx = mailbox.receiver("bob")
     rng = random.Random(7)
     try:

@@ -8,7 +8,8 @@ from typing import Any
 
 def _ms(s: dict[str, Any]) -> str:
     return (
-        f"{s['median']:.2f} ms (p50 {s['p50']:.2f}, p99 {s['p99']:.2f}, {s['min']:.2f}–{s['max']:.2f}, n={s['n']})"
+        f"{s['median']:.2f} ms (p50 {s['p50']:.2f}, p99 {s['p99']:.2f}, "
+        f"{s['min']:.2f}–{s['max']:.2f}, n={s['n']})"
         if s.get("n")
         else "–"
     )
@@ -97,7 +98,10 @@ def headline(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                     f"catch-up, {int(n):,} posts, first delivery (checkpoint / cold)",
                     f"{row['checkpoint_ms']['median']:.0f} / {row['cold_ms']['median']:.0f} ms",
                     f"{row['sqlite_poll_ms']['median']:.0f} ms (SQLite first poll)",
-                    f"{row['sqlite_poll_ms']['median'] / row['checkpoint_ms']['median']:.2f}× (checkpoint)",
+                    (
+                        f"{row['sqlite_poll_ms']['median'] / row['checkpoint_ms']['median']:.2f}×"
+                        " (checkpoint)"
+                    ),
                 )
             )
     return rows
@@ -156,7 +160,10 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, bool]]:
             out.append(
                 (
                     f"`compact` {n:,} posts (no target): time, size, cold catch-up after",
-                    f"{c['seconds']:.1f} s, {c['before_mb']:.0f} → {c['after_mb']:.2f} MB, {c['cold_after_ms']:.0f} ms",
+                    (
+                        f"{c['seconds']:.1f} s, {c['before_mb']:.0f} → {c['after_mb']:.2f} MB, "
+                        f"{c['cold_after_ms']:.0f} ms"
+                    ),
                     True,
                 )
             )
@@ -184,7 +191,10 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, bool]]:
 def write_report(r: dict[str, Any], out: Path) -> str:
     m = r["machine"]
     lines = [
-        f"Run {r['started']}{' (--quick)' if r['quick'] else ''} on {m['cpus']} × {m['cpu']}, {m['memory_gib']} GiB, Python {m['python']}, Linux {m['kernel']}.",
+        (
+            f"Run {r['started']}{' (--quick)' if r['quick'] else ''} on {m['cpus']} × {m['cpu']}, "
+            f"{m['memory_gib']} GiB, Python {m['python']}, Linux {m['kernel']}."
+        ),
         "",
     ]
     lines += [

@@ -66,7 +66,8 @@ def post_cli(home: Path, runs: int, baselines: dict[str, Any]) -> dict[str, Any]
 
 
 def append_rate(home: Path, n: int, batch: int) -> dict[str, Any]:
-    """Durable posts/s through the Python API, one by one and batched, against SQLite's durable insert."""
+    """Durable posts/s through the Python API, one by one and batched,
+    against SQLite's durable insert."""
     log = home / "append.log"
     payloads = [encode(prompt(("bob",), f"message {i}")) for i in range(n)]
     t0 = time.perf_counter()
@@ -83,7 +84,8 @@ def append_rate(home: Path, n: int, batch: int) -> dict[str, Any]:
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
     db.execute(
-        "CREATE TABLE messages(id INTEGER PRIMARY KEY, recipient TEXT, body TEXT, read INTEGER DEFAULT 0)"
+        "CREATE TABLE messages(id INTEGER PRIMARY KEY, recipient TEXT, body TEXT, "
+        "read INTEGER DEFAULT 0)"
     )
     t0 = time.perf_counter()
     for i in range(n):

@@ -1,4 +1,5 @@
-"""Package attributes imported on first use (PEP 562), so `paneboard post` loads only what it needs."""
+"""Package attributes imported on first use (PEP 562),
+so `paneboard post` loads only what it needs."""
 
 from __future__ import annotations
 

@@ -20,7 +20,8 @@ def check_name(what: str, value: str) -> str:
         )
     if value[0] == "." or not _NAME_CHARS.issuperset(value):
         raise BadInput(
-            f"{what} name {value!r} is not valid: use 1-{NAME_MAX} of A-Z a-z 0-9 . _ -, not starting with `.`"
+            f"{what} name {value!r} is not valid: "
+            f"use 1-{NAME_MAX} of A-Z a-z 0-9 . _ -, not starting with `.`"
         )
     return value
 

@@ -36,7 +36,8 @@ class Follower(Protocol):
         ...
 
     async def wait_changed(self) -> None:
-        """Return once the store may have grown (woken by the kernel or the server, never a poll)."""
+        """Return once the store may have grown (woken by the kernel or the server,
+        never a poll)."""
         ...
 
     def close(self) -> None: ...
@@ -56,7 +57,8 @@ class Store(Protocol):
     def append(
         self, posts: Sequence[Post], *, guard: Callable[[], None] | None = None
     ) -> list[int]:
-        """Store *posts* durably, in order; their positions. *guard* may refuse first, by raising."""
+        """Store *posts* durably, in order; their positions. *guard* may refuse first,
+        by raising."""
         ...
 
     def append_payloads(

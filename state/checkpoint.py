@@ -33,7 +33,8 @@ def save(path: Path, store: Store, state: BoardState) -> None:
 
 
 def start_state(path: Path, store: Store, agent: str) -> BoardState:
-    """What an agent's deliverer starts from: its checkpoint, or an empty fold of its own prompts."""
+    """What an agent's deliverer starts from: its checkpoint,
+    or an empty fold of its own prompts."""
     state = load(path, store)
     if state is None or state.recipient != agent:
         return BoardState(keep_closed=False, recipient=agent)

@@ -131,7 +131,8 @@ def expired(ps: PromptState, now: float) -> bool:
 
 
 def stage(ps: PromptState, agent: str, now: float) -> Stage:
-    """Where the prompt stands for *agent*: cancel and expiry apply to those who had not closed it."""
+    """Where the prompt stands for *agent*:
+    cancel and expiry apply to those who had not closed it."""
     r = ps.recipients[agent]
     if r.stage in CLOSED:
         return r.stage

@@ -58,7 +58,8 @@ class LogReader:
                 )  # compacted: the caller folds it again from the start
             elif st.st_size < self.offset:
                 warnings.warn(
-                    f"{self.path} is shorter than offset {self.offset}; reading it again from the start",
+                    f"{self.path} is shorter than offset {self.offset}; "
+                    "reading it again from the start",
                     DamagedRecord,
                     stacklevel=2,
                 )

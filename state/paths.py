@@ -29,7 +29,8 @@ def user_data_dir(environ: dict[str, str] | os._Environ[str] = os.environ) -> st
 
 
 def git_common_dir(cwd: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> str | None:
-    """What ``git rev-parse --git-common-dir`` answers in *cwd* (absolute), found by reading files."""
+    """What ``git rev-parse --git-common-dir`` answers in *cwd* (absolute),
+    found by reading files."""
     if environ.get("GIT_COMMON_DIR"):
         return os.path.abspath(os.path.join(cwd, environ["GIT_COMMON_DIR"]))
     gitdir = (
@@ -106,7 +107,8 @@ def open_home(path: str | os.PathLike[str], *, create: bool = True) -> Path:
         raise BoardIOError(f"home {home} is not a folder")
     if st.st_mode & 0o022:
         raise BadInput(
-            f"home {home} is writable by others (mode {st.st_mode & 0o777:o}); fix it with: chmod 700 {home}"
+            f"home {home} is writable by others (mode {st.st_mode & 0o777:o}); "
+            f"fix it with: chmod 700 {home}"
         )
     if create and not os.access(home, os.W_OK | os.X_OK):
         raise BoardIOError(f"home {home} is not writable")

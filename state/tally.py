@@ -2,9 +2,9 @@
 
 ``HOME/BOARD/senders/SENDER.open`` holds a line ``RECIPIENT ID EXPIRES`` (``-`` for no
 expiry) for each prompt SENDER left open for each recipient (names hold no spaces; a
-plain format keeps `post` free of a parser's import). `post` reads and updates it under the log's lock
-(standard library only); the commands that close prompts rebuild it from the fold they
-already hold, so it corrects itself. It is a limit, not a record: a lost or stale tally
+plain format keeps `post` free of a parser's import). `post` reads and updates it under the
+log's lock (standard library only); the commands that close prompts rebuild it from the fold
+they already hold, so it corrects itself. It is a limit, not a record: a lost or stale tally
 makes the limit looser or stricter for a while, and never loses a post.
 """
 

@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def cli_env(home: Path, **extra: str) -> dict[str, str]:
-    """The environment of a paneboard process in a test: its home, board `test`, and the store under test."""
+    """The environment of a paneboard process in a test: its home, board `test`,
+    and the store under test."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PANEBOARD_", "CLAUDE_CODE_"))}
     env.update(PANEBOARD_HOME=str(home), PANEBOARD_BOARD="test", **extra)
     if os.environ.get("PANEBOARD_TEST_STORE"):
@@ -223,7 +224,9 @@ def fake_codex(folder: Path, script: str) -> Path:
     folder.mkdir(exist_ok=True)
     path = folder / "codex"
     path.write_text(
-        f"#!{sys.executable}\nimport json, os, sys\nopen(os.environ['CODEX_LOG'], 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n{script}\n"
+        f"#!{sys.executable}\nimport json, os, sys\n"
+        "open(os.environ['CODEX_LOG'], 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+        f"{script}\n"
     )
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path

@@ -26,7 +26,8 @@ def match_id(ctx: Context, posts: Sequence[tuple[int, Post]], ref: str) -> str:
 
 
 def match_ref(ctx: Context, ids: Iterable[str], ref: str, noun: str) -> str:
-    """The one id in *ids* that starts with *ref* (at least 4 characters); else one clear refusal."""
+    """The one id in *ids* that starts with *ref* (at least 4 characters);
+    else one clear refusal."""
     ref = check_ref(ref)
     hits = {i for i in ids if i.startswith(ref)}
     if not hits:
@@ -49,13 +50,15 @@ def find_prompt(ctx: Context, ref: str) -> tuple[PromptState, BoardState]:
     if ps is None:
         kind = next(post for _, post in posts if post.id == pid).__struct_config__.tag
         raise BadInput(
-            f"board `{ctx.board}`: post {pid} is {'an' if kind in ('ack', 'answer', 'undelivered') else 'a'} {kind}, not a prompt"
+            f"board `{ctx.board}`: post {pid} is "
+            f"{'an' if kind in ('ack', 'answer', 'undelivered') else 'a'} {kind}, not a prompt"
         )
     return ps, state
 
 
 def write(ctx: Context, post: Post, state: BoardState | None = None) -> None:
-    """Append *post*; with the board's *state*, rebuild the tally of the prompt's sender after it."""
+    """Append *post*; with the board's *state*, rebuild the tally of the prompt's sender
+    after it."""
     ctx.paths.ensure()
     ctx.store().append([post])
     if state is not None and not isinstance(post, Prompt):

@@ -19,7 +19,8 @@ def _closable(ctx: Context, ps: PromptState) -> None:
     pid = ps.prompt.id
     if ctx.agent not in ps.recipients:
         raise BadInput(
-            f"agent `{ctx.agent}` is not a recipient of prompt {pid} (sent to {', '.join(ps.prompt.to)})"
+            f"agent `{ctx.agent}` is not a recipient of prompt {pid} "
+            f"(sent to {', '.join(ps.prompt.to)})"
         )
     now_stage = stage(ps, ctx.agent, time.time())
     if now_stage not in OPEN_STAGES:
@@ -51,7 +52,8 @@ def run_cancel(ctx: Context, ref: str) -> None:
     pid = ps.prompt.id
     if ps.prompt.sender != ctx.agent:
         raise BadInput(
-            f"agent `{ctx.agent}` did not send prompt {pid} (`{ps.prompt.sender}` did); only its sender can cancel it"
+            f"agent `{ctx.agent}` did not send prompt {pid} (`{ps.prompt.sender}` did); "
+            "only its sender can cancel it"
         )
     now = time.time()
     if not any(stage(ps, name, now) in OPEN_STAGES for name in ps.recipients):

@@ -39,7 +39,8 @@ def run_status(ctx: Context, ref: str) -> None:
         return
     p = ps.prompt
     print(
-        f"prompt {p.id} from {p.sender} on board {p.board}, priority {p.priority}, posted {clock(p.ts)}"
+        f"prompt {p.id} from {p.sender} on board {p.board}, priority {p.priority}, "
+        f"posted {clock(p.ts)}"
     )
     for name, r in stages.items():
         extra = ""

@@ -119,7 +119,8 @@ class CodexQueueDoor:
         if len(text.encode()) > ARG_MAX_ONE:
             raise DoorUnavailable(
                 self.name,
-                f"the prompt is {len(text.encode())} bytes; one argument to codex can carry {ARG_MAX_ONE}",
+                f"the prompt is {len(text.encode())} bytes; "
+                f"one argument to codex can carry {ARG_MAX_ONE}",
             )
         argv = [self.executable(), "queue", "--thread", self.thread, "--message", text]
         done = await run_command(argv, b"", self.env, self.timeout)

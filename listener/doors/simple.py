@@ -81,7 +81,8 @@ def _which(exe: str, path: str) -> str | None:
 
 
 class MaildirDoor:
-    """agent-inbox's layout: a Markdown file with front matter, written in tmp/, renamed into new/."""
+    """agent-inbox's layout: a Markdown file with front matter, written in tmp/,
+    renamed into new/."""
 
     name = "maildir"
 
@@ -100,7 +101,10 @@ class MaildirDoor:
                 folder.mkdir(mode=0o700, exist_ok=True)
                 if not stat.S_ISDIR(os.lstat(folder).st_mode):
                     raise DoorUnavailable(self.name, f"{folder} is not a folder (a symlink?)")
-            name = f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(prompt.ts))}-paneboard.{prompt.id}.md"
+            name = (
+                f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(prompt.ts))}"
+                f"-paneboard.{prompt.id}.md"
+            )
             tmp = inbox / "tmp" / name
             fd = os.open(
                 tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600

@@ -1,4 +1,5 @@
-"""Seeded randomness for the fault scenarios: each prints its seed, and PANEBOARD_SEED replays it."""
+"""Seeded randomness for the fault scenarios: each prints its seed,
+and PANEBOARD_SEED replays it."""
 
 from __future__ import annotations
 

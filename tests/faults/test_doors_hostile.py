@@ -1,4 +1,5 @@
-"""Stuck and hostile doors: each bounded in time and memory, retried or reported, never stalling shutdown."""
+"""Stuck and hostile doors: each bounded in time and memory, retried or reported,
+never stalling shutdown."""
 
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ def hostile_socket(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[P
 
 @pytest.mark.parametrize("hostile_socket", ["closes at once", "garbage"], indirect=True)
 def test_hostile_sockets(home: Path, hostile_socket: Path) -> None:
-    """Either the line went in (the peer's business) or it failed and was retried; the listener never hangs."""
+    """Either the line went in (the peer's business) or it failed and was retried;
+    the listener never hangs."""
     with Listening(
         home,
         "bob",
@@ -119,7 +121,8 @@ def test_exec_flooding_stdout_is_bounded(home: Path) -> None:
 
 
 def test_exec_exiting_0_without_reading_stdin(home: Path) -> None:
-    """A large text on stdin and a command that never reads it: its exit code decides (0: delivered)."""
+    """A large text on stdin and a command that never reads it:
+    its exit code decides (0: delivered)."""
     with _exec(home, "pass") as bob:
         pid = post(home, "--to", "bob", "-", input=b"y" * 200_000)
         bob.wait_err(f"delivered {pid}", timeout=15)

@@ -1,4 +1,5 @@
-"""A listener killed at random points of delivery, 100 times: duplicates only in the documented window."""
+"""A listener killed at random points of delivery, 100 times:
+duplicates only in the documented window."""
 
 from __future__ import annotations
 
@@ -12,7 +13,11 @@ from pathlib import Path
 from tests.helpers import cli_env, run_cli
 
 # The door: record the prompt's id (the door "took" it), slowly enough to be killed inside.
-DOOR = "import os, sys, time; sys.stdin.read(); open(os.environ['STARTED'], 'a').write('x'); time.sleep(float(os.environ['SLOW'])); open(os.environ['OUT'], 'a').write(os.environ['PANEBOARD_ID'] + '\\n')"
+DOOR = (
+    "import os, sys, time; sys.stdin.read(); open(os.environ['STARTED'], 'a').write('x'); "
+    "time.sleep(float(os.environ['SLOW'])); "
+    "open(os.environ['OUT'], 'a').write(os.environ['PANEBOARD_ID'] + '\\n')"
+)
 POINTS = ["before-door", "in-door", "after-door", "after-record"]
 
 

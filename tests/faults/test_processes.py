@@ -23,14 +23,16 @@ log, me = Path(sys.argv[1]), sys.argv[2]
 i = 0
 while True:
     pid = f"{me}-{os.getpid()}-{i:06d}"
-    append_posts(log, [Prompt(id=pid, board="test", sender=me, ts=time.time(), to=("bob",), body=str(i))])
+    append_posts(log, [Prompt(id=pid, board="test", sender=me, ts=time.time(), to=("bob",), \
+body=str(i))])
     print(pid, flush=True)  # reported: append_posts returned, so it is on disk
     i += 1
 """
 
 
 def test_writers_killed_200_times(home: Path, rng: random.Random) -> None:
-    """Four writers; one SIGKILLed at a random moment 200 times and restarted: every reported post is there, once."""
+    """Four writers; one SIGKILLed at a random moment 200 times and restarted:
+    every reported post is there, once."""
     log = home / "test" / "log"
     log.parent.mkdir(mode=0o700)
 
@@ -65,7 +67,11 @@ def test_ten_listeners_for_one_pane_at_once(home: Path) -> None:
     """Started together: exactly one runs, the other nine exit 4."""
     (home / "test" / "panes").mkdir(parents=True, mode=0o700)
     gate = home / "go"
-    script = f"import os, sys, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.001)\nfrom paneboard.listener.cli import main\nsys.exit(main(['listen', '--as', 'bob', '--door', 'stdout']))"
+    script = (
+        f"import os, sys, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.001)\n"
+        "from paneboard.listener.cli import main\n"
+        "sys.exit(main(['listen', '--as', 'bob', '--door', 'stdout']))"
+    )
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", script],
@@ -109,7 +115,8 @@ import os
 log, me, n, listeners = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 for i in range(n):
     ts = time.time()
-    append_posts(log, [Prompt(id=new_id(ts, os.urandom(10)), board="test", sender=me, ts=ts, to=(f"l{i % listeners}",), body=f"{me} {i}")])
+    append_posts(log, [Prompt(id=new_id(ts, os.urandom(10)), board="test", sender=me, ts=ts, \
+to=(f"l{i % listeners}",), body=f"{me} {i}")])
 """
 
 

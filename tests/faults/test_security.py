@@ -34,7 +34,8 @@ def test_folders_0700_files_0600(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("target", ["log", "panes/bob.lock", "panes/bob.delivered"])
 def test_planted_symlinks_are_not_followed(home: Path, tmp_path: Path, target: str) -> None:
-    """A symlink in place of the log, the pane lock or the delivered-key log is refused, and its target untouched."""
+    """A symlink in place of the log, the pane lock or the delivered-key log
+    is refused, and its target untouched."""
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
     (home / "test" / "panes").mkdir(parents=True, mode=0o700)
@@ -85,7 +86,10 @@ def test_max_open_limits_one_sender_per_recipient(home: Path) -> None:
     refused = run_cli(
         home, "post", "--as", "alice", "--to", "bob", "--max-open", "3", "one too many"
     )
-    message = "paneboard: board `test`: `alice` already has 3 open prompts for `bob` (the --max-open limit); wait for some to be closed, or cancel some\n"
+    message = (
+        "paneboard: board `test`: `alice` already has 3 open prompts for `bob` "
+        "(the --max-open limit); wait for some to be closed, or cancel some\n"
+    )
     assert (1, message) == (refused.returncode, refused.stderr)
     assert before == log.read_bytes()
     assert (

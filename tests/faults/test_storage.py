@@ -35,7 +35,8 @@ def small_home(tmp_path: Path) -> Path:
 
 
 def test_disk_full(small_home: Path) -> None:
-    """Posts fail with one clear line and exit 1 once full; none reported is missing; freed, the board works."""
+    """Posts fail with one clear line and exit 1 once full; none reported is missing;
+    freed, the board works."""
     filler = small_home / "filler"
     filler.write_bytes(b"\0" * 64 * 1024)  # deleted later to free space
     reported, failure = [], None
@@ -83,8 +84,8 @@ def _prompt(i: int) -> Prompt:
 
 @pytest.mark.parametrize("round_", range(20))
 def test_damaged_log(home: Path, rng: random.Random, round_: int) -> None:
-    """Flips, truncations and garbage at random offsets: every undamaged record comes back, with warnings,
-    never an exception; a listener on it delivers every undamaged open prompt."""
+    """Flips, truncations and garbage at random offsets: every undamaged record comes back,
+    with warnings, never an exception; a listener on it delivers every undamaged open prompt."""
     posts = [_prompt(i) for i in range(60)]
     frames = [frame(encode(p)) for p in posts]
     starts = [sum(map(len, frames[:i])) for i in range(len(frames))]

@@ -30,7 +30,10 @@ CASES = [
     ),
     (
         ["post", "--as", "alice", "--to", "../x", "hi"],
-        "paneboard: recipient name '../x' is not valid: use 1-64 of A-Z a-z 0-9 . _ -, not starting with `.`",
+        (
+            "paneboard: recipient name '../x' is not valid: "
+            "use 1-64 of A-Z a-z 0-9 . _ -, not starting with `.`"
+        ),
     ),
     (["post", "--as", "", "--to", "bob", "hi"], "paneboard: agent name is empty"),
     (
@@ -39,11 +42,17 @@ CASES = [
     ),
     (
         ["post", "--as", ".x", "--to", "bob", "hi"],
-        "paneboard: agent name '.x' is not valid: use 1-64 of A-Z a-z 0-9 . _ -, not starting with `.`",
+        (
+            "paneboard: agent name '.x' is not valid: "
+            "use 1-64 of A-Z a-z 0-9 . _ -, not starting with `.`"
+        ),
     ),
     (
         ["post", "--board", "../etc", "--to", "bob", "hi"],
-        "paneboard: board name '../etc' is not valid: use 1-64 of A-Z a-z 0-9 . _ -, not starting with `.`",
+        (
+            "paneboard: board name '../etc' is not valid: "
+            "use 1-64 of A-Z a-z 0-9 . _ -, not starting with `.`"
+        ),
     ),
     (["post", "--as", "alice", "--to", "bob", ""], "paneboard: prompt body is empty"),
     (
@@ -81,7 +90,10 @@ def test_close_rules(board: tuple[Path, str]) -> None:
         ),
         (
             ["cancel", "--as", "bob", pid],
-            f"paneboard: agent `bob` did not send prompt {pid} (`alice` did); only its sender can cancel it",
+            (
+                f"paneboard: agent `bob` did not send prompt {pid} (`alice` did); "
+                "only its sender can cancel it"
+            ),
         ),
     ]
     for args, message in cases:
@@ -135,7 +147,10 @@ def test_usage_errors_exit_2_with_one_line(home: Path) -> None:
     done = run_cli(home, "post", "hi")
     assert (
         2,
-        "paneboard post: the following arguments are required: --to (see `paneboard post --help`)\n",
+        (
+            "paneboard post: the following arguments are required: --to "
+            "(see `paneboard post --help`)\n"
+        ),
     ) == (done.returncode, done.stderr)
     assert 2 == run_cli(home, "frobnicate").returncode
     assert 2 == run_cli(home, "post", "--to", "bob", "--ttl", "soon", "hi").returncode

@@ -29,7 +29,8 @@ def test_catch_up_is_urgent_first_then_oldest_first(home: Path) -> None:
 
 
 def test_live_prompts_arrive_with_composed_text(home: Path) -> None:
-    """A listener started first hands over each prompt as it is posted, with the closing commands."""
+    """A listener started first hands over each prompt as it is posted,
+    with the closing commands."""
     with Listening(home, "bob", "--door", "stdout") as bob:
         pid = post(home, "--to", "bob", "--thread", "t1", "hello $(whoami) `x`")
         line = json.loads(bob.line())
@@ -69,7 +70,8 @@ def test_exactly_once_across_restarts_by_sigterm_and_sigkill(home: Path) -> None
 
 
 def test_a_second_listener_for_the_pane_exits_4(home: Path) -> None:
-    """The second names board, agent and holder pid; after the first is SIGKILLed a new one starts."""
+    """The second names board, agent and holder pid;
+    after the first is SIGKILLed a new one starts."""
     with Listening(home, "bob", "--door", "stdout") as first:
         second = run_cli(home, "listen", "--as", "bob", "--door", "stdout")
         expected = (
@@ -101,7 +103,8 @@ def test_who_shows_the_listening_pane(home: Path) -> None:
 
 
 def test_the_pane_lock_is_portalockers_lock(home: Path) -> None:
-    """A pane held through portalocker (as on other platforms) is held for paneboard too, and the other way round."""
+    """A pane held through portalocker (as on other platforms) is held for paneboard too,
+    and the other way round."""
     import portalocker
 
     from paneboard.protocol.errors import PaneLocked

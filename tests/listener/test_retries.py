@@ -11,7 +11,10 @@ from paneboard.state.log import read_posts
 from tests.helpers import Listening, post, run_cli, wait_until
 
 # An exec door that refuses any prompt whose body says FAIL and records the others' ids.
-RECORDER = "import os, sys; text = sys.stdin.read(); sys.exit(1) if 'FAIL' in text else open(os.environ['OUT'], 'a').write(os.environ['PANEBOARD_ID'] + '\\n')"
+RECORDER = (
+    "import os, sys; text = sys.stdin.read(); sys.exit(1) if 'FAIL' in text else "
+    "open(os.environ['OUT'], 'a').write(os.environ['PANEBOARD_ID'] + '\\n')"
+)
 
 
 def recorder(home: Path, tmp_path: Path, *args: str) -> Listening:
@@ -26,7 +29,8 @@ def recorder(home: Path, tmp_path: Path, *args: str) -> Listening:
 def test_a_failing_door_retries_then_posts_undelivered_and_a_restart_delivers(
     home: Path, tmp_path: Path
 ) -> None:
-    """Three attempts, an `undelivered` notice, the prompt open; a later listener with a working door delivers it."""
+    """Three attempts, an `undelivered` notice, the prompt open;
+    a later listener with a working door delivers it."""
     pid = post(home, "--to", "bob", "the first door is broken")
     with Listening(home, "bob", "--door", "exec", "--backoff", "0.05,0.05", "--", "false") as bob:
         bob.wait_err(f"undelivered {pid}")
@@ -44,7 +48,8 @@ def test_a_failing_door_retries_then_posts_undelivered_and_a_restart_delivers(
 def test_prompts_closed_while_queued_behind_a_retrying_one_are_never_delivered(
     home: Path, tmp_path: Path
 ) -> None:
-    """Acked, cancelled and expired prompts behind a retrying one are skipped; an open one is delivered."""
+    """Acked, cancelled and expired prompts behind a retrying one are skipped;
+    an open one is delivered."""
     stuck = post(home, "--to", "bob", "--priority", "urgent", "FAIL every time")
     acked = post(home, "--to", "bob", "will be acked")
     cancelled = post(home, "--to", "bob", "will be cancelled")
@@ -78,7 +83,10 @@ def test_a_prompt_closed_during_its_own_backoff_stops_retrying(home: Path, tmp_p
 def test_sigterm_during_a_delivery_lets_it_finish(home: Path, tmp_path: Path) -> None:
     """The delivery in flight returns and is recorded before the listener exits 0."""
     started, release = tmp_path / "started", tmp_path / "release"
-    script = f"import os, time; open({str(started)!r}, 'w').close()\nwhile not os.path.exists({str(release)!r}): time.sleep(0.01)"
+    script = (
+        f"import os, time; open({str(started)!r}, 'w').close()\n"
+        f"while not os.path.exists({str(release)!r}): time.sleep(0.01)"
+    )
     with Listening(home, "bob", "--door", "exec", "--", sys.executable, "-c", script) as bob:
         pid = post(home, "--to", "bob", "slow one")
         wait_until(started.exists, "the door's command runs")

@@ -10,8 +10,12 @@ from tests.helpers import Listening, cli_env, post, run_cli
 
 
 def test_ask_is_answered_by_an_agent_whose_door_runs_paneboard_answer(home: Path) -> None:
-    """bob's exec door answers each prompt with `paneboard answer "$PANEBOARD_ID"`: alice's ask prints it."""
-    script = f'exec {sys.executable} -m paneboard.listener answer "$PANEBOARD_ID" "bob says: $(wc -l) lines read"'
+    """bob's exec door answers each prompt with `paneboard answer "$PANEBOARD_ID"`:
+    alice's ask prints it."""
+    script = (
+        f'exec {sys.executable} -m paneboard.listener answer "$PANEBOARD_ID" '
+        '"bob says: $(wc -l) lines read"'
+    )
     with Listening(home, "bob", "--door", "exec", "--", "sh", "-c", script):
         done = run_cli(
             home, "ask", "--as", "alice", "--to", "bob", "--timeout", "20", "how many lines?"
@@ -30,7 +34,8 @@ def test_wait_timeout_exits_3(home: Path) -> None:
 
 
 def test_wait_until_delivered_and_closed(home: Path) -> None:
-    """`--until delivered` returns on the receipt; the default waits for the answer and prints it."""
+    """`--until delivered` returns on the receipt;
+    the default waits for the answer and prints it."""
     pid = post(home, "--to", "bob", "hello")
     with Listening(home, "bob", "--door", "stdout") as bob:
         bob.line()

@@ -22,7 +22,10 @@ from tests.strategies import names
         ),
         (
             ".hidden",
-            "agent name '.hidden' is not valid: use 1-64 of A-Z a-z 0-9 . _ -, not starting with `.`",
+            (
+                "agent name '.hidden' is not valid: "
+                "use 1-64 of A-Z a-z 0-9 . _ -, not starting with `.`"
+            ),
         ),
         ("a" * 65, "agent name `aaaaaaaaaaaaaaaaaaaa…` is 65 characters; the limit is 64"),
         (

@@ -20,7 +20,8 @@ from paneboard.protocol.posts import Prompt, encode
 from paneboard.state.append import append_payloads
 log, me, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 for i in range(n):
-    p = Prompt(id=f"{me}-{i:08d}", board="b", sender=me, ts=time.time(), to=("bob",), body=f"{me} {i}")
+    p = Prompt(id=f"{me}-{i:08d}", board="b", sender=me, ts=time.time(), to=("bob",), \
+body=f"{me} {i}")
     append_payloads(log, [encode(p)])
 """
 
@@ -45,7 +46,10 @@ def test_writer_killed_at_random_moments_loses_nothing_reported(home: Path) -> N
     rng = random.Random(os.environ.get("PANEBOARD_SEED", "2"))
     print("seed", rng.random())
     reported: list[str] = []
-    loop = f'for i in $(seq 1 1000); do {sys.executable} -m paneboard.listener post --to bob "msg $i" || exit 1; done'
+    loop = (
+        f"for i in $(seq 1 1000); do {sys.executable} -m paneboard.listener post "
+        '--to bob "msg $i" || exit 1; done'
+    )
     for _ in range(15):
         proc = subprocess.Popen(
             ["bash", "-c", loop],

@@ -57,12 +57,14 @@ from paneboard.protocol.posts import Prompt
 from paneboard.state.log import append_posts
 log, n = Path(sys.argv[1]), int(sys.argv[2])
 for i in range(n):
-    append_posts(log, [Prompt(id=f"w{i:08d}", board="test", sender="alice", ts=time.time(), to=("bob",), body=str(i))])
+    append_posts(log, [Prompt(id=f"w{i:08d}", board="test", sender="alice", ts=time.time(), \
+to=("bob",), body=str(i))])
 """
 
 
 def test_compaction_while_writing_and_listening_loses_and_repeats_nothing(home: Path) -> None:
-    """A writer appends and a listener delivers throughout five compactions: every post arrives once."""
+    """A writer appends and a listener delivers throughout five compactions:
+    every post arrives once."""
     log = home / "test" / "log"
     first = post(home, "--to", "bob", "before")
     with Listening(home, "bob", "--door", "stdout") as bob:

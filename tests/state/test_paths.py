@@ -20,7 +20,8 @@ def _git(cwd: Path, *args: str) -> str:
 
 
 def test_git_common_dir_matches_git_in_worktrees_and_subfolders(tmp_path: Path) -> None:
-    """Read from files, the answer is git's own, from the main checkout, a subfolder and a worktree."""
+    """Read from files, the answer is git's own,
+    from the main checkout, a subfolder and a worktree."""
     main = tmp_path / "My Repo!"
     main.mkdir()
     _git(main, "init", "-q")

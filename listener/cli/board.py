@@ -81,7 +81,16 @@ def rebuild_tally(ctx: Context, state: BoardState, sender: str) -> None:
 
 
 def emit(obj: object) -> None:
-    sys.stdout.buffer.write(to_json(obj) + b"\n")
+    """One JSON line on stdout (a text stream without a buffer, as in tests, gets it decoded)."""
+    write_json_line(to_json(obj))
+
+
+def write_json_line(data: bytes) -> None:
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:
+        sys.stdout.write(data.decode() + "\n")
+    else:
+        out.write(data + b"\n")
     sys.stdout.flush()
 
 

@@ -106,6 +106,8 @@ def post_command(args: Namespace) -> None:
     if args.json:
         from paneboard.protocol.posts import decode, to_json
 
-        sys.stdout.buffer.write(to_json(decode(pack_post(fields))) + b"\n")
+        from paneboard.listener.cli.board import write_json_line
+
+        write_json_line(to_json(decode(pack_post(fields))))
     else:
         sys.stdout.write(f"{fields['id']}\n")

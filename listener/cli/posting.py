@@ -104,9 +104,8 @@ def post_command(args: Namespace) -> None:
     )
     fields = post_prompt(Context.from_args(args), request)
     if args.json:
-        from paneboard.protocol.posts import decode, to_json
-
         from paneboard.listener.cli.board import write_json_line
+        from paneboard.protocol.posts import decode, to_json
 
         write_json_line(to_json(decode(pack_post(fields))))
     else:

@@ -19,9 +19,9 @@ from paneboard.listener.doors import (
     Door,
     ExecDoor,
     MaildirDoor,
+    OpenCodeDoor,
     StdoutDoor,
 )
-from paneboard.listener.doors.opencode import OpenCodeDoor
 from paneboard.listener.doors.process import child_env
 from paneboard.listener.listen import Listener, Settings, run_listener
 from paneboard.protocol.errors import BadInput

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
-from tests.listener.test_listen import post
+from tests.helpers import post, run_cli
 
 FILES = {"gemini": ".gemini/settings.json", "copilot": ".github/hooks/paneboard.json"}
 EVENTS = {"gemini": ["SessionStart", "AfterAgent"], "copilot": ["SessionStart", "Stop"]}

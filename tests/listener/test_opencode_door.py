@@ -14,9 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Listening
-from tests.listener.test_doors import notices
-from tests.listener.test_listen import post
+from tests.helpers import Listening, notices, post
 
 
 class PluginStandIn:
@@ -143,7 +141,7 @@ def test_a_symlinked_socket_is_refused(home: Path, plugin: PluginStandIn, tmp_pa
 
 
 def test_the_door_needs_a_socket(home: Path) -> None:
-    from tests.conftest import run_cli
+    from tests.helpers import run_cli
 
     done = run_cli(home, "listen", "--as", "bob", "--door", "opencode")
     assert (

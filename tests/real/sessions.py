@@ -169,7 +169,7 @@ def base_env(home: Path, bin_dir: Path, pb_home: Path) -> dict[str, str]:
 
 def post(pb_home: Path, to: str, *args: str) -> str:
     """`paneboard post` from another process, as alice; returns the id."""
-    from tests.conftest import run_cli
+    from tests.helpers import run_cli
 
     done = run_cli(pb_home, "post", "--as", "alice", "--to", to, *args)
     assert 0 == done.returncode, done.stderr
@@ -177,7 +177,7 @@ def post(pb_home: Path, to: str, *args: str) -> str:
 
 
 def status(pb_home: Path, prompt: str, agent: str) -> dict[str, Any]:
-    from tests.conftest import run_cli
+    from tests.helpers import run_cli
 
     return dict(
         json.loads(run_cli(pb_home, "status", prompt, "--json").stdout)["recipients"][agent]
@@ -186,7 +186,7 @@ def status(pb_home: Path, prompt: str, agent: str) -> dict[str, Any]:
 
 def install(pb_home: Path, agent: str, project: Path, name: str) -> str:
     """`hook install AGENT --as NAME --home … --board test`; returns what it printed."""
-    from tests.conftest import run_cli
+    from tests.helpers import run_cli
 
     done = run_cli(
         pb_home,

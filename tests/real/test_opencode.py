@@ -16,7 +16,7 @@ import pytest
 from paneboard.protocol.posts import Undelivered
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
-from tests.conftest import Listening, cli_env, run_cli
+from tests.helpers import Listening, cli_env, run_cli
 from tests.real.conftest import CLIENTS
 from tests.real.sessions import (
     OpenCodeSession,

@@ -18,7 +18,6 @@ from typing import Any
 
 from tests.real.conftest import free_port
 
-PACKAGES = ["@google/gemini-cli@0.61.0", "@github/copilot@1.0.102", "opencode-ai@1.18.33"]
 OPENCODE_PLUGIN_PACKAGE = "@opencode-ai/plugin@1.18.33"
 
 
@@ -49,10 +48,12 @@ class StandIn:
         assert self.proc.stdout is not None and "ready" == self.proc.stdout.readline().strip()
 
     def requests(self) -> list[dict[str, Any]]:
+        """The requests logged so far (a line still being written is left for the next look)."""
         try:
-            return [json.loads(line) for line in self.log.read_text().splitlines()]
+            lines = self.log.read_text().splitlines(keepends=True)
         except FileNotFoundError:
             return []
+        return [json.loads(line) for line in lines if line.endswith("\n")]
 
     def turns_with(self, needle: str) -> list[float]:
         """The times of the model requests whose newest user text holds *needle*."""

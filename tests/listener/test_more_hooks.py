@@ -310,3 +310,14 @@ def test_doctor_knows_the_three_agents(home: Path, tmp_path: Path) -> None:
         f"warn  opencode no `opencode` on PATH; plugin {tmp_path / PLUGIN}",
         f"ok    opencode plugin door of OpenCode pid {os.getpid()}: {door.socket_path}",
     ] == lines
+
+
+def test_opencode_session_start_needs_the_plugins_socket(home: Path) -> None:
+    """Run without the plugin's socket in its environment, it starts nothing and says why."""
+    payload = json.dumps({"hook_event_name": "SessionStart", "cwd": str(home)}).encode()
+    done = run_cli(
+        home, "hook", "session-start", "--agent", "opencode", "--as", "bob", input=payload
+    )
+    text = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "(no PANEBOARD_OPENCODE_SOCKET from the plugin: no listener started)" in text
+    assert not (home / "test" / "panes" / "bob.log").exists()

@@ -11,8 +11,10 @@ from pathlib import Path
 
 from paneboard.listener.context import Context
 from paneboard.listener.doors.agents import check_socket
+from paneboard.listener.doors.opencode import live_doors, plugin_folder
 from paneboard.listener.doors.process import child_env
-from paneboard.listener.hooks import codex_trust, settings
+from paneboard.listener.hooks import agents, codex_trust, settings
+from paneboard.listener.hooks import opencode as opencode_hooks
 from paneboard.protocol.errors import DoorUnavailable, PaneboardError
 from paneboard.state import presence
 from paneboard.state.panelock import holder
@@ -34,6 +36,7 @@ def run_doctor(ctx: Context, socket: str | None, probe: bool) -> None:
     pid = _pane(c, ctx)
     _claude(c, socket or os.environ.get("CLAUDE_CODE_MESSAGING_SOCKET"))
     _codex(c)
+    more_agents(c, Path.cwd())
     _hooks(c, Path.cwd())
     if probe:
         _probe(c, ctx, pid)
@@ -109,6 +112,42 @@ def _codex(c: Checks) -> None:
         done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "(no version printed)"
     )
     c.line("ok" if done.returncode == 0 else "fail", "codex", f"{codex}: {version}")
+
+
+def more_agents(c: Checks, project: Path) -> None:
+    """Gemini CLI, Copilot CLI, OpenCode: on PATH? hooks or plugin installed? OpenCode's door up?"""
+    for name, row in agents.STOP_AGENTS.items():
+        events = agents.installed(row, project)
+        where = shutil.which(name)
+        cli = where or f"no `{name}` on PATH"
+        if events:
+            c.line(
+                "ok" if where else "warn",
+                name,
+                f"{cli}; Stop-hook door: {', '.join(events)} in {row.path(project)}",
+            )
+        else:
+            c.line(
+                "warn",
+                name,
+                f"{cli}; no hooks in {row.path(project)} (paneboard hook install {name})",
+            )
+    where = shutil.which("opencode")
+    cli = where or "no `opencode` on PATH"
+    plugin = opencode_hooks.plugin_path(project)
+    if opencode_hooks.installed(project):
+        c.line("ok" if where else "warn", "opencode", f"{cli}; plugin {plugin}")
+    else:
+        c.line(
+            "warn", "opencode", f"{cli}; no plugin at {plugin} (paneboard hook install opencode)"
+        )
+    doors = list(live_doors())
+    for pid, socket in doors:
+        c.line("ok", "opencode", f"plugin door of OpenCode pid {pid}: {socket}")
+    if not doors:
+        c.line(
+            "warn", "opencode", f"no OpenCode runs with the plugin's door up (in {plugin_folder()})"
+        )
 
 
 def _hooks(c: Checks, project: Path) -> None:

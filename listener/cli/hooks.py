@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from paneboard.listener.context import Context, executable
-from paneboard.listener.hooks import codex_trust, run, settings
+from paneboard.listener.hooks import codex_trust, more, run, settings
 from paneboard.protocol.errors import BadInput
 from paneboard.state.paths import default_board
 
@@ -29,7 +29,8 @@ def hook_command(args: argparse.Namespace) -> None:
     board = os.environ.get("PANEBOARD_BOARD") or default_board(cwd)  # where the agent runs
     ctx = Context.from_args(args, board=board, agent=name)
     if args.action == "session-start":
-        print(run.session_start(ctx, args.agent_type, args.mode, derived, data))
+        mode = more.check_mode(args.agent_type, args.mode)
+        print(run.session_start(ctx, args.agent_type, mode, derived, data))
     elif args.action == "session-end":
         run.session_end(ctx)
     else:
@@ -59,15 +60,19 @@ def _given_options(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 def _install(args: argparse.Namespace) -> None:
     if args.target is None:
-        raise BadInput(f"say which agent: paneboard hook {args.action} claude|codex")
+        raise BadInput(f"say which agent: paneboard hook {args.action} {'|'.join(more.ALL_AGENTS)}")
     project = (args.project or Path.cwd()).absolute()
     if not project.is_dir():
         raise BadInput(f"project folder {project} does not exist")
+    if args.target in more.MORE_AGENTS:
+        more.install_or_uninstall(args, project, [p for pair in _given_options(args) for p in pair])
+        return
     if args.trust and (args.action, args.target) != ("install", "codex"):
         raise BadInput("--trust goes with `paneboard hook install codex`")
     if args.trust:
         # refuse a broken config.toml before writing anything
         codex_trust.trust_state(codex_trust.config_path(os.environ), {})
+    args.mode = args.mode or "listen"
     if args.action == "install":
         path, changed = settings.install(
             args.target, project, args.mode, executable(), _given_options(args)

@@ -19,6 +19,7 @@ from paneboard.listener.doors import (
     Door,
     ExecDoor,
     MaildirDoor,
+    OpenCodeDoor,
     StdoutDoor,
 )
 from paneboard.listener.doors.process import child_env
@@ -51,6 +52,12 @@ def make_door(
         if not maildir:
             raise BadInput("--door maildir needs --maildir ROOT")
         return MaildirDoor(Path(maildir).absolute())
+    if name == "opencode":
+        if not socket:
+            raise BadInput(
+                "--door opencode needs --socket PATH (paneboard's OpenCode plugin passes it)"
+            )
+        return OpenCodeDoor(Path(socket), min(timeout, 10.0))
     if name == "claude-inbox":
         path = socket or os.environ.get("CLAUDE_CODE_MESSAGING_SOCKET")
         if not path:

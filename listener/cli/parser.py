@@ -158,7 +158,8 @@ def _listen_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--socket",
         metavar="PATH",
-        help="claude-inbox: the session's inbox socket (default $CLAUDE_CODE_MESSAGING_SOCKET)",
+        help="claude-inbox: the session's inbox socket (default $CLAUDE_CODE_MESSAGING_SOCKET);"
+        " opencode: the socket of paneboard's plugin",
     )
     p.add_argument(
         "--thread", metavar="ID", help="codex-queue: the thread id (default $CODEX_THREAD_ID)"
@@ -220,8 +221,9 @@ def _hook_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--mode",
         choices=("listen", "stop", "both"),
-        default="listen",
-        help="listen: a listener per session; stop: deliver at each Stop; both",
+        default=None,
+        help="listen: a listener per session; stop: deliver at each Stop; both"
+        " (default listen; gemini and copilot: stop, their only mode)",
     )
     p.add_argument(
         "--cooldown",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from paneboard.listener.doors.agents import ClaudeInboxDoor, CodexQueueDoor, check_socket
 from paneboard.listener.doors.base import Door, Outcome
+from paneboard.listener.doors.opencode import OpenCodeDoor
 from paneboard.listener.doors.simple import ExecDoor, MaildirDoor, StdoutDoor
 
 __all__ = [
@@ -12,6 +13,7 @@ __all__ = [
     "Door",
     "ExecDoor",
     "MaildirDoor",
+    "OpenCodeDoor",
     "Outcome",
     "StdoutDoor",
     "check_socket",

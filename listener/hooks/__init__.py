@@ -1,4 +1,5 @@
-"""Agent integration: hook files for Claude Code and Codex, and the hooks they run."""
+"""Agent integration: hook files (Claude Code, Codex, Gemini CLI, Copilot CLI), the OpenCode
+plugin, and the hooks they run."""
 
 from __future__ import annotations
 

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from paneboard.listener import codex
 from paneboard.listener.context import Context, executable, header
 from paneboard.listener.doors.process import child_env
+from paneboard.listener.hooks.agents import STOP_AGENTS
 from paneboard.listener.view import BoardView
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import BadInput, PaneLocked
@@ -98,6 +99,8 @@ def session_start(ctx: Context, agent: str, mode: str, derived: bool, data: dict
     text = context_line(ctx, exe, how) + (
         " (name derived from the project folder; set PANEBOARD_AGENT to choose)" if derived else ""
     )
+    if agent in STOP_AGENTS:
+        return STOP_AGENTS[agent].context(text)
     return json.dumps(
         {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
     )
@@ -114,6 +117,11 @@ def _start_listener(ctx: Context, agent: str, exe: str, data: dict[str, Any]) ->
         if not socket:
             return "no CLAUDE_CODE_MESSAGING_SOCKET in this session: no listener started"
         door = ["--door", "claude-inbox", "--socket", socket, "--parent-pid", str(agent_pid())]
+    elif agent == "opencode":
+        socket = os.environ.get("PANEBOARD_OPENCODE_SOCKET")
+        if not socket:
+            return "no PANEBOARD_OPENCODE_SOCKET from the plugin: no listener started"
+        door = ["--door", "opencode", "--socket", socket, "--parent-pid", str(agent_pid())]
     else:
         try:
             door = codex.listen_args(data, env, agent_pid())
@@ -153,11 +161,16 @@ def stop(ctx: Context, agent: str, cooldown: float, out: TextIO) -> None:
 
     Claude Code takes no output as "go ahead and stop"; Codex wants ``{"continue": true}``.
     """
-    if not (ctx.store().has_posts() and _deliver_at_stop(ctx, cooldown, out)) and agent == "codex":
+    limit = STOP_AGENTS[agent].per_stop if agent in STOP_AGENTS else None
+    if ctx.store().has_posts() and _deliver_at_stop(ctx, cooldown, out, limit):
+        return
+    if agent == "codex":
         out.write(json.dumps({"continue": True}) + "\n")
+    elif agent in STOP_AGENTS and STOP_AGENTS[agent].idle_reply:
+        out.write(STOP_AGENTS[agent].idle_reply + "\n")
 
 
-def _deliver_at_stop(ctx: Context, cooldown: float, out: TextIO) -> bool:
+def _deliver_at_stop(ctx: Context, cooldown: float, out: TextIO, limit: int | None) -> bool:
     ctx.paths.ensure()  # the pane's lock and keys are local, whatever the store
     try:
         lock = take_pane_lock(ctx.paths.pane(ctx.agent, "lock"), ctx.board, ctx.agent)
@@ -168,7 +181,7 @@ def _deliver_at_stop(ctx: Context, cooldown: float, out: TextIO) -> bool:
             return False
         keys = DeliveredKeys(ctx.paths.pane(ctx.agent, "delivered"))
         state = _agent_state(ctx)
-        chosen, texts = _take(ctx, state, keys)
+        chosen, texts = _take(ctx, state, keys, limit)
         if not chosen:
             return False
         intro = f"paneboard: {len(chosen)} prompt(s) for you, `{ctx.agent}`, arrived on board `{ctx.board}`; handle them now."
@@ -211,8 +224,11 @@ def _agent_state(ctx: Context) -> BoardState:
     return view.state
 
 
-def _take(ctx: Context, state: BoardState, keys: DeliveredKeys) -> tuple[list[Prompt], list[str]]:
-    """The undelivered open prompts in catch-up order, composed, up to the reason's size limit."""
+def _take(
+    ctx: Context, state: BoardState, keys: DeliveredKeys, limit: int | None
+) -> tuple[list[Prompt], list[str]]:
+    """The undelivered open prompts in catch-up order, composed, up to the reason's size limit
+    (and to *limit* prompts, for the agents that take one per turn end)."""
     exe = executable()
     chosen: list[Prompt] = []
     texts: list[str] = []
@@ -223,7 +239,7 @@ def _take(ctx: Context, state: BoardState, keys: DeliveredKeys) -> tuple[list[Pr
         text = compose(
             ps.prompt, exe=exe, home=str(ctx.home), agent=ctx.agent, store=ctx.store_options()
         )
-        if chosen and size + len(text) > REASON_LIMIT:
+        if chosen and (size + len(text) > REASON_LIMIT or len(chosen) == limit):
             break  # the rest wait for the next stop
         chosen.append(ps.prompt)
         texts.append(text)

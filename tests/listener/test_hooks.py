@@ -279,17 +279,27 @@ def test_doctor_healthy_and_broken(home: Path, tmp_path: Path) -> None:
         post(home, "--to", "bob", "hi")
         with Listening(home, "bob", "--door", "stdout") as bob:
             bob.line()
+            runtime = str(tmp_path / "run")  # no OpenCode door of another test in sight
             healthy = run_cli(
-                home, "doctor", "--as", "bob", "--socket", str(server.path), "--probe"
+                home,
+                "doctor",
+                "--as",
+                "bob",
+                "--socket",
+                str(server.path),
+                "--probe",
+                XDG_RUNTIME_DIR=runtime,
             )
             assert 0 == healthy.returncode, healthy.stdout + healthy.stderr
             lines = healthy.stdout.splitlines()
+            more = ["gemini", "copilot", "opencode", "opencode"]
             assert [ln.split()[1] for ln in lines] == [
                 "home",
                 "board",
                 "pane",
                 "claude",
                 "codex",
+                *more,
                 "hooks",
                 "hooks",
                 "probe",
@@ -298,7 +308,7 @@ def test_doctor_healthy_and_broken(home: Path, tmp_path: Path) -> None:
                 lines[2].startswith("ok    pane     `bob`: listener pid")
                 and "door stdout" in lines[2]
             )
-            assert lines[7].startswith("ok    probe    delivered through the door in")
+            assert lines[-1].startswith("ok    probe    delivered through the door in")
         (tmp_path / "notasocket").write_text("")
         broken = run_cli(
             home, "doctor", "--as", "bob", "--socket", str(tmp_path / "notasocket"), "--probe"

@@ -19,16 +19,26 @@ import pytest
 from tests.helpers import ROOT
 
 CLIENTS = ROOT / ".ci" / "tools" / "clients"
-PACKAGES = ["@openai/codex@0.169.0", "@anthropic-ai/claude-code@2.1.328"]
+PACKAGES = [
+    "@openai/codex@0.169.0",
+    "@anthropic-ai/claude-code@2.1.328",
+    "@google/gemini-cli@0.61.0",
+    "@github/copilot@1.0.102",
+    "opencode-ai@1.18.33",
+]
+CLIS = ("claude", "codex", "gemini", "copilot", "opencode")
 
 
 @pytest.fixture(scope="session")
 def clients_bin() -> Path:
-    """The folder holding `claude` and `codex`; installed here on first use (skipped only without npm)."""
+    """The folder holding the agent CLIs; installed here on first use (skipped only without npm)."""
     bin_dir = Path(os.environ.get("PANEBOARD_CLIENTS_BIN", CLIENTS / "node_modules" / ".bin"))
-    if not ((bin_dir / "claude").exists() and (bin_dir / "codex").exists()):
+    if not all((bin_dir / cli).exists() for cli in CLIS):
         if shutil.which("npm") is None:
-            pytest.skip("npm is missing: cannot install the real Claude Code and Codex CLIs")
+            pytest.skip(
+                "npm is missing: cannot install the real agent CLIs "
+                "(Claude Code, Codex, Gemini CLI, Copilot CLI, OpenCode)"
+            )
         CLIENTS.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ, DISABLE_AUTOUPDATER="1")
         subprocess.run(

@@ -1,0 +1,150 @@
+"""The `opencode` door against a real Unix socket server standing in for paneboard's plugin."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import Listening, notices, post
+
+
+class PluginStandIn:
+    """Serves the plugin's socket and registry; answers each line with *reply* (None: never)."""
+
+    def __init__(self, folder: Path, pid: int, reply: dict[str, object] | None) -> None:
+        self.socket_path = folder / f"{pid}.sock"
+        (folder / f"{pid}.json").write_text(
+            json.dumps({"pid": pid, "socket": str(self.socket_path)})
+        )
+        self.lines: queue.Queue[dict[str, str]] = queue.Queue()
+        self.reply = reply
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(str(self.socket_path))
+        self.sock.listen()
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn.makefile("rb") as f:
+                line = f.readline()
+            if not line:
+                conn.close()  # connected and left without a word (doctor's probe)
+                continue
+            self.lines.put(json.loads(line))
+            if self.reply is None:
+                self.held.append(conn)  # took the line, never answers
+                continue
+            with conn:
+                conn.sendall(json.dumps(self.reply).encode() + b"\n")
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+
+
+@pytest.fixture
+def plugin(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[PluginStandIn]:
+    reply = getattr(request, "param", {"ok": True, "session": "ses_1"})
+    server = PluginStandIn(tmp_path, os.getpid(), reply)
+    yield server
+    server.close()
+
+
+def _listen(home: Path, socket_path: Path, *extra: str) -> Listening:
+    return Listening(
+        home, "bob", "--door", "opencode", "--socket", str(socket_path), "--backoff", "0.05", *extra
+    )
+
+
+def test_a_prompt_is_one_line_and_the_plugin_accepts_it(home: Path, plugin: PluginStandIn) -> None:
+    """The line carries the prompt's id and composed text; the plugin's ok is a receipt."""
+    with _listen(home, plugin.socket_path) as bob:
+        pid = post(home, "--to", "bob", "review fetch.py")
+        line = plugin.lines.get(timeout=10)
+        bob.wait_err(f"delivered {pid} from alice via opencode")
+    assert pid == line["id"]
+    assert (
+        f"[paneboard] prompt {pid} from alice on board test" in line["text"]
+        and "> review fetch.py" in line["text"]
+    )
+
+
+@pytest.mark.parametrize(
+    "plugin", [{"ok": False, "error": "no session yet in this OpenCode"}], indirect=True
+)
+def test_a_refusal_by_the_plugin_is_retried_then_undelivered(
+    home: Path, plugin: PluginStandIn
+) -> None:
+    with _listen(home, plugin.socket_path) as bob:
+        pid = post(home, "--to", "bob", "hello")
+        bob.wait_err(f"undelivered {pid}")
+    assert 2 == plugin.lines.qsize()
+    assert ["the plugin did not hand it over: no session yet in this OpenCode"] == [
+        n.reason for n in notices(home)
+    ]
+
+
+@pytest.mark.parametrize("plugin", [None], indirect=True)
+def test_no_answer_after_the_line_is_an_unknown_outcome(home: Path, plugin: PluginStandIn) -> None:
+    """The plugin has the text and may have acted: recorded, `outcome: unknown`, not retried."""
+    with _listen(home, plugin.socket_path, "--door-timeout", "0.5") as bob:
+        pid = post(home, "--to", "bob", "hello")
+        bob.wait_err(f"delivered {pid} from alice via opencode (outcome unknown")
+    assert 1 == plugin.lines.qsize()
+
+
+def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Path) -> None:
+    """A socket left behind by a killed OpenCode: no attempt, at once `undelivered`."""
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    pid = int(dead.stdout)
+    server = PluginStandIn(tmp_path, pid, {"ok": True})
+    try:
+        with _listen(home, server.socket_path) as bob:
+            prompt = post(home, "--to", "bob", "hello")
+            bob.wait_err(f"undelivered {prompt}")
+        assert server.lines.empty()
+        assert [f"the OpenCode process {pid} behind {server.socket_path} has ended"] == [
+            n.reason for n in notices(home)
+        ]
+    finally:
+        server.close()
+
+
+def test_a_symlinked_socket_is_refused(home: Path, plugin: PluginStandIn, tmp_path: Path) -> None:
+    link = tmp_path / "link.sock"
+    link.symlink_to(plugin.socket_path)
+    with _listen(home, link) as bob:
+        pid = post(home, "--to", "bob", "hello")
+        bob.wait_err(f"undelivered {pid}")
+    assert plugin.lines.empty()
+    assert [f"{link} is a symlink; refusing to follow it"] == [n.reason for n in notices(home)]
+
+
+def test_the_door_needs_a_socket(home: Path) -> None:
+    from tests.helpers import run_cli
+
+    done = run_cli(home, "listen", "--as", "bob", "--door", "opencode")
+    assert (
+        1,
+        "paneboard: --door opencode needs --socket PATH (paneboard's OpenCode plugin passes it)\n",
+    ) == (done.returncode, done.stderr)

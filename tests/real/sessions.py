@@ -1,0 +1,355 @@
+"""Live sessions of Gemini CLI, Copilot CLI and OpenCode in detached tmux servers, offline,
+against the model stand-in (model_stand_in.py); each with a private HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.real.conftest import free_port
+
+OPENCODE_PLUGIN_PACKAGE = "@opencode-ai/plugin@1.18.33"
+
+
+def wait_until(
+    check: Callable[[], Any], timeout: float, what: str, show: Callable[[], str] = str
+) -> Any:
+    """Poll *check* until it returns something true (bounded); fail naming *what*."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.1)
+    raise AssertionError(f"{what}: not within {timeout:g} s\n{show()}")
+
+
+class StandIn:
+    """The model stand-in on a free loopback port; its log is one JSON line per model request."""
+
+    def __init__(self, folder: Path) -> None:
+        self.port, self.log = free_port(), folder / "model.log"
+        script = Path(__file__).with_name("model_stand_in.py")
+        self.proc = subprocess.Popen(
+            [sys.executable, str(script), str(self.port), str(self.log)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None and "ready" == self.proc.stdout.readline().strip()
+
+    def requests(self) -> list[dict[str, Any]]:
+        """The requests logged so far (a line still being written is left for the next look)."""
+        try:
+            lines = self.log.read_text().splitlines(keepends=True)
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in lines if line.endswith("\n")]
+
+    def turns_with(self, needle: str) -> list[float]:
+        """The times of the model requests whose newest user text holds *needle*."""
+        return [r["ts"] for r in self.requests() if needle in r["user"]]
+
+    def wait_turn(self, needle: str, timeout: float = 60, show: Callable[[], str] = str) -> float:
+        return float(
+            wait_until(
+                lambda: (self.turns_with(needle) or [0.0])[0],
+                timeout,
+                f"no model request with {needle!r}",
+                show,
+            )
+        )
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+class TmuxSession:
+    """A program in a detached private tmux server; the test plays its person at the keyboard."""
+
+    def __init__(self, cwd: Path, argv: list[str], env: dict[str, str]) -> None:
+        self.name = f"pb{uuid.uuid4().hex[:8]}"
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        command = f"cd {shlex.quote(str(cwd))} && exec env -i {exports} {shlex.join(argv)}"
+        self._tmux("new", "-d", "-s", self.name, "-x", "200", "-y", "50", command)
+        self.pane_pid = int(self._tmux("display", "-p", "-t", self.name, "#{pane_pid}").strip())
+
+    def _tmux(self, *args: str) -> str:
+        done = subprocess.run(
+            ["tmux", "-L", self.name, *args], capture_output=True, text=True, check=False
+        )
+        return done.stdout
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p", "-t", self.name)
+
+    def wait_screen(self, text: str, timeout: float = 60) -> None:
+        wait_until(lambda: text in self.screen(), timeout, f"{text!r} not on screen", self.screen)
+
+    def type(self, text: str) -> None:
+        """Type a line as the person would."""
+        self._tmux("send-keys", "-t", self.name, "-l", text)
+        time.sleep(0.3)  # a TUI can drop an Enter that arrives with the text
+        self._tmux("send-keys", "-t", self.name, "Enter")
+
+    def processes(self) -> list[int]:
+        return [self.pane_pid, *_descendants(self.pane_pid)]
+
+    def close(self) -> None:
+        """End the tmux server and every process of the pane (some agents outlive SIGHUP)."""
+        procs = self.processes()
+        self._tmux("kill-server")
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in procs:
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline and any(running(p) for p in procs):
+                time.sleep(0.05)
+
+
+def running(pid: int) -> bool:
+    """The process exists and is not a zombie."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def base_env(home: Path, bin_dir: Path, pb_home: Path) -> dict[str, str]:
+    """A private HOME and XDG folders, paneboard's home and board, node and the CLIs on PATH."""
+    node = Path(shutil.which("node") or "/usr/bin/node").parent
+    path = f"{Path(sys.executable).parent}:{bin_dir}:{node}:/usr/local/bin:/usr/bin:/bin"
+    env = {
+        "HOME": str(home),
+        "PATH": path,
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local/share"),
+        "XDG_STATE_HOME": str(home / ".local/state"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "PANEBOARD_HOME": str(pb_home),
+        "PANEBOARD_BOARD": "test",
+    }
+    for key in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        Path(env[key]).mkdir(parents=True, exist_ok=True)
+    return env
+
+
+def post(pb_home: Path, to: str, *args: str) -> str:
+    """`paneboard post` from another process, as alice; returns the id."""
+    from tests.helpers import run_cli
+
+    done = run_cli(pb_home, "post", "--as", "alice", "--to", to, *args)
+    assert 0 == done.returncode, done.stderr
+    return done.stdout.strip()
+
+
+def status(pb_home: Path, prompt: str, agent: str) -> dict[str, Any]:
+    from tests.helpers import run_cli
+
+    return dict(
+        json.loads(run_cli(pb_home, "status", prompt, "--json").stdout)["recipients"][agent]
+    )
+
+
+def install(pb_home: Path, agent: str, project: Path, name: str) -> str:
+    """`hook install AGENT --as NAME --home … --board test`; returns what it printed."""
+    from tests.helpers import run_cli
+
+    done = run_cli(
+        pb_home,
+        "hook",
+        "install",
+        agent,
+        "--project",
+        str(project),
+        "--as",
+        name,
+        "--home",
+        str(pb_home),
+        "--board",
+        "test",
+    )
+    assert 0 == done.returncode, done.stderr
+    return done.stdout
+
+
+class AgentSession:
+    """One agent CLI's live session: project, private HOME, stand-in, tmux."""
+
+    def __init__(self, root: Path, bin_dir: Path, agent: str, name: str) -> None:
+        self.root, self.bin_dir, self.name = root, bin_dir, name
+        self.pb_home = root / "pb"
+        self.pb_home.mkdir(mode=0o700, parents=True)
+        self.project = root / "proj"
+        self.project.mkdir()
+        self.installed = install(self.pb_home, agent, self.project, name)
+        self.stand_in = StandIn(root)
+        self.env = base_env(root / "home", bin_dir, self.pb_home)
+        self.tmux: TmuxSession | None = None
+
+    def start(self, argv: list[str], ready: str, timeout: float = 90) -> None:
+        self.tmux = TmuxSession(self.project, argv, self.env)
+        self.tmux.wait_screen(ready, timeout)
+
+    def screen(self) -> str:
+        return self.tmux.screen() if self.tmux else ""
+
+    def type(self, text: str) -> None:
+        assert self.tmux is not None
+        self.tmux.type(text)
+
+    def turn(self, needle: str, timeout: float = 60) -> float:
+        """When the model got a request whose newest user text holds *needle*."""
+        return self.stand_in.wait_turn(needle, timeout, self.screen)
+
+    def contexts(self, needle: str) -> int:
+        """How many model requests carry *needle* anywhere (the session-start context line)."""
+        return sum(needle in json.dumps(r["body"]) for r in self.stand_in.requests())
+
+    def close(self) -> None:
+        if self.tmux:
+            self.tmux.close()
+        self.stand_in.close()
+
+
+class GeminiSession(AgentSession):
+    """Gemini CLI 0.61.0's TUI: API key auth against the stand-in, no first-run screens."""
+
+    def __init__(self, root: Path, bin_dir: Path, name: str) -> None:
+        super().__init__(root, bin_dir, "gemini", name)
+        settings = {
+            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "security": {
+                "auth": {"selectedType": "gemini-api-key"},
+                "folderTrust": {"enabled": False},
+            },
+            "ide": {"enabled": False, "hasSeenNudge": True},
+            "ui": {"hideBanner": True, "hideTips": True, "theme": "Default"},
+            "model": {"name": "gemini-2.5-flash"},
+        }
+        (root / "home" / ".gemini").mkdir(parents=True)
+        (root / "home" / ".gemini" / "settings.json").write_text(json.dumps(settings))
+        self.env.update(
+            GEMINI_API_KEY="stand-in",
+            GOOGLE_GEMINI_BASE_URL=f"http://127.0.0.1:{self.stand_in.port}",
+        )
+        self.start([str(bin_dir / "gemini")], "Type your message")
+
+
+class CopilotSession(AgentSession):
+    """Copilot CLI 1.0.102's TUI: its own-key provider is the stand-in; the project is trusted."""
+
+    def __init__(self, root: Path, bin_dir: Path, name: str) -> None:
+        super().__init__(root, bin_dir, "copilot", name)
+        (root / "home" / ".copilot").mkdir(parents=True)
+        (root / "home" / ".copilot" / "config.json").write_text(
+            json.dumps({"trustedFolders": [str(self.project)]})
+        )
+        self.env.update(
+            COPILOT_PROVIDER_BASE_URL=f"http://127.0.0.1:{self.stand_in.port}/v1",
+            COPILOT_PROVIDER_TYPE="openai",
+            COPILOT_PROVIDER_API_KEY="stand-in",
+            COPILOT_MODEL="gpt-4.1",
+        )
+        self.start(
+            [str(bin_dir / "copilot"), "--no-auto-update", "--disable-client-telemetry"],
+            "/ commands",
+        )
+
+
+def opencode_plugin_deps(folder: Path) -> Path:
+    """`@opencode-ai/plugin`, which OpenCode would otherwise `npm install` at every first start."""
+    if not (folder / "node_modules" / "@opencode-ai" / "plugin" / "package.json").exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        version = OPENCODE_PLUGIN_PACKAGE.rsplit("@", 1)[1]
+        (folder / "package.json").write_text(
+            json.dumps({"dependencies": {"@opencode-ai/plugin": version}}, indent=2) + "\n"
+        )
+        subprocess.run(
+            ["npm", "install", "--silent", "--no-audit", "--no-fund"],
+            cwd=folder,
+            check=True,
+            timeout=300,
+        )
+    return folder
+
+
+class OpenCodeSession(AgentSession):
+    """OpenCode 1.18.33's TUI: OpenAI-compatible provider at the stand-in; plugin deps in place."""
+
+    def __init__(self, root: Path, bin_dir: Path, name: str, deps: Path) -> None:
+        super().__init__(root, bin_dir, "opencode", name)
+        config = Path(self.env["XDG_CONFIG_HOME"]) / "opencode"
+        config.mkdir(parents=True)
+        for folder in (config, self.project / ".opencode"):
+            for name_ in ("package.json", "package-lock.json"):
+                shutil.copy(deps / name_, folder / name_)
+            shutil.copytree(deps / "node_modules", folder / "node_modules", symlinks=True)
+        provider = {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "stand-in",
+            "options": {
+                "baseURL": f"http://127.0.0.1:{self.stand_in.port}/v1",
+                "apiKey": "stand-in",
+            },
+            "models": {
+                "stand-in": {"name": "stand-in", "limit": {"context": 128000, "output": 4096}}
+            },
+        }
+        (config / "opencode.json").write_text(
+            json.dumps(
+                {
+                    "autoupdate": False,
+                    "share": "disabled",
+                    "model": "pb/stand-in",
+                    "small_model": "pb/stand-in",
+                    "provider": {"pb": provider},
+                }
+            )
+        )
+        self.runtime = root / "run"
+        self.runtime.mkdir(mode=0o700)
+        self.env.update(
+            XDG_RUNTIME_DIR=str(self.runtime),
+            OPENCODE_DISABLE_AUTOUPDATE="1",
+            OPENCODE_DISABLE_MODELS_FETCH="1",
+            OPENCODE_DISABLE_LSP_DOWNLOAD="1",
+            OPENCODE_DISABLE_SHARE="1",
+        )
+        self.start([str(bin_dir / "opencode")], "Ask anything")

@@ -258,6 +258,16 @@ def _doctor_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _top_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--stale",
+        type=_seconds,
+        default=300.0,
+        metavar="S",
+        help="mark a prompt delivered, or seen, and not closed for S seconds (default 300)",
+    )
+
+
 def _no_options(p: argparse.ArgumentParser) -> None:
     pass
 
@@ -309,6 +319,11 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] 
         "check this machine, board, pane and agent setup; one line per check",
         _doctor_options,
         "doctor:doctor_command",
+    ),
+    "top": (
+        "a live view of the board: agents, open prompts, posts (needs paneboard[tui])",
+        _top_options,
+        "top:top_command",
     ),
 }
 DESCRIPTION = "Hand work between coding agents through a shared board."

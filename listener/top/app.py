@@ -1,0 +1,334 @@
+"""`paneboard top`: a live view of one board, for the people who run the agents.
+
+It follows the store the way a listener does (`BoardView`: inotify on the file log, the
+ordered consumer on NATS) and the panes folder with inotify; nothing polls. The first
+read of the board happens in a worker thread; after that each wake folds what is new
+(a bisect per prompt that changed) and asks the tables to draw again, which Textual does
+at most once a frame and only for the rows on screen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from typing import ClassVar
+
+import anyio
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.timer import Timer
+from textual.widgets import Footer, Static
+
+from paneboard.listener.context import Context
+from paneboard.listener.top import agents
+from paneboard.listener.top.model import TopModel
+from paneboard.listener.top.rows import AgentSource, PostSource, PromptSource
+from paneboard.listener.top.screens import (
+    AgentPicker,
+    ConfirmScreen,
+    PostScreen,
+    ThreadScreen,
+    thread_text,
+)
+from paneboard.listener.top.table import RowTable
+from paneboard.listener.view import BoardView
+from paneboard.protocol.errors import PaneboardError
+from paneboard.protocol.posts import Post
+from paneboard.state.fold import BoardState
+from paneboard.state.presence import Presence
+from paneboard.state.tail import FolderWatcher
+
+REMOTE_EVERY = 10.0  # at most this often, a board change also reads the store's presences (NATS)
+CSS = """
+#status { height: 1; background: $panel; padding: 0 1; }
+#agents { height: auto; max-height: 12; border: round $primary; }
+#prompts { height: 2fr; border: round $accent; }
+#posts { height: 1fr; border: round $secondary; }
+#thread-scroll { border: round $accent; padding: 0 1; }
+AgentPicker, ConfirmScreen, PostScreen { align: center middle; }
+#picker, #confirm, #post {
+    width: 90%; max-width: 110; height: auto; max-height: 80%;
+    border: thick $primary; background: $surface; padding: 1 2;
+}
+#agents-list { height: auto; max-height: 20; }
+.post-row { height: auto; }
+#post-to { width: 2fr; }
+#post-priority { width: 16; }
+#post-thread { width: 1fr; }
+#post-error { color: $error; }
+"""
+
+
+class TopApp(App[int]):
+    TITLE = "paneboard top"
+    CSS = CSS
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "quit"),
+        Binding("a", "pick_agent", "agent"),
+        Binding("t", "thread_filter", "thread"),
+        Binding("escape", "clear_filter", "all"),
+        Binding("c", "cancel_prompt", "cancel"),
+        Binding("p", "post", "post"),
+    ]
+
+    def __init__(self, ctx: Context, *, stale: float = 300.0, signals: bool = False) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.stale = stale
+        self.signals = signals
+        self.error: PaneboardError | None = None
+        self.loaded = asyncio.Event()
+        self.model = TopModel(BoardState())
+        self.agent_rows = AgentSource(self.model)
+        self.prompt_rows = PromptSource(self.model, stale)
+        self.post_rows = PostSource()
+        self._remote: dict[str, Presence] = {}
+        self._remote_at = 0.0
+        self._names_read = 0  # how many names the model knew when the agents were last read
+        self._expiry: Timer | None = None
+        self._expiry_at: float | None = None
+        self._view: BoardView | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="status")
+        yield RowTable(self.agent_rows, id="agents")
+        yield RowTable(self.prompt_rows, id="prompts")
+        yield RowTable(self.post_rows, follow_end=True, id="posts")
+        yield Footer()
+
+    def table(self, name: str) -> RowTable:
+        return self.query_one(f"#{name}", RowTable)
+
+    async def on_mount(self) -> None:
+        if self.signals:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+                loop.add_signal_handler(sig, self.exit, 0)
+        self.table("prompts").focus()
+        self._show_status("reading the board…")
+        self.run_worker(self._follow(), name="follow", exit_on_error=False)
+
+    async def on_unmount(self) -> None:
+        if self.signals:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+        if self._view is not None:
+            self._view.__exit__()
+        await anyio.to_thread.run_sync(self.ctx.store().close)
+
+    # -- following the board -------------------------------------------------------------
+
+    async def _follow(self) -> None:
+        try:
+            self.ctx.paths.ensure()
+            self._view = view = BoardView(self.ctx.store())
+            model = await anyio.to_thread.run_sync(self._catch_up, view)
+            self._use(model)
+            self.run_worker(self._watch_panes(), name="panes", exit_on_error=False)
+            self.loaded.set()
+            while True:
+                await view.wait_changed()
+                self._take(view.refresh())
+        except PaneboardError as exc:
+            self.error = exc
+            self.exit(1)
+
+    def _catch_up(self, view: BoardView) -> TopModel:
+        """The whole board so far, folded and indexed (in a worker thread: it may be long)."""
+        model = TopModel(view.state)
+        model.take(view.refresh(), time.time())
+        self._remote = agents.remote_presences(self.ctx.store())
+        return model
+
+    def _use(self, model: TopModel) -> None:
+        self.model = self.agent_rows.model = self.prompt_rows.model = model
+        self.post_rows.reset(model.shown_posts())
+        self._read_agents()
+        self._changed([])
+
+    def _take(self, posts: list[tuple[int, Post]]) -> None:
+        assert self._view is not None
+        now = time.time()
+        if self._view.replaced:  # compacted: everything again from the start
+            self._view.replaced = False
+            self.model.reset(self._view.state)
+            self.model.take(posts, now)
+            self.post_rows.reset(self.model.shown_posts())
+        else:
+            self.post_rows.extend(self.model.take(posts, now))
+        remote = hasattr(self.ctx.store(), "presences") and now - self._remote_at > REMOTE_EVERY
+        if remote or len(self.model.agents) != self._names_read:
+            self.run_worker(self._refresh_agents(remote), group="agents", exclusive=True)
+        self._changed(posts)
+
+    def _changed(self, posts: list[tuple[int, Post]]) -> None:
+        for name in ("agents", "prompts", "posts"):
+            self.table(name).rows_changed()
+        self._titles()
+        screen = self.screen
+        if isinstance(screen, ThreadScreen):
+            touched = {getattr(p, "prompt", p.id) for _, p in posts}
+            key = self.model.thread_of.get(screen.pid)
+            if any(self.model.thread_of.get(pid) == key for pid in touched):
+                screen.redraw()
+        self._schedule_expiry()
+
+    def _schedule_expiry(self) -> None:
+        when = self.model.next_expiry()
+        if when is None or when == self._expiry_at:
+            return
+        if self._expiry is not None:
+            self._expiry.stop()
+        self._expiry_at = when
+        self._expiry = self.set_timer(max(0.0, when - time.time()) + 0.01, self._expired)
+
+    def _expired(self) -> None:
+        self._expiry, self._expiry_at = None, None
+        if self.model.expire(time.time()):
+            self._changed([])
+        else:
+            self._schedule_expiry()
+
+    # -- agents --------------------------------------------------------------------------
+
+    async def _watch_panes(self) -> None:
+        watcher = FolderWatcher(self.ctx.paths.panes, (".lock", ".presence"))
+        try:
+            while True:
+                await watcher.wait_changed()
+                self._read_agents()
+                self.table("agents").rows_changed()
+                await anyio.sleep(0.05)  # a burst of pane writes is read once
+        finally:
+            watcher.close()
+
+    async def _refresh_agents(self, remote: bool) -> None:
+        if remote:
+            self._remote_at = time.time()
+            self._remote = await anyio.to_thread.run_sync(agents.remote_presences, self.ctx.store())
+        self._read_agents()
+        self.table("agents").rows_changed()
+        self._titles()
+
+    def _read_agents(self) -> None:
+        self._names_read = len(self.model.agents)
+        rows = agents.read_agents(self.ctx.paths, self.model.agents, self._remote)
+        self.agent_rows.rows = list(rows.values())
+
+    # -- what is shown -------------------------------------------------------------------
+
+    def _titles(self) -> None:
+        f = self.model.filter
+        shown = [f"agent {f.agent}" if f.agent else "", f"thread {f.thread}" if f.thread else ""]
+        where = "  ·  ".join(s for s in shown if s)
+        listening = sum(1 for row in self.agent_rows.rows if row.listening)
+        self.table("agents").border_title = f"agents {len(self.agent_rows)}, listening {listening}"
+        opened = f"open prompts {len(self.model.rows)}"
+        self.table("prompts").border_title = f"{opened}  ·  {where}" if where else opened
+        self.table("posts").border_title = f"posts  ·  {where}" if where else "posts"
+        store = self.ctx.store_url or "file log"
+        self._show_status(f"board {self.ctx.board}  ·  as {self.ctx.agent}  ·  {store}")
+
+    def _show_status(self, text: str) -> None:
+        self.query_one("#status", Static).update(Text(text))
+
+    def _filter(self, agent: str | None, thread: str | None) -> None:
+        self.model.set_filter(agent, thread)
+        self.post_rows.reset(self.model.shown_posts())
+        self._changed([])
+
+    def _selected_prompt(self) -> str | None:
+        if isinstance(self.screen, ThreadScreen):
+            return self.screen.pid
+        key = self.table("prompts").selected()
+        return key[2] if isinstance(key, tuple) else None
+
+    # -- keys ----------------------------------------------------------------------------
+
+    def on_row_table_chosen(self, event: RowTable.Chosen) -> None:
+        """Enter: a prompt or a post opens its thread; an agent filters by it (or stops)."""
+        if event.table.id == "prompts" and isinstance(event.key, tuple):
+            self.open_thread(event.key[2])
+        elif event.table.id == "posts" and isinstance(event.key, int):
+            index = self.post_rows.find(event.key)
+            post = None if index is None else self.post_rows.posts[index][1]
+            pid = getattr(post, "prompt", None) or getattr(post, "id", None)
+            if isinstance(pid, str) and pid in self.model.state.prompts:
+                self.open_thread(pid)
+        elif event.table.id == "agents" and isinstance(event.key, str):
+            same = self.model.filter.agent == event.key
+            self._filter(None if same else event.key, self.model.filter.thread)
+
+    def open_thread(self, pid: str) -> None:
+        self.push_screen(ThreadScreen(pid, self._thread_text))
+
+    def _thread_text(self, pid: str) -> Text:
+        return thread_text(self.model.thread(pid), self.model.state.prompts, time.time())
+
+    def action_pick_agent(self) -> None:
+        def chosen(name: str | None) -> None:
+            if name is not None:
+                self._filter(name or None, self.model.filter.thread)
+
+        self.push_screen(AgentPicker(sorted(self.model.agents)), chosen)
+
+    def action_thread_filter(self) -> None:
+        if self.model.filter.thread is not None:
+            self._filter(self.model.filter.agent, None)
+            return
+        pid = self._selected_prompt()
+        if pid is not None:
+            self._filter(self.model.filter.agent, self.model.thread_of.get(pid))
+
+    def action_clear_filter(self) -> None:
+        if self.model.filter:
+            self._filter(None, None)
+
+    def action_cancel_prompt(self) -> None:
+        pid = self._selected_prompt()
+        ps = None if pid is None else self.model.state.prompts.get(pid)
+        if ps is None:
+            self.notify("no prompt selected", severity="warning")
+            return
+        sender, me = ps.prompt.sender, self.ctx.agent
+        if sender != me:
+            self.notify(f"only {sender} can cancel this prompt; top runs as {me}", severity="error")
+            return
+        to = ", ".join(ps.prompt.to)
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(self._cancel(ps.prompt.id), group="write")
+
+        self.push_screen(ConfirmScreen(f"cancel prompt {ps.prompt.id} to {to}?"), answered)
+
+    async def _cancel(self, pid: str) -> None:
+        from paneboard.listener.cli.closing import run_cancel
+
+        try:
+            await anyio.to_thread.run_sync(run_cancel, self.ctx, pid)
+        except PaneboardError as exc:
+            self.notify(str(exc), severity="error")
+        else:
+            self.notify(f"cancelled {pid}")
+
+    def action_post(self) -> None:
+        f = self.model.filter
+
+        def posted(pid: str | None) -> None:
+            if pid is not None:
+                self.notify(f"posted {pid}")
+
+        self.push_screen(PostScreen(self.ctx.agent, self._post, f.agent or ""), posted)
+
+    async def _post(self, to: list[str], body: str, priority: str, thread: str | None) -> str:
+        from paneboard.listener.cli.posting import post_prompt
+
+        def write() -> str:
+            return str(post_prompt(self.ctx, to, body, priority, thread, None, None)["id"])
+
+        return await anyio.to_thread.run_sync(write)

@@ -1,0 +1,173 @@
+"""What each of `top`'s three tables draws: one line of text per agent, prompt and post.
+
+Text from the board (bodies, names, reasons) is shown through `compose.visible`, so control
+characters in a post can never reach the terminal, and always as plain `Text`, never as
+markup.
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+from collections.abc import Hashable
+
+from rich.text import Text
+
+from paneboard.listener.top.agents import AgentRow
+from paneboard.listener.top.model import TopModel, age_changes_in, age_text, stale_since
+from paneboard.protocol.compose import visible
+from paneboard.protocol.posts import Answer, Post, Prompt
+from paneboard.state.fold import stage
+
+PRIORITY_STYLE = {"urgent": "bold red", "high": "bold yellow", "normal": "", "low": "dim"}
+STAGE_STYLE = {
+    "posted": "cyan",
+    "delivered": "blue",
+    "undelivered": "bold magenta",
+    "seen": "green",
+    "acked": "dim green",
+    "answered": "dim green",
+    "cancelled": "dim",
+    "expired": "dim",
+}
+STALE_STYLE = "bold white on red"
+KIND_STYLE = {"prompt": "bold", "answer": "green", "ack": "green", "undelivered": "magenta"}
+
+
+def one_line(text: str, width: int = 200) -> str:
+    line = visible(" ".join(text.split()))
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def clock(ts: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(ts))
+
+
+class AgentSource:
+    """One line per agent: listening or not, pid, door, last delivery, open prompts."""
+
+    def __init__(self, model: TopModel) -> None:
+        self.model = model
+        self.rows: list[AgentRow] = []
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def key(self, index: int) -> Hashable:
+        return self.rows[index].name
+
+    def find(self, key: Hashable) -> int | None:
+        return next((i for i, row in enumerate(self.rows) if row.name == key), None)
+
+    def line(self, index: int, now: float) -> Text:
+        row = self.rows[index]
+        text = Text(f"{one_line(row.name, 24):<24} ")
+        count = self.model.open_count.get(row.name, 0)
+        text.append(f"open {count:<6}", "bold" if count else "dim")
+        if row.listening:
+            pid = "?" if row.pid is None or row.pid < 0 else str(row.pid)
+            text.append("● listening  ", "bold green")
+            text.append(f"pid {pid:<8} door {row.door or '?':<13}")
+        else:
+            text.append(f"{'○ no listener':<40}", "dim")
+        last = f"{age_text(now - row.last_delivery)} ago" if row.last_delivery else "never"
+        text.append(f" last delivery {last}")
+        return text.append(f"  on {row.host}" if row.host and row.listening else "", "dim")
+
+    def changes_at(self, index: int, now: float) -> float | None:
+        last = self.rows[index].last_delivery
+        return None if last is None else now + age_changes_in(now - last)
+
+
+class PromptSource:
+    """One line per open prompt: id, priority, age, sender → each recipient's stage, body."""
+
+    def __init__(self, model: TopModel, stale: float) -> None:
+        self.model = model
+        self.stale = stale
+
+    def __len__(self) -> int:
+        return len(self.model.rows)
+
+    def key(self, index: int) -> Hashable:
+        return self.model.rows.keys[index]
+
+    def find(self, key: Hashable) -> int | None:
+        return self.model.rows.index(key) if isinstance(key, tuple) else None
+
+    def line(self, index: int, now: float) -> Text:
+        ps = self.model.state.prompts[self.model.rows[index]]
+        p = ps.prompt
+        text = Text(f"{p.id[:12]}  ")
+        text.append(f"{p.priority:<7}", PRIORITY_STYLE[p.priority])
+        text.append(f"{age_text(now - p.ts):>4}  {one_line(p.sender, 16)} →")
+        for name in ps.recipients:
+            s = stage(ps, name, now)
+            since = stale_since(ps, name, now)
+            late = since is not None and now - since >= self.stale
+            text.append(f" {one_line(name, 16)} ")
+            label = f"{s} {age_text(now - since)}" if late and since is not None else s
+            text.append(label, STALE_STYLE if late else STAGE_STYLE.get(s, ""))
+            text.append(" ")
+        return text.append(f"  {one_line(p.body)}", "italic")
+
+    def changes_at(self, index: int, now: float) -> float | None:
+        ps = self.model.state.prompts[self.model.rows[index]]
+        times = [now + age_changes_in(now - ps.prompt.ts)]
+        for name in ps.recipients:
+            since = stale_since(ps, name, now)
+            if since is not None:
+                late = since + self.stale
+                times.append(late if late > now else now + age_changes_in(now - since))
+        return min(times)
+
+
+class PostSource:
+    """The last posts the filter shows, oldest first."""
+
+    def __init__(self) -> None:
+        self.posts: list[tuple[int, Post]] = []
+
+    def reset(self, posts: list[tuple[int, Post]]) -> None:
+        self.posts = posts[-2000:]
+
+    def extend(self, posts: list[tuple[int, Post]]) -> None:
+        self.posts += posts
+        if len(self.posts) > 4000:
+            del self.posts[:2000]
+
+    def __len__(self) -> int:
+        return len(self.posts)
+
+    def key(self, index: int) -> Hashable:
+        return self.posts[index][0]
+
+    def find(self, key: Hashable) -> int | None:
+        if not isinstance(key, int):
+            return None
+        i = bisect.bisect_left(self.posts, key, key=lambda item: item[0])
+        return i if i < len(self.posts) and self.posts[i][0] == key else None
+
+    def line(self, index: int, now: float) -> Text:
+        return describe(self.posts[index][1])
+
+    def changes_at(self, index: int, now: float) -> float | None:
+        return None
+
+
+def describe(post: Post) -> Text:
+    """One line for a post: time, kind, sender, and what it says."""
+    kind = post.__struct_config__.tag
+    assert isinstance(kind, str)
+    text = Text(f"{clock(post.ts)}  ")
+    text.append(f"{kind:<11}", KIND_STYLE.get(kind, ""))
+    text.append(f" {one_line(post.sender, 24)}")
+    if isinstance(post, Prompt):
+        text.append(f" → {', '.join(one_line(n, 24) for n in post.to)} [{post.priority}]")
+        return text.append(f"  {one_line(post.body)}", "italic")
+    text.append(f" on {getattr(post, 'prompt', '?')[:12]}")
+    if isinstance(post, Answer):
+        return text.append(f"  {one_line(post.body)}", "italic")
+    detail = [str(getattr(post, f, None)) for f in ("door", "source", "outcome", "reason", "note")]
+    shown = [d for d in detail if d not in ("None", "accepted")]
+    return text.append(f"  {one_line(' '.join(shown))}" if shown else "")

@@ -1,0 +1,235 @@
+"""`paneboard top` driven by Textual's own pilot: the panes show the board, follow it, and the
+keys act. Posts come from real `paneboard` processes and listeners; the screen is read as
+text from Textual's compositor."""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import pytest
+from rich.console import Console
+from textual.pilot import Pilot
+
+from paneboard.listener.context import Context
+from paneboard.listener.top.app import TopApp
+from paneboard.protocol.posts import Cancel, Prompt
+from paneboard.state.store import FileStore
+from tests.conftest import Listening, run_cli
+
+pytestmark = pytest.mark.anyio
+SIZE = (150, 40)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def post(home: Path, *args: str) -> str:
+    done = run_cli(home, "post", *args)
+    assert 0 == done.returncode, done.stderr
+    return done.stdout.strip()
+
+
+def screen(app: TopApp) -> str:
+    console = Console(width=app.size.width, file=io.StringIO(), record=True, force_terminal=True)
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text()
+
+
+async def until(
+    pilot: Pilot[int],
+    app: TopApp,
+    seen: Callable[[str], bool],
+    within: float = 10,
+) -> str:
+    """The screen, once *seen* holds for it (bounded: fails with the screen shown)."""
+    deadline = time.monotonic() + within
+    while True:
+        await pilot.pause()
+        text = screen(app)
+        if seen(text):
+            return text
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the screen never showed it:\n{text}")
+        await pilot.pause(0.02)
+
+
+def top(home: Path, agent: str = "alice", stale: float = 300.0) -> TopApp:
+    return TopApp(Context.resolve(str(home), "test", agent), stale=stale)
+
+
+def line_of(text: str, needle: str) -> str:
+    return next(line for line in text.splitlines() if needle in line)
+
+
+async def test_panes_show_the_board(home: Path) -> None:
+    """Agents with their listener, open prompts with each recipient's stage, and the posts."""
+    first = post(home, "--as", "alice", "--to", "bob", "--to", "carol", "review fetch.py")
+    done = post(home, "--as", "alice", "--to", "carol", "closed already")
+    assert 0 == run_cli(home, "answer", "--as", "carol", done, "all green").returncode
+    with Listening(home, "bob", "--door", "stdout") as bob:
+        bob.line()
+        app = top(home)
+        async with app.run_test(size=SIZE) as pilot:
+            text = await until(pilot, app, lambda t: "delivered" in t and "listening" in t)
+            assert f"pid {bob.proc.pid}" in line_of(text, "bob ")
+            assert "door stdout" in line_of(text, "bob ")
+            assert "no listener" in line_of(text, "carol ")
+            row = line_of(text, first[:12])
+            assert "alice → bob delivered carol posted" in " ".join(row.split())
+            assert "open prompts 1" in text
+            assert done[:12] not in text.split("posts")[0]  # closed: not among the open prompts
+            assert "answer" in line_of(text, "all green")
+
+
+async def test_posts_arriving_update_the_panes(home: Path) -> None:
+    """A prompt, its receipt and its answer, posted by other processes, show as they come."""
+    app = top(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app, lambda t: "open prompts 0" in t)
+        pid = post(home, "--as", "alice", "--to", "bob", "deploy the fix")
+        text = await until(pilot, app, lambda t: "open prompts 1" in t)
+        assert "posted" in line_of(text, pid[:12])
+        assert "open 1" in line_of(text, "bob ")
+        assert 0 == run_cli(home, "answer", "--as", "bob", pid, "deployed at 14:02").returncode
+        text = await until(pilot, app, lambda t: "open prompts 0" in t)
+        assert "deployed at 14:02" in text
+        assert "open 0" in line_of(text, "bob ")
+
+
+async def test_a_listener_that_dies_is_shown_gone(home: Path) -> None:
+    """SIGKILL on a listener: its pane lock is released and the agents pane says so."""
+    post(home, "--as", "alice", "--to", "bob", "hello")
+    with Listening(home, "bob", "--door", "stdout") as bob:
+        app = top(home)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, app, lambda t: "listening" in line_of(t, "bob "))
+            bob.stop(9)
+            text = await until(pilot, app, lambda t: "no listener" in line_of(t, "bob "))
+            assert "last delivery" in line_of(text, "bob ")
+
+
+async def test_delivered_and_not_closed_for_long_stands_out(home: Path) -> None:
+    """Past the threshold a delivered prompt's stage shows how long it has waited."""
+    pid = post(home, "--as", "alice", "--to", "bob", "look at this")
+    with Listening(home, "bob", "--door", "stdout") as bob:
+        bob.line()
+        app = top(home, stale=1.5)
+        async with app.run_test(size=SIZE) as pilot:
+            text = await until(pilot, app, lambda t: "delivered" in line_of(t, pid[:12]))
+            assert "delivered 1s" not in line_of(text, pid[:12])
+            await until(pilot, app, lambda t: "delivered 1s" in line_of(t, pid[:12]))
+
+
+async def test_an_expired_prompt_leaves_the_open_prompts(home: Path) -> None:
+    """A prompt's expiry removes it at its time, with no post to wake the view."""
+    post(home, "--as", "alice", "--to", "bob", "--ttl", "1", "short-lived")
+    app = top(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app, lambda t: "open prompts 1" in t)
+        await until(pilot, app, lambda t: "open prompts 0" in t, within=5)
+
+
+async def test_enter_opens_the_whole_thread(home: Path) -> None:
+    """A prompt opens to its thread: bodies, stages, receipts, acks and answers."""
+    first = post(home, "--as", "alice", "--to", "bob", "--thread", "retry", "review the retry")
+    reply = post(home, "--as", "bob", "--to", "alice", "--reply-to", first, "which timeout?")
+    assert 0 == run_cli(home, "answer", "--as", "alice", reply, "thirty seconds").returncode
+    assert 0 == run_cli(home, "ack", "--as", "bob", first, "--note", "merged").returncode
+    last = post(home, "--as", "alice", "--to", "bob", "--thread", "retry", "and the docs")
+    post(home, "--as", "carol", "--to", "bob", "another thread")
+    app = top(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app, lambda t: "open prompts 2" in t)
+        await pilot.press("enter")  # the first row: the oldest open prompt, in thread retry
+        text = await until(pilot, app, lambda t: f"thread of prompt {last}" in t)
+        shown = ("review the retry", "which timeout?", "thirty seconds", "merged", "and the docs")
+        assert [] == [s for s in shown if s not in text]
+        assert "bob: acked" in text
+        assert "another thread" not in text
+        assert 0 == run_cli(home, "answer", "--as", "bob", last, "docs updated").returncode
+        await until(pilot, app, lambda t: "docs updated" in t)  # the open thread follows
+        await pilot.press("escape")
+        await until(pilot, app, lambda t: "open prompts 1" in t)
+
+
+async def test_keys_filter_by_agent_and_by_thread(home: Path) -> None:
+    """`a` picks an agent, `t` the selected prompt's thread, escape shows everything again."""
+    post(home, "--as", "alice", "--to", "bob", "--thread", "t1", "for bob in t1")
+    post(home, "--as", "alice", "--to", "carol", "--thread", "t1", "for carol in t1")
+    post(home, "--as", "alice", "--to", "carol", "--thread", "t2", "for carol in t2")
+    app = top(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app, lambda t: "open prompts 3" in t)
+        await pilot.press("a")
+        await until(pilot, app, lambda t: "every agent" in t)
+        await pilot.press("down", "down", "enter")  # every agent, alice, bob
+        text = await until(pilot, app, lambda t: "open prompts 1" in t)
+        assert "agent bob" in text
+        assert "for bob in t1" in text
+        assert "for carol" not in text
+        await pilot.press("escape")
+        await until(pilot, app, lambda t: "open prompts 3" in t)
+        await pilot.press("end", "t")  # the last row: carol's prompt in t2
+        text = await until(pilot, app, lambda t: "open prompts 1" in t)
+        assert "thread #t2" in text
+        assert "for carol in t2" in text
+        await pilot.press("t")
+        await until(pilot, app, lambda t: "open prompts 3" in t)
+
+
+async def test_c_cancels_a_prompt_you_sent(home: Path) -> None:
+    """`c` then `y` writes a cancel for your own prompt; another's prompt is refused, unwritten."""
+    mine = post(home, "--as", "alice", "--to", "bob", "mine")
+    post(home, "--as", "carol", "--to", "bob", "--priority", "low", "not mine")
+    store = FileStore(home / "test")
+    app = top(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app, lambda t: "open prompts 2" in t)
+        await pilot.press("end", "c")  # carol's, last in catch-up order (low)
+        await pilot.pause()
+        assert "cancel prompt" not in screen(app)
+        await pilot.press("home", "c")
+        await until(pilot, app, lambda t: f"cancel prompt {mine} to bob?" in t)
+        await pilot.press("y")
+        await until(pilot, app, lambda t: "open prompts 1" in t)
+    cancels = [p for _, p in store.read_all() if isinstance(p, Cancel)]
+    assert [(mine, "alice")] == [(c.prompt, c.sender) for c in cancels]
+
+
+async def test_p_posts_a_prompt(home: Path) -> None:
+    """`p` opens a form; enter posts the prompt as the agent top runs as."""
+    store = FileStore(home / "test")
+    app = top(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app, lambda t: "open prompts 0" in t)
+        await pilot.press("p")
+        await until(pilot, app, lambda t: "post a prompt as alice" in t)
+        await pilot.press(*"bob, carol", "tab", "tab", *"t9", "tab", *"run the tests", "enter")
+        await until(pilot, app, lambda t: "open prompts 1" in t)
+        await pilot.press("p")
+        await until(pilot, app, lambda t: "post a prompt as alice" in t)
+        await pilot.press(*"no/body", "tab", "tab", "tab", *"x", "enter")
+        text = await until(pilot, app, lambda t: "recipient name 'no/body' is not valid" in t)
+        await pilot.press("escape")
+    prompts = [p for _, p in store.read_all() if isinstance(p, Prompt)]
+    got = [(p.to, p.thread, p.body, p.sender) for p in prompts]
+    assert [(("bob", "carol"), "t9", "run the tests", "alice")] == got
+    assert "post a prompt as alice" in text  # the form stays open on a refusal
+
+
+async def test_q_quits(home: Path) -> None:
+    """`q` ends the app with exit code 0."""
+    app = top(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app, lambda t: "open prompts 0" in t)
+        await pilot.press("q")
+        with anyio.fail_after(5):
+            while app.is_running:
+                await pilot.pause(0.01)
+    assert 0 == app.return_code

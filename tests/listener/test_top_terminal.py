@@ -1,0 +1,125 @@
+"""`paneboard top` in a real terminal (tmux): the screen, read with capture-pane, follows
+posts written by another process; `q` and SIGTERM end it with exit 0 and leave the terminal
+as it was (modes, alternate screen, cursor, mouse)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import cli_env, run_cli
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
+MODES = "#{alternate_on} #{cursor_flag} #{mouse_any_flag} #{mouse_sgr_flag} #{keypad_flag}"
+
+
+class Tmux:
+    """A tmux server of the test's own, with one 120x36 shell pane."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.socket = f"pb-top-{uuid.uuid4().hex[:8]}"
+        self.env = {**env, "TERM": "xterm-256color", "PS1": "$ "}
+        self.run("new-session", "-d", "-x", "120", "-y", "36", "bash --norc --noprofile")
+
+    def run(self, *args: str) -> str:
+        argv = ["tmux", "-L", self.socket, "-f", "/dev/null", *args]
+        done = subprocess.run(
+            argv,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+        assert 0 == done.returncode, done.stderr
+        return done.stdout
+
+    def type(self, line: str) -> None:
+        self.run("send-keys", "-t", "0", "-l", line)
+        self.run("send-keys", "-t", "0", "Enter")
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", "0")
+
+    def wait(self, seen: Callable[[str], bool], within: float = 20) -> str:
+        """The screen once *seen* holds for it; bounded, failing with the screen shown."""
+        deadline = time.monotonic() + within
+        while True:
+            text = self.screen()
+            if seen(text):
+                return text
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the terminal never showed it:\n{text}")
+            time.sleep(0.05)
+
+    def modes(self) -> str:
+        return self.run("display-message", "-p", "-t", "0", MODES).strip()
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, check=False)
+
+
+@pytest.fixture
+def tmux(home: Path, tmp_path: Path) -> Iterator[Tmux]:
+    term = Tmux(cli_env(home))
+    try:
+        yield term
+    finally:
+        term.kill()
+
+
+def start_top(tmux: Tmux, tmp_path: Path) -> int:
+    """Run top in the shell between two snapshots of the terminal's modes; return its pid."""
+    top = shlex.join([sys.executable, "-m", "paneboard.listener", "top", "--as", "alice"])
+    pidfile = tmp_path / "top.pid"
+    tmux.type(f"stty -g > {tmp_path}/before; echo before-$((6*7))")  # the output, not the echo
+    tmux.wait(lambda t: "before-42" in t)
+    after = f"echo top-exit=$?; stty -g > {tmp_path}/after"
+    tmux.type(f"bash -c 'echo $$ > {pidfile}; exec {top}'; {after}")
+    tmux.wait(lambda t: "open prompts" in t)
+    return int(pidfile.read_text())
+
+
+def assert_restored(tmux: Tmux, tmp_path: Path, modes: str) -> None:
+    text = tmux.wait(lambda t: re.search(r"top-exit=\d", t) is not None)
+    assert "top-exit=0" in text
+    assert "before-42" in text  # the shell's own screen is back: top drew on the alternate one
+    assert "open prompts" not in text
+    tmux.wait(lambda t: (tmp_path / "after").exists() and (tmp_path / "after").stat().st_size > 0)
+    assert (tmp_path / "before").read_text() == (tmp_path / "after").read_text()
+    assert modes == tmux.modes()
+
+
+def test_follows_posts_and_quits_on_q(tmux: Tmux, home: Path, tmp_path: Path) -> None:
+    """Posts from another process show on the screen; `q` exits 0, the terminal as it was."""
+    modes = tmux.modes()
+    start_top(tmux, tmp_path)
+    done = run_cli(home, "post", "--as", "alice", "--to", "bob", "rebuild the index")
+    assert 0 == done.returncode, done.stderr
+    text = tmux.wait(lambda t: "open prompts 1" in t and "rebuild the index" in t)
+    assert done.stdout.strip()[:12] in text
+    assert "1" == tmux.modes().split()[0]  # on the alternate screen while it runs
+    answer = run_cli(home, "answer", "--as", "bob", done.stdout.strip(), "index rebuilt")
+    assert 0 == answer.returncode, answer.stderr
+    tmux.wait(lambda t: "open prompts 0" in t and "index rebuilt" in t)
+    tmux.run("send-keys", "-t", "0", "q")
+    assert_restored(tmux, tmp_path, modes)
+
+
+def test_sigterm_ends_it_cleanly(tmux: Tmux, tmp_path: Path) -> None:
+    """SIGTERM: exit 0 and the terminal restored, as with `q`."""
+    modes = tmux.modes()
+    pid = start_top(tmux, tmp_path)
+    os.kill(pid, signal.SIGTERM)
+    assert_restored(tmux, tmp_path, modes)

@@ -176,6 +176,13 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, bool]]:
                 f["to_all_ms"]["p99"] <= 50,
             )
         )
+    if "top" in r:
+        t = r["top"]
+        keys, idle = t["key_ms"], t["idle_core_percent"]
+        what = f"`top`, {t['open_prompts']:,} open prompts, a post every {t['post_interval_ms']} ms"
+        measured = f"p50 {keys['p50']:.1f}, p99 {keys['p99']:.1f} ms"
+        out.append((f"{what}: a key answered ≤ 100 ms (p99)", measured, keys["p99"] <= 100))
+        out.append(("`top` idle: CPU (no target)", f"{idle:.3f}% of a core", True))
     if "idle" in r:
         m = r["idle"]["many_listeners"]
         out.append(

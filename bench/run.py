@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import catchup, fanout, latency, natsbench, throughput
+from bench import catchup, fanout, latency, natsbench, throughput, top
 from bench.baselines import Maildir, SqliteMailbox
 from bench.report import write_report
 
@@ -58,6 +58,7 @@ SCENARIOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
     ),
     "wake-nats": lambda home, quick: natsbench.wake(home, 200 if quick else 2000),
     "append-nats": lambda home, quick: natsbench.append_rate(home, 300 if quick else 2000, 1000),
+    "top": top.top,
 }
 NEEDS_NATS = {"wake-nats", "append-nats"}
 

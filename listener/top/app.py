@@ -19,7 +19,6 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.timer import Timer
-from textual.widgets import Footer, Static
 
 from paneboard.listener.context import Context
 from paneboard.listener.top import agents
@@ -32,7 +31,7 @@ from paneboard.listener.top.screens import (
     ThreadScreen,
     thread_text,
 )
-from paneboard.listener.top.table import RowTable
+from paneboard.listener.top.table import Line, RowTable
 from paneboard.listener.view import BoardView
 from paneboard.protocol.errors import PaneboardError
 from paneboard.protocol.posts import Post
@@ -40,9 +39,23 @@ from paneboard.state.fold import BoardState
 from paneboard.state.presence import Presence
 from paneboard.state.tail import FolderWatcher
 
+KEYS = "   ".join(
+    (
+        "q quit",
+        "enter open thread",
+        "a by agent",
+        "t by thread",
+        "esc all",
+        "c cancel",
+        "p post",
+        "tab next pane",
+        "↑ ↓ pgup pgdn move",
+    )
+)
+FRAME = 0.05  # posts arriving faster are shown together, at most this often
 REMOTE_EVERY = 10.0  # at most this often, a board change also reads the store's presences (NATS)
 CSS = """
-#status { height: 1; background: $panel; padding: 0 1; }
+#status, #keys, #thread-keys { background: $panel; }
 #agents { height: auto; max-height: 12; border: round $primary; }
 #prompts { height: 2fr; border: round $accent; }
 #posts { height: 1fr; border: round $secondary; }
@@ -91,13 +104,16 @@ class TopApp(App[int]):
         self._expiry: Timer | None = None
         self._expiry_at: float | None = None
         self._view: BoardView | None = None
+        self._pending: list[tuple[int, Post]] = []
+        self._flush_timer: Timer | None = None
+        self._flushed_at = 0.0
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="status")
+        yield Line(id="status")
         yield RowTable(self.agent_rows, id="agents")
         yield RowTable(self.prompt_rows, id="prompts")
         yield RowTable(self.post_rows, follow_end=True, id="posts")
-        yield Footer()
+        yield Line(Text(KEYS), id="keys")
 
     def table(self, name: str) -> RowTable:
         return self.query_one(f"#{name}", RowTable)
@@ -107,8 +123,10 @@ class TopApp(App[int]):
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
                 loop.add_signal_handler(sig, self.exit, 0)
+        self.install_screen(ThreadScreen(self._thread_text), name="thread")
         self.table("prompts").focus()
-        self._show_status("reading the board…")
+        self._titles()
+        self.query_one("#status", Line).show(Text("reading the board…"))
         self.run_worker(self._follow(), name="follow", exit_on_error=False)
 
     async def on_unmount(self) -> None:
@@ -148,7 +166,7 @@ class TopApp(App[int]):
         self.model = self.agent_rows.model = self.prompt_rows.model = model
         self.post_rows.reset(model.shown_posts())
         self._read_agents()
-        self._changed([])
+        self._changed([], everything=True)
 
     def _take(self, posts: list[tuple[int, Post]]) -> None:
         assert self._view is not None
@@ -163,12 +181,25 @@ class TopApp(App[int]):
         remote = hasattr(self.ctx.store(), "presences") and now - self._remote_at > REMOTE_EVERY
         if remote or len(self.model.agents) != self._names_read:
             self.run_worker(self._refresh_agents(remote), group="agents", exclusive=True)
+        self._pending += posts
+        if self._flush_timer is None:
+            wait = self._flushed_at + FRAME - time.monotonic()
+            self._flush_timer = self.set_timer(max(0.001, wait), self._flushed)  # 0 divides by 0
+
+    def _flushed(self) -> None:
+        """Show what the posts since the last time changed (at most once a FRAME)."""
+        self._flush_timer, self._flushed_at = None, time.monotonic()
+        posts, self._pending = self._pending, []
         self._changed(posts)
 
-    def _changed(self, posts: list[tuple[int, Post]]) -> None:
-        for name in ("agents", "prompts", "posts"):
-            self.table(name).rows_changed()
-        self._titles()
+    def _changed(self, posts: list[tuple[int, Post]], *, everything: bool = False) -> None:
+        moved, changed = self.model.changed_rows()
+        if everything:
+            moved, changed = 0, []
+        self.table("prompts").rows_changed(moved, changed)
+        self.table("agents").rows_changed()
+        self.table("posts").rows_changed()
+        self._status()
         screen = self.screen
         if isinstance(screen, ThreadScreen):
             touched = {getattr(p, "prompt", p.id) for _, p in posts}
@@ -189,7 +220,7 @@ class TopApp(App[int]):
     def _expired(self) -> None:
         self._expiry, self._expiry_at = None, None
         if self.model.expire(time.time()):
-            self._changed([])
+            self._changed([], everything=True)
         else:
             self._schedule_expiry()
 
@@ -212,7 +243,7 @@ class TopApp(App[int]):
             self._remote = await anyio.to_thread.run_sync(agents.remote_presences, self.ctx.store())
         self._read_agents()
         self.table("agents").rows_changed()
-        self._titles()
+        self._status()
 
     def _read_agents(self) -> None:
         self._names_read = len(self.model.agents)
@@ -222,24 +253,33 @@ class TopApp(App[int]):
     # -- what is shown -------------------------------------------------------------------
 
     def _titles(self) -> None:
+        """The panes' titles: what each shows, and the filter (titles change with it alone)."""
         f = self.model.filter
         shown = [f"agent {f.agent}" if f.agent else "", f"thread {f.thread}" if f.thread else ""]
         where = "  ·  ".join(s for s in shown if s)
-        listening = sum(1 for row in self.agent_rows.rows if row.listening)
-        self.table("agents").border_title = f"agents {len(self.agent_rows)}, listening {listening}"
-        opened = f"open prompts {len(self.model.rows)}"
+        self.table("agents").border_title = "agents"
+        opened = "prompts open, in delivery order"
         self.table("prompts").border_title = f"{opened}  ·  {where}" if where else opened
         self.table("posts").border_title = f"posts  ·  {where}" if where else "posts"
-        store = self.ctx.store_url or "file log"
-        self._show_status(f"board {self.ctx.board}  ·  as {self.ctx.agent}  ·  {store}")
 
-    def _show_status(self, text: str) -> None:
-        self.query_one("#status", Static).update(Text(text))
+    def _status(self) -> None:
+        """The status line: where, who, and the counts (one line drawn again, not a pane)."""
+        listening = sum(1 for row in self.agent_rows.rows if row.listening)
+        store = self.ctx.store_url or "file log"
+        text = Text(f" board {self.ctx.board}  ·  as {self.ctx.agent}  ·  {store}  │  ")
+        text.append(f"agents {len(self.agent_rows)}, listening {listening}  │  ")
+        text.append(f"open prompts {len(self.model.rows)}", "bold")
+        f = self.model.filter
+        if f:
+            text.append(f"  │  only agent {f.agent}" if f.agent else "  │  only")
+            text.append(f" thread {f.thread}" if f.thread else "")
+        self.query_one("#status", Line).show(text)
 
     def _filter(self, agent: str | None, thread: str | None) -> None:
         self.model.set_filter(agent, thread)
         self.post_rows.reset(self.model.shown_posts())
-        self._changed([])
+        self._titles()
+        self._changed([], everything=True)
 
     def _selected_prompt(self) -> str | None:
         if isinstance(self.screen, ThreadScreen):
@@ -264,7 +304,9 @@ class TopApp(App[int]):
             self._filter(None if same else event.key, self.model.filter.thread)
 
     def open_thread(self, pid: str) -> None:
-        self.push_screen(ThreadScreen(pid, self._thread_text))
+        screen = self.get_screen("thread", ThreadScreen)
+        screen.show(pid)
+        self.push_screen(screen)
 
     def _thread_text(self, pid: str) -> Text:
         return thread_text(self.model.thread(pid), self.model.state.prompts, time.time())

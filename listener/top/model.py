@@ -85,6 +85,7 @@ class TopModel:
         self.agents: dict[str, None] = {}  # every name seen on the board, in order of appearance
         self.open_count: collections.Counter[str] = collections.Counter()
         self.recent: collections.deque[tuple[int, Post]] = collections.deque(maxlen=RECENT)
+        self.dirty: list[tuple[RowKey, bool]] = []  # rows changed: (key, added or removed)
         self._open: dict[str, frozenset[str]] = {}  # prompt id -> recipients it is open for
         self._expiries: list[tuple[float, str]] = []  # a heap of (expires, prompt id)
 
@@ -144,10 +145,28 @@ class TopModel:
                 self._open.pop(pid, None)
         if ps is None:
             return
+        key = row_key(ps)
+        was = self.rows.index(key) is not None
         if after and self.shows(ps):
-            self.rows.add(row_key(ps))
-        else:
-            self.rows.discard(row_key(ps))
+            if not was:
+                self.rows.add(key)
+            self.dirty.append((key, not was))
+        elif was:
+            self.rows.discard(key)
+            self.dirty.append((key, True))
+
+    def changed_rows(self) -> tuple[int | None, list[int]]:
+        """Since the last call: the first row that moved (None if none did), rows changed."""
+        moved: int | None = None
+        changed = []
+        for key, shifted in self.dirty:
+            index = bisect.bisect_left(self.rows.keys, key)
+            if shifted:
+                moved = index if moved is None else min(moved, index)
+            else:
+                changed.append(index)
+        self.dirty.clear()
+        return moved, changed
 
     def expire(self, now: float) -> bool:
         """Bring expired prompts up to date; True if any was."""

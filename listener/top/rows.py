@@ -74,6 +74,9 @@ class AgentSource:
         text.append(f" last delivery {last}")
         return text.append(f"  on {row.host}" if row.host and row.listening else "", "dim")
 
+    def stamp(self, index: int) -> Hashable | None:
+        return None
+
     def changes_at(self, index: int, now: float) -> float | None:
         last = self.rows[index].last_delivery
         return None if last is None else now + age_changes_in(now - last)
@@ -111,6 +114,9 @@ class PromptSource:
             text.append(" ")
         return text.append(f"  {one_line(p.body)}", "italic")
 
+    def stamp(self, index: int) -> Hashable | None:
+        return None
+
     def changes_at(self, index: int, now: float) -> float | None:
         ps = self.model.state.prompts[self.model.rows[index]]
         times = [now + age_changes_in(now - ps.prompt.ts)]
@@ -125,16 +131,16 @@ class PromptSource:
 class PostSource:
     """The last posts the filter shows, oldest first."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: int = 1000) -> None:
+        self.keep = keep  # once full, the table's size stays the same: no layout per post
         self.posts: list[tuple[int, Post]] = []
 
     def reset(self, posts: list[tuple[int, Post]]) -> None:
-        self.posts = posts[-2000:]
+        self.posts = posts[-self.keep :]
 
     def extend(self, posts: list[tuple[int, Post]]) -> None:
         self.posts += posts
-        if len(self.posts) > 4000:
-            del self.posts[:2000]
+        del self.posts[: -self.keep]
 
     def __len__(self) -> int:
         return len(self.posts)
@@ -153,6 +159,9 @@ class PostSource:
 
     def changes_at(self, index: int, now: float) -> float | None:
         return None
+
+    def stamp(self, index: int) -> Hashable | None:
+        return self.posts[index][0]  # a post never changes
 
 
 def describe(post: Post) -> Text:

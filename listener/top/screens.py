@@ -11,10 +11,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Input, Label, OptionList, Select, Static
+from textual.widgets import Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from paneboard.listener.top.rows import STAGE_STYLE, clock, describe, one_line
+from paneboard.listener.top.table import Line
 from paneboard.protocol.compose import visible
 from paneboard.protocol.errors import PaneboardError
 from paneboard.protocol.posts import Answer, Post, Prompt
@@ -55,27 +56,39 @@ def _indent(body: str) -> str:
 
 
 class ThreadScreen(Screen[None]):
-    """A prompt's thread: every prompt in it, its body, receipts, acks and answers."""
+    """A prompt's thread: every prompt in it, its body, receipts, acks and answers.
+
+    One screen, installed once and shown again for each prompt (`show`): a screen built per
+    visit costs its widgets' styling every time.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "app.pop_screen", "back"),
         Binding("c", "app.cancel_prompt", "cancel prompt"),
     ]
+    KEYS = "esc or q back   c cancel this prompt (if you sent it)   ↑ ↓ pgup pgdn scroll"
 
-    def __init__(self, pid: str, render: Callable[[str], Text]) -> None:
+    def __init__(self, render: Callable[[str], Text]) -> None:
         super().__init__()
-        self.pid = pid
+        self.pid = ""
         self._draw = render
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="thread-scroll"):
-            yield Static(self._draw(self.pid), id="thread")
-        yield Footer()
+            yield Static(id="thread")
+        yield Line(Text(self.KEYS), id="thread-keys")
 
     def on_mount(self) -> None:
-        self.query_one("#thread-scroll").border_title = f"thread of prompt {self.pid}"
+        self.redraw()
+
+    def show(self, pid: str) -> None:
+        self.pid = pid
+        if self.is_mounted:
+            self.redraw()
+            self.query_one("#thread-scroll", VerticalScroll).scroll_home(animate=False)
 
     def redraw(self) -> None:
+        self.query_one("#thread-scroll").border_title = f"thread of prompt {self.pid}"
         self.query_one("#thread", Static).update(self._draw(self.pid))
 
 

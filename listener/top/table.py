@@ -10,9 +10,10 @@ differently, and draws again then (one timer, none while nothing on screen can c
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import ClassVar, Protocol
 
+from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
@@ -20,6 +21,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
+from textual.widget import Widget
 
 
 class RowSource(Protocol):
@@ -31,9 +33,31 @@ class RowSource(Protocol):
 
     def line(self, index: int, now: float) -> Text: ...
 
+    def stamp(self, index: int) -> Hashable | None:
+        """A key for row *index*, the same while its text is (None: draw it each time)."""
+        ...
+
     def changes_at(self, index: int, now: float) -> float | None:
         """When row *index* will next read differently by itself (an age ticking), if ever."""
         ...
+
+
+class Line(Widget):
+    """One line of text, drawn again only when it reads differently."""
+
+    DEFAULT_CSS = "Line { height: 1; }"
+
+    def __init__(self, text: Text | None = None, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.text = text or Text()
+
+    def show(self, text: Text) -> None:
+        if text.plain != self.text.plain:
+            self.text = text
+            self.refresh()
+
+    def render(self) -> Text:
+        return self.text
 
 
 class RowTable(ScrollView, can_focus=True):
@@ -76,24 +100,48 @@ class RowTable(ScrollView, can_focus=True):
         self.cursor = 0
         self.cursor_key: Hashable | None = None
         self._rows = 0  # how many rows there were at the last change
+        self._strips: dict[tuple[Hashable, int], Strip] = {}  # drawn rows that never change
+        self._pass = (0, Style())
         self._tick: Timer | None = None
         self._tick_at = 0.0
 
     # -- rows changed --------------------------------------------------------------------
 
-    def rows_changed(self) -> None:
-        """The source changed: keep the cursor on its row, resize, draw again."""
+    def rows_changed(self, moved_from: int | None = 0, changed: Iterable[int] = ()) -> None:
+        """The source changed: keep the cursor on its row, resize, draw again what changed.
+
+        *moved_from* is the first row that may have moved (rows were added or removed there),
+        None if none did; *changed* are rows whose text changed in place. By default,
+        everything is drawn again.
+        """
         n = len(self.source)
         at_end = self.follow_end and (self.cursor_key is None or self.cursor >= self._rows - 1)
         self._rows = n
         found = None if self.cursor_key is None or at_end else self.source.find(self.cursor_key)
         wanted = n - 1 if at_end else self.cursor if found is None else found
-        self.cursor = max(0, min(n - 1, wanted))
+        old, self.cursor = self.cursor, max(0, min(n - 1, wanted))
         self.cursor_key = self.source.key(self.cursor) if n else None
-        if self.virtual_size.height != n:
-            self.virtual_size = Size(self.size.width, n)
+        self._resize(exact=False)
+        top = round(self.scroll_y)
         self._show_cursor()
-        self.refresh()
+        if round(self.scroll_y) != top:
+            return  # scrolled: everything is drawn again
+        bottom = top + self.scrollable_content_region.height
+        if moved_from is not None and moved_from < bottom:
+            start = max(top, moved_from)
+            self.refresh_lines(start, bottom - start)
+        for index in {*changed, old, self.cursor}:
+            if top <= index < bottom:
+                self.refresh_line(index)
+
+    def _resize(self, *, exact: bool) -> None:
+        """Tell Textual how many rows there are: a layout of the whole screen, so under a
+        stream of posts only when the count moved by a hundredth, or where it is small enough
+        to see (the scroll bar), or when a key moves the cursor (*exact*)."""
+        n, shown = len(self.source), self.virtual_size.height
+        small = min(n, shown) <= 4 * max(1, self.scrollable_content_region.height)
+        if n != shown and (exact or small or abs(n - shown) * 100 >= shown):
+            self.virtual_size = Size(self.size.width, n)
 
     def selected(self) -> Hashable | None:
         return self.cursor_key if len(self.source) else None
@@ -112,6 +160,7 @@ class RowTable(ScrollView, can_focus=True):
             self.post_message(self.Chosen(self, key))
 
     def _move_to(self, index: int) -> None:
+        self._resize(exact=True)
         n = len(self.source)
         if not n:
             return
@@ -133,21 +182,33 @@ class RowTable(ScrollView, can_focus=True):
     # -- drawing -------------------------------------------------------------------------
 
     def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
-        base = self.rich_style
+        width, base = self._pass
         index = round(self.scroll_y) + y
         if index >= len(self.source):
             return Strip.blank(width, base)
-        text = self.source.line(index, time.time())
         cursor = index == self.cursor
+        stamp = None if cursor else self.source.stamp(index)
+        if stamp is not None and (stamp, width) in self._strips:
+            return self._strips[stamp, width]
+        text = self.source.line(index, time.time())
         text.style = base + self.get_component_rich_style("row-table--cursor") if cursor else base
         text.truncate(width, overflow="ellipsis", pad=True)
-        return Strip(list(text.render(self.app.console)), width).crop_extend(0, width, base)
+        strip = Strip(list(text.render(self.app.console)), width).crop_extend(0, width, base)
+        if stamp is not None:
+            if len(self._strips) >= 512:
+                self._strips.clear()
+            self._strips[stamp, width] = strip
+        return strip
 
     def render_lines(self, crop: Region) -> list[Strip]:
+        self._pass = (self.scrollable_content_region.width, self.rich_style)  # once, not per line
         strips = super().render_lines(crop)
         self._schedule_tick()
         return strips
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strips.clear()
 
     def _schedule_tick(self) -> None:
         """A timer for the next time a row on screen reads differently by itself."""

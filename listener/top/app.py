@@ -39,19 +39,17 @@ from paneboard.state.fold import BoardState
 from paneboard.state.presence import Presence
 from paneboard.state.tail import FolderWatcher
 
-KEYS = "   ".join(
-    (
-        "q quit",
-        "enter open thread",
-        "a by agent",
-        "t by thread",
-        "esc all",
-        "c cancel",
-        "p post",
-        "tab next pane",
-        "↑ ↓ pgup pgdn move",
-    )
-)
+KEY_HINTS = [
+    "q quit",
+    "enter open thread",
+    "a by agent",
+    "t by thread",
+    "esc all",
+    "c cancel",
+    "p post",
+    "tab next pane",
+    "↑ ↓ pgup pgdn move",
+]
 FRAME = 0.05  # posts arriving faster are shown together, at most this often
 REMOTE_EVERY = 10.0  # at most this often, a board change also reads the store's presences (NATS)
 CSS = """
@@ -113,7 +111,7 @@ class TopApp(App[int]):
         yield RowTable(self.agent_rows, id="agents")
         yield RowTable(self.prompt_rows, id="prompts")
         yield RowTable(self.post_rows, follow_end=True, id="posts")
-        yield Line(Text(KEYS), id="keys")
+        yield Line(Text("   ".join(KEY_HINTS)), id="keys")
 
     def table(self, name: str) -> RowTable:
         return self.query_one(f"#{name}", RowTable)

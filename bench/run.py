@@ -9,6 +9,7 @@ import platform
 import tempfile
 import time
 from collections.abc import Callable
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.only or SCENARIOS:
         if name in NEEDS_NATS and (why := _nats_missing()):
             print(f"bench: {name} skipped: {why}", flush=True)
+            continue
+        if name == "top" and find_spec("textual") is None:
+            print("bench: top skipped: Textual is not installed (pip install 'paneboard[tui]')")
             continue
         with tempfile.TemporaryDirectory(prefix=f"pb-bench-{name}-") as tmp:
             home = Path(tmp) / "home"

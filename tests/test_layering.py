@@ -7,6 +7,7 @@
 | listener | the listener proper (listen, view, doors/) and the context | protocol, state |
 | listener.hooks | what the agents' hooks run, and their settings files | + listener |
 | listener.cli | the parser and one module per group of commands | + listener.hooks |
+| listener.top | `paneboard top` (Textual); the parser names it, imports nothing of it | + listener.cli |
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ ALLOWED = {
     "listener": {"protocol", "state"},
     "listener.hooks": {"protocol", "state", "listener"},
     "listener.cli": {"protocol", "state", "listener", "listener.hooks"},
+    "listener.top": {"protocol", "state", "listener", "listener.hooks", "listener.cli"},
 }
 ENTRY_POINTS = {"listener/__main__.py"}  # `python -m paneboard.listener` runs the command line
 

@@ -141,6 +141,16 @@ def test_installed_hooks_and_doctor(installed: Installed) -> None:
     assert "hooks" not in json.loads((project / ".claude" / "settings.local.json").read_text())
 
 
+def test_top_without_the_extra_names_the_fix(installed: Installed) -> None:
+    """Without Textual, `paneboard top` says in one line what to install."""
+    done = installed.run("top")
+    assert 1 == done.returncode
+    assert (
+        "paneboard: `paneboard top` needs the `tui` extra (textual is not installed): "
+        "pip install 'paneboard[tui]'\n"
+    ) == done.stderr
+
+
 COMMANDS_ON_A_STORE = [
     ["post", "--to", "bob", "hi"],
     ["open"],

@@ -41,7 +41,8 @@ def _run(args: object) -> None:
     import importlib
 
     module, function = str(args.run).split(":")  # type: ignore[attr-defined]  # set by the parser
-    getattr(importlib.import_module(f"paneboard.listener.cli.{module}"), function)(args)
+    where = module if "." in module else f"paneboard.listener.cli.{module}"  # top: a room above
+    getattr(importlib.import_module(where), function)(args)
 
 
 def _report(exc: BaseException, *, verbose: bool) -> int:

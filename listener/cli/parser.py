@@ -272,7 +272,8 @@ def _no_options(p: argparse.ArgumentParser) -> None:
     pass
 
 
-# name: (help, the function adding its options, the module:function running it)
+# name: (help, the function adding its options, the module:function running it: a module of
+# cli/, or a dotted name for a room above the command line, imported only when run)
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] = {
     "post": ("post a prompt; prints its id", _post_options, "posting:post_command"),
     "ack": ("close a prompt you received", _ack_options, "closing:ack_command"),
@@ -323,7 +324,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] 
     "top": (
         "a live view of the board: agents, open prompts, posts (needs paneboard[tui])",
         _top_options,
-        "top:top_command",
+        "paneboard.listener.top:top_command",
     ),
 }
 DESCRIPTION = "Hand work between coding agents through a shared board."

@@ -6,20 +6,23 @@ Textual is imported only here, when the command runs.
 from __future__ import annotations
 
 import sys
+from argparse import Namespace
 
 from paneboard.listener.context import Context
-from paneboard.protocol.errors import BadInput, PaneboardError
+from paneboard.protocol.errors import BadInput
+from paneboard.protocol.lazy import require_extra
 
-__all__ = ["run_top"]
+__all__ = ["run_top", "top_command"]
+
+
+def top_command(args: Namespace) -> None:
+    """`paneboard top` (the parser names this function; the command line imports nothing here)."""
+    run_top(Context.from_args(args), args.stale)
 
 
 def run_top(ctx: Context, stale: float) -> None:
     """Show board *ctx* until `q`, SIGTERM, SIGHUP or SIGINT; the terminal is restored."""
-    try:
-        import textual  # noqa: F401  # only to say what is missing, in one line
-    except ImportError:
-        fix = "pip install 'paneboard[tui]'"
-        raise PaneboardError(f"`paneboard top` needs Textual: {fix}") from None
+    require_extra("textual", "tui", "`paneboard top`")
     if not all(f is not None and f.isatty() for f in (sys.__stdin__, sys.__stderr__)):
         raise BadInput("`paneboard top` needs a terminal (its input and standard error)")
     from paneboard.listener.top.app import TopApp

@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: compile demo test lint bench bench-quick wheel-check
+.PHONY: compile demo test lint bench bench-quick wheel-check screenshot
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ compile: $(BIN)/.installed
 demo: compile
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
+# docs/top.svg, the README's picture of `paneboard top`, from a demo board with real listeners.
+screenshot: compile
+	$(BIN)/python scripts/top_screenshot.py docs/top.svg
+
 test: compile
 	$(BIN)/python -m pytest
 
@@ -28,7 +32,7 @@ lint: $(BIN)/.installed
 	$(BIN)/mypy
 
 bench: compile
-	$(BIN)/pip install -q -e '.[dev,nats,bench]' --config-settings editable_mode=strict
+	$(BIN)/pip install -q -e '.[dev,nats,tui,bench]' --config-settings editable_mode=strict
 	$(BIN)/python -m bench
 
 bench-quick: compile

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The main job on the embedded default, in a temporary home: alice hands work to bob and
-# carol; their listeners hand it over through their doors; they close the loop.
+# carol; their listeners hand it over through their doors; they close the loop. The board
+# stays afterwards, to be seen live with `paneboard top`.
 set -euo pipefail
 demo=$(mktemp -d)
 export PANEBOARD_HOME=$demo/home PANEBOARD_BOARD=demo
 pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$demo"' EXIT
+trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null' EXIT  # the board stays, for `top`
 say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
 run() { say "$*"; "$@"; }
 
@@ -32,3 +33,8 @@ pids+=($!)
 run paneboard ask --as alice --to carol "Run the test suite on main and tell me the result" --timeout 20
 run paneboard who
 run paneboard log
+
+# The board stays: see it live (agents, open prompts, posts; `q` quits), then remove it.
+printf '\n\033[1mThe demo board is kept in %s. See it live with:\033[0m\n' "$demo"
+printf '  %s top --home %s --board demo --as alice\n' "$(command -v paneboard)" "$PANEBOARD_HOME"
+printf '\033[1mand remove it with:\033[0m\n  rm -rf %s\n' "$demo"

@@ -8,6 +8,7 @@ markup.
 from __future__ import annotations
 
 import bisect
+import socket
 import time
 from collections.abc import Hashable
 
@@ -67,12 +68,13 @@ class AgentSource:
         if row.listening:
             pid = "?" if row.pid is None or row.pid < 0 else str(row.pid)
             text.append("● listening  ", "bold green")
-            text.append(f"pid {pid:<8} door {row.door or '?':<13}")
+            text.append(f"pid {pid:<8} door {row.door or '?':<14}")
         else:
-            text.append(f"{'○ no listener':<40}", "dim")
+            text.append(f"{'○ no listener':<45}", "dim")
         last = f"{age_text(now - row.last_delivery)} ago" if row.last_delivery else "never"
-        text.append(f" last delivery {last}")
-        return text.append(f"  on {row.host}" if row.host and row.listening else "", "dim")
+        text.append(f"last delivery {last}")
+        elsewhere = row.host and row.listening and row.host != socket.gethostname()
+        return text.append(f"  on {row.host}" if elsewhere else "", "dim")
 
     def stamp(self, index: int) -> Hashable | None:
         return None

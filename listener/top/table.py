@@ -142,6 +142,10 @@ class RowTable(ScrollView, can_focus=True):
         small = min(n, shown) <= 4 * max(1, self.scrollable_content_region.height)
         if n != shown and (exact or small or abs(n - shown) * 100 >= shown):
             self.virtual_size = Size(self.size.width, n)
+            self.call_after_refresh(self._show_cursor)  # scrolling waits for the new size
+
+    def on_resize(self) -> None:
+        self._show_cursor()  # the first change may come before the table has a height
 
     def selected(self) -> Hashable | None:
         return self.cursor_key if len(self.source) else None
@@ -191,8 +195,11 @@ class RowTable(ScrollView, can_focus=True):
         if stamp is not None and (stamp, width) in self._strips:
             return self._strips[stamp, width]
         text = self.source.line(index, time.time())
-        text.style = base + self.get_component_rich_style("row-table--cursor") if cursor else base
         text.truncate(width, overflow="ellipsis", pad=True)
+        # As a span, not `text.style`: rich draws a text without spans in no style at all.
+        text.stylize_before(
+            base + self.get_component_rich_style("row-table--cursor") if cursor else base
+        )
         strip = Strip(list(text.render(self.app.console)), width).crop_extend(0, width, base)
         if stamp is not None:
             if len(self._strips) >= 512:

@@ -134,14 +134,14 @@ class TopApp(App[int]):
                 loop.remove_signal_handler(sig)
         if self._view is not None:
             self._view.__exit__()
-        await anyio.to_thread.run_sync(self.ctx.store().close)
+            await anyio.to_thread.run_sync(self._view.store.close)
 
     # -- following the board -------------------------------------------------------------
 
     async def _follow(self) -> None:
         try:
             self.ctx.paths.ensure()
-            self._view = view = BoardView(self.ctx.store())
+            self._view = view = BoardView(self.ctx.store(reconnect=True))  # lives on, as listeners
             model = await anyio.to_thread.run_sync(self._catch_up, view)
             self._use(model)
             self.run_worker(self._watch_panes(), name="panes", exit_on_error=False)
@@ -263,7 +263,11 @@ class TopApp(App[int]):
     def _status(self) -> None:
         """The status line: where, who, and the counts (one line drawn again, not a pane)."""
         listening = sum(1 for row in self.agent_rows.rows if row.listening)
-        store = self.ctx.store_url or "file log"
+        store = "file log"
+        if self.ctx.store_url:
+            from paneboard.state.natsstore import shown
+
+            store = shown(self.ctx.store_url)  # never a password on the screen
         text = Text(f" board {self.ctx.board}  ·  as {self.ctx.agent}  ·  {store}  │  ")
         text.append(f"agents {len(self.agent_rows)}, listening {listening}  │  ")
         text.append(f"open prompts {len(self.model.rows)}", "bold")

@@ -60,8 +60,8 @@ async def until(
         await pilot.pause(0.02)
 
 
-def top(home: Path, agent: str = "alice", stale: float = 300.0) -> TopApp:
-    return TopApp(Context.resolve(str(home), "test", agent), stale=stale)
+def top(home: Path, agent: str = "alice", stale: float = 300.0, store: str = "") -> TopApp:
+    return TopApp(Context.resolve(str(home), "test", agent, store=store), stale=stale)
 
 
 def line_of(text: str, needle: str) -> str:
@@ -88,9 +88,9 @@ async def test_panes_show_the_board(home: Path) -> None:
             assert "answer" in line_of(text, "all green")
 
 
-async def test_posts_arriving_update_the_panes(home: Path) -> None:
-    """A prompt, its receipt and its answer, posted by other processes, show as they come."""
-    app = top(home)
+async def test_posts_arriving_update_the_panes(home: Path, store_url: str) -> None:
+    """A prompt and its answer, posted by other processes, show as they come (on each store)."""
+    app = top(home, store=store_url)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, app, lambda t: "open prompts 0" in t)
         pid = post(home, "--as", "alice", "--to", "bob", "deploy the fix")

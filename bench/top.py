@@ -170,6 +170,7 @@ def top(home: Path, quick: bool) -> dict[str, Any]:
         exit_code = term.stop()
     keys = summary(opened + back)
     return {
+        "load_average_1m": os.getloadavg()[0],  # the machine's other work, for reading tails
         "open_prompts": n,
         "post_interval_ms": 10,
         "first_screen_ms": shown_ms,

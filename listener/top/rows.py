@@ -76,8 +76,10 @@ class AgentSource:
         elsewhere = row.host and row.listening and row.host != socket.gethostname()
         return text.append(f"  on {row.host}" if elsewhere else "", "dim")
 
-    def stamp(self, index: int) -> Hashable | None:
-        return None
+    def stamp(self, index: int, now: float) -> Hashable | None:
+        row = self.rows[index]
+        last = None if row.last_delivery is None else age_text(now - row.last_delivery)
+        return row, self.model.open_count.get(row.name, 0), last
 
     def changes_at(self, index: int, now: float) -> float | None:
         last = self.rows[index].last_delivery
@@ -116,8 +118,15 @@ class PromptSource:
             text.append(" ")
         return text.append(f"  {one_line(p.body)}", "italic")
 
-    def stamp(self, index: int) -> Hashable | None:
-        return None
+    def stamp(self, index: int, now: float) -> Hashable | None:
+        """What the row shows: the prompt, its age, and each recipient's stage and mark."""
+        ps = self.model.state.prompts[self.model.rows[index]]
+        marks = []
+        for name in ps.recipients:
+            since = stale_since(ps, name, now)
+            late = since is not None and now - since >= self.stale
+            marks.append((stage(ps, name, now), age_text(now - since) if late and since else ""))
+        return ps.prompt.id, age_text(now - ps.prompt.ts), tuple(marks)
 
     def changes_at(self, index: int, now: float) -> float | None:
         ps = self.model.state.prompts[self.model.rows[index]]
@@ -162,7 +171,7 @@ class PostSource:
     def changes_at(self, index: int, now: float) -> float | None:
         return None
 
-    def stamp(self, index: int) -> Hashable | None:
+    def stamp(self, index: int, now: float) -> Hashable | None:
         return self.posts[index][0]  # a post never changes
 
 

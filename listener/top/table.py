@@ -33,7 +33,7 @@ class RowSource(Protocol):
 
     def line(self, index: int, now: float) -> Text: ...
 
-    def stamp(self, index: int) -> Hashable | None:
+    def stamp(self, index: int, now: float) -> Hashable | None:
         """A key for row *index*, the same while its text is (None: draw it each time)."""
         ...
 
@@ -190,11 +190,11 @@ class RowTable(ScrollView, can_focus=True):
         index = round(self.scroll_y) + y
         if index >= len(self.source):
             return Strip.blank(width, base)
-        cursor = index == self.cursor
-        stamp = None if cursor else self.source.stamp(index)
+        cursor, now = index == self.cursor, time.time()
+        stamp = None if cursor else self.source.stamp(index, now)
         if stamp is not None and (stamp, width) in self._strips:
             return self._strips[stamp, width]
-        text = self.source.line(index, time.time())
+        text = self.source.line(index, now)
         text.truncate(width, overflow="ellipsis", pad=True)
         # As a span, not `text.style`: rich draws a text without spans in no style at all.
         text.stylize_before(

@@ -72,7 +72,7 @@ AgentPicker, ConfirmScreen, PostScreen { align: center middle; }
 """
 
 
-class TopApp(App[int]):
+class TopApp(App[None]):
     TITLE = "paneboard top"
     CSS = CSS
     ENABLE_COMMAND_PALETTE = False
@@ -90,7 +90,7 @@ class TopApp(App[int]):
         self.ctx = ctx
         self.stale = stale
         self.signals = signals
-        self.error: PaneboardError | None = None
+        self.error: PaneboardError | OSError | None = None  # why it stopped, for one line
         self.loaded = asyncio.Event()
         self.model = TopModel(BoardState())
         self.agent_rows = AgentSource(self.model)
@@ -120,12 +120,12 @@ class TopApp(App[int]):
         if self.signals:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-                loop.add_signal_handler(sig, self.exit, 0)
+                loop.add_signal_handler(sig, self.exit)
         self.install_screen(ThreadScreen(self._thread_text), name="thread")
         self.table("prompts").focus()
         self._titles()
         self.query_one("#status", Line).show(Text("reading the board…"))
-        self.run_worker(self._follow(), name="follow", exit_on_error=False)
+        self.run_worker(self._follow(), name="follow")
 
     async def on_unmount(self) -> None:
         if self.signals:
@@ -144,14 +144,14 @@ class TopApp(App[int]):
             self._view = view = BoardView(self.ctx.store(reconnect=True))  # lives on, as listeners
             model = await anyio.to_thread.run_sync(self._catch_up, view)
             self._use(model)
-            self.run_worker(self._watch_panes(), name="panes", exit_on_error=False)
+            self.run_worker(self._watch_panes(), name="panes")
             self.loaded.set()
             while True:
                 await view.wait_changed()
                 self._take(view.refresh())
-        except PaneboardError as exc:
+        except (PaneboardError, OSError) as exc:  # the board cannot be read: said in one line
             self.error = exc
-            self.exit(1)
+            self.exit(return_code=1)
 
     def _catch_up(self, view: BoardView) -> TopModel:
         """The whole board so far, folded and indexed (in a worker thread: it may be long)."""

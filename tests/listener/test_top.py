@@ -43,7 +43,7 @@ def screen(app: TopApp) -> str:
 
 
 async def until(
-    pilot: Pilot[int],
+    pilot: Pilot[None],
     app: TopApp,
     seen: Callable[[str], bool],
     within: float = 10,
@@ -223,6 +223,17 @@ async def test_p_posts_a_prompt(home: Path) -> None:
     got = [(p.to, p.thread, p.body, p.sender) for p in prompts]
     assert [(("bob", "carol"), "t9", "run the tests", "alice")] == got
     assert "post a prompt as alice" in text  # the form stays open on a refusal
+
+
+async def test_a_board_it_cannot_reach_ends_it_with_the_reason(home: Path) -> None:
+    """A NATS store nobody answers on: top stops with exit code 1 and the store's one line."""
+    app = top(home, store="nats://127.0.0.1:1")
+    async with app.run_test(size=SIZE) as pilot:
+        with anyio.fail_after(20):
+            while app.is_running:
+                await pilot.pause(0.05)
+    assert 1 == app.return_code
+    assert str(app.error).startswith("cannot reach NATS at nats://127.0.0.1:1")
 
 
 def test_without_a_terminal_it_says_so(home: Path) -> None:

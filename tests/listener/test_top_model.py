@@ -1,0 +1,86 @@
+"""What `top` shows, as pure functions of the posts: rows in order, counts, threads, ages."""
+
+from __future__ import annotations
+
+from paneboard.listener.top.model import TopModel, age_changes_in, age_text
+from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt
+from paneboard.state.fold import BoardState, apply
+
+
+def prompt(n: int, to: tuple[str, ...] = ("bob",), **fields: object) -> Prompt:
+    base: dict[str, object] = {"sender": "alice", "priority": "normal", "thread": None}
+    base.update(fields)
+    return Prompt(id=f"p{n:025d}", board="b", ts=float(n), to=to, body=f"body {n}", **base)  # type: ignore[arg-type]
+
+
+def feed(model: TopModel, posts: list[Post], now: float = 100.0) -> None:
+    items = [(model.state.position + i, post) for i, post in enumerate(posts)]
+    for seq, post in items:
+        apply(model.state, seq, post)
+    model.take(items, now)
+
+
+def head(n: int, sender: str) -> dict[str, object]:
+    return {"id": f"x{n:025d}", "board": "b", "sender": sender, "ts": float(n)}
+
+
+def test_rows_keep_delivery_order_as_prompts_come_and_go() -> None:
+    """Urgent first, then oldest first; a closed prompt leaves, the order of the rest holds."""
+    model = TopModel(BoardState())
+    feed(model, [prompt(1), prompt(2, priority="urgent"), prompt(3, priority="low"), prompt(4)])
+    assert [prompt(n).id for n in (2, 1, 4, 3)] == list(model.rows)
+    feed(model, [Ack(**head(5, "bob"), prompt=prompt(1).id)])  # type: ignore[arg-type]
+    assert [prompt(n).id for n in (2, 4, 3)] == list(model.rows)
+
+
+def test_open_counts_follow_each_recipient() -> None:
+    """A prompt to two agents counts for each until that one closes it; a cancel ends both."""
+    model = TopModel(BoardState())
+    feed(model, [prompt(1, to=("bob", "carol")), prompt(2, to=("carol",))])
+    assert (1, 2) == (model.open_count["bob"], model.open_count["carol"])
+    feed(model, [Answer(**head(3, "carol"), prompt=prompt(1).id, body="done")])  # type: ignore[arg-type]
+    assert (1, 1) == (model.open_count["bob"], model.open_count["carol"])
+    feed(model, [Cancel(**head(4, "alice"), prompt=prompt(2).id)])  # type: ignore[arg-type]
+    assert (1, 0) == (model.open_count["bob"], model.open_count["carol"])
+
+
+def test_expiry_takes_a_prompt_out_at_its_time() -> None:
+    """`expire(now)` past a prompt's expiry removes it from the rows and the counts."""
+    model = TopModel(BoardState())
+    feed(model, [prompt(1, expires=150.0), prompt(2)])
+    assert 150.0 == model.next_expiry()
+    assert not model.expire(149.0)
+    assert model.expire(150.0)
+    assert [prompt(2).id] == list(model.rows)
+    assert 1 == model.open_count["bob"]
+
+
+def test_threads_group_by_name_and_by_reply() -> None:
+    """A thread: the prompts sharing a name, and replies to them; its posts in log order."""
+    model = TopModel(BoardState())
+    first = prompt(1, thread="retry")
+    reply = prompt(2, to=("alice",), sender="bob", reply_to=first.id)
+    receipt = Delivered(**head(3, "bob"), prompt=first.id, door="stdout")  # type: ignore[arg-type]
+    feed(model, [first, reply, receipt, prompt(4, thread="other"), prompt(5, thread="retry")])
+    assert [first.id, reply.id, receipt.id, prompt(5).id] == [
+        p.id for _, p in model.thread(reply.id)
+    ]
+
+
+def test_a_filter_shows_one_agents_prompts_and_posts() -> None:
+    """With an agent chosen, rows and posts are those sent by it or to it."""
+    model = TopModel(BoardState())
+    feed(model, [prompt(1), prompt(2, to=("carol",)), prompt(3, sender="carol", to=("dave",))])
+    model.set_filter("carol", None)
+    assert [prompt(2).id, prompt(3).id] == list(model.rows)
+    assert [prompt(2).id, prompt(3).id] == [p.id for _, p in model.shown_posts()]
+    feed(model, [prompt(6, to=("bob",)), prompt(7, to=("carol",))])
+    assert [prompt(n).id for n in (2, 3, 7)] == list(model.rows)
+
+
+def test_ages_read_in_the_largest_unit_and_say_when_they_change() -> None:
+    """42s, 7m, 3h, 2d; the next change comes when the shown number does."""
+    assert ["0s", "42s", "7m", "3h", "2d"] == [
+        age_text(s) for s in (0, 42.5, 420, 3 * 3600, 2 * 86400)
+    ]
+    assert [0.5, 1.0, 60.0] == [age_changes_in(s) for s in (42.5, 59.0, 120.0)]

@@ -43,7 +43,6 @@ def test_every_command_has_a_parser_and_a_runner() -> None:
 
     for name, (_, _, run) in COMMANDS.items():
         module, function = run.split(":")
-        assert callable(
-            getattr(importlib.import_module(f"paneboard.listener.cli.{module}"), function)
-        )
+        where = module if "." in module else f"paneboard.listener.cli.{module}"  # top: above cli
+        assert callable(getattr(importlib.import_module(where), function))
         assert run == command_parser(name).get_default("run")

@@ -15,6 +15,7 @@ from pathlib import Path
 import msgspec
 
 from paneboard.state import presence
+from paneboard.state.abc import Store
 from paneboard.state.paths import BoardPaths
 
 
@@ -91,13 +92,10 @@ def read_agents(
     return rows
 
 
-def remote_presences(store: object) -> dict[str, presence.Presence]:
+def remote_presences(store: Store) -> dict[str, presence.Presence]:
     """The store's presence records (NATS), decoded; {} for a store without them."""
-    get = getattr(store, "presences", None)
-    if get is None:
-        return {}
     out = {}
-    for name, raw in get().items():
+    for name, raw in store.presences().items():
         try:
             out[name] = msgspec.json.decode(raw, type=presence.Presence)
         except msgspec.DecodeError:

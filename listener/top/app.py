@@ -176,7 +176,8 @@ class TopApp(App[None]):
             self.post_rows.reset(self.model.shown_posts())
         else:
             self.post_rows.extend(self.model.take(posts, now))
-        remote = hasattr(self.ctx.store(), "presences") and now - self._remote_at > REMOTE_EVERY
+        shared = self._view.store.presence_ttl is not None  # listeners elsewhere (NATS)
+        remote = shared and now - self._remote_at > REMOTE_EVERY
         if remote or len(self.model.agents) != self._names_read:
             self.run_worker(self._refresh_agents(remote), group="agents", exclusive=True)
         self._pending += posts
@@ -263,11 +264,7 @@ class TopApp(App[None]):
     def _status(self) -> None:
         """The status line: where, who, and the counts (one line drawn again, not a pane)."""
         listening = sum(1 for row in self.agent_rows.rows if row.listening)
-        store = "file log"
-        if self.ctx.store_url:
-            from paneboard.state.natsstore import shown
-
-            store = shown(self.ctx.store_url)  # never a password on the screen
+        store = self._view.store.where if self.ctx.store_url and self._view else "file log"
         text = Text(f" board {self.ctx.board}  ·  as {self.ctx.agent}  ·  {store}  │  ")
         text.append(f"agents {len(self.agent_rows)}, listening {listening}  │  ")
         text.append(f"open prompts {len(self.model.rows)}", "bold")
@@ -370,9 +367,10 @@ class TopApp(App[None]):
         self.push_screen(PostScreen(self.ctx.agent, self._post, f.agent or ""), posted)
 
     async def _post(self, to: list[str], body: str, priority: str, thread: str | None) -> str:
-        from paneboard.listener.cli.posting import post_prompt
+        from paneboard.listener.cli.posting import PromptRequest, post_prompt
 
         def write() -> str:
-            return str(post_prompt(self.ctx, to, body, priority, thread, None, None)["id"])
+            request = PromptRequest(to, body, priority=priority, thread=thread)
+            return str(post_prompt(self.ctx, request)["id"])
 
         return await anyio.to_thread.run_sync(write)

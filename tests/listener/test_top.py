@@ -18,8 +18,8 @@ from textual.pilot import Pilot
 from paneboard.listener.context import Context
 from paneboard.listener.top.app import TopApp
 from paneboard.protocol.posts import Cancel, Prompt
-from paneboard.state.store import FileStore
-from tests.conftest import Listening, run_cli
+from paneboard.state.filestore import FileStore
+from tests.helpers import Listening, run_cli
 
 pytestmark = pytest.mark.anyio
 SIZE = (150, 40)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli_env, run_cli
+from tests.helpers import cli_env, run_cli
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
 MODES = "#{alternate_on} #{cursor_flag} #{mouse_any_flag} #{mouse_sgr_flag} #{keypad_flag}"

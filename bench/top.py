@@ -34,13 +34,13 @@ def _id(rng: random.Random) -> str:
     return new_id(time.time(), rng.randbytes(10))
 
 
-def _prompt(rng: random.Random, n: int) -> Prompt:
+def _prompt(rng: random.Random, n: int, ago: float = 0.0) -> Prompt:
     to = (rng.choice(AGENTS),)
     return Prompt(
         id=_id(rng),
         board="bench",
         sender="bench",
-        ts=time.time(),
+        ts=time.time() - ago,
         to=to,
         body=f"prompt {n}: please look at module {rng.randrange(1000)}",
         priority=rng.choice(PRIORITIES),  # type: ignore[arg-type]  # one of the four
@@ -48,12 +48,12 @@ def _prompt(rng: random.Random, n: int) -> Prompt:
 
 
 def build(home: Path, n: int) -> None:
-    """A board of *n* open prompts, appended in batches."""
+    """A board of *n* open prompts posted an hour ago, appended in batches."""
     rng = random.Random(1)
     log = home / "bench" / "log"
     log.parent.mkdir(parents=True, exist_ok=True)
     for start in range(0, n, 1000):
-        append_posts(log, [_prompt(rng, i) for i in range(start, min(n, start + 1000))])
+        append_posts(log, [_prompt(rng, i, 3600) for i in range(start, min(n, start + 1000))])
 
 
 def post_every(home: str, interval: float, seconds: float) -> None:

@@ -23,7 +23,7 @@ from textual.timer import Timer
 from paneboard.listener.context import Context
 from paneboard.listener.top import agents
 from paneboard.listener.top.model import TopModel
-from paneboard.listener.top.rows import AgentSource, PostSource, PromptSource
+from paneboard.listener.top.rows import AgentSource, PostSource, PromptSource, one_line
 from paneboard.listener.top.screens import (
     AgentPicker,
     ConfirmScreen,
@@ -255,11 +255,11 @@ class TopApp(App[None]):
         """The panes' titles: what each shows, and the filter (titles change with it alone)."""
         f = self.model.filter
         shown = [f"agent {f.agent}" if f.agent else "", f"thread {f.thread}" if f.thread else ""]
-        where = "  ·  ".join(s for s in shown if s)
+        where = one_line("  ·  ".join(s for s in shown if s))  # names from posts: text, no markup
         self.table("agents").border_title = "agents"
         opened = "prompts open, in delivery order"
-        self.table("prompts").border_title = f"{opened}  ·  {where}" if where else opened
-        self.table("posts").border_title = f"posts  ·  {where}" if where else "posts"
+        self.table("prompts").border_title = Text(f"{opened}  ·  {where}" if where else opened)
+        self.table("posts").border_title = Text(f"posts  ·  {where}" if where else "posts")
 
     def _status(self) -> None:
         """The status line: where, who, and the counts (one line drawn again, not a pane)."""
@@ -270,8 +270,8 @@ class TopApp(App[None]):
         text.append(f"open prompts {len(self.model.rows)}", "bold")
         f = self.model.filter
         if f:
-            text.append(f"  │  only agent {f.agent}" if f.agent else "  │  only")
-            text.append(f" thread {f.thread}" if f.thread else "")
+            text.append(f"  │  only agent {one_line(f.agent)}" if f.agent else "  │  only")
+            text.append(f" thread {one_line(f.thread)}" if f.thread else "")
         self.query_one("#status", Line).show(text)
 
     def _filter(self, agent: str | None, thread: str | None) -> None:
@@ -337,15 +337,17 @@ class TopApp(App[None]):
             return
         sender, me = ps.prompt.sender, self.ctx.agent
         if sender != me:
-            self.notify(f"only {sender} can cancel this prompt; top runs as {me}", severity="error")
+            said = f"only {one_line(sender)} can cancel this prompt; top runs as {me}"
+            self.notify(said, severity="error", markup=False)
             return
-        to = ", ".join(ps.prompt.to)
+        to = ", ".join(one_line(name) for name in ps.prompt.to)
 
         def answered(yes: bool | None) -> None:
             if yes:
                 self.run_worker(self._cancel(ps.prompt.id), group="write")
 
-        self.push_screen(ConfirmScreen(f"cancel prompt {ps.prompt.id} to {to}?"), answered)
+        question = f"cancel prompt {one_line(ps.prompt.id)} to {to}?"
+        self.push_screen(ConfirmScreen(question), answered)
 
     async def _cancel(self, pid: str) -> None:
         from paneboard.listener.cli.closing import run_cancel
@@ -353,16 +355,16 @@ class TopApp(App[None]):
         try:
             await anyio.to_thread.run_sync(run_cancel, self.ctx, pid)
         except PaneboardError as exc:
-            self.notify(str(exc), severity="error")
+            self.notify(one_line(str(exc), 400), severity="error", markup=False)
         else:
-            self.notify(f"cancelled {pid}")
+            self.notify(f"cancelled {one_line(pid)}", markup=False)
 
     def action_post(self) -> None:
         f = self.model.filter
 
         def posted(pid: str | None) -> None:
             if pid is not None:
-                self.notify(f"posted {pid}")
+                self.notify(f"posted {pid}", markup=False)
 
         self.push_screen(PostScreen(self.ctx.agent, self._post, f.agent or ""), posted)
 

@@ -105,7 +105,7 @@ class PromptSource:
     def line(self, index: int, now: float) -> Text:
         ps = self.model.state.prompts[self.model.rows[index]]
         p = ps.prompt
-        text = Text(f"{p.id[:12]}  ")
+        text = Text(f"{one_line(p.id[:12])}  ")
         text.append(f"{p.priority:<7}", PRIORITY_STYLE[p.priority])
         text.append(f"{age_text(now - p.ts):>4}  {one_line(p.sender, 16)} →")
         for name in ps.recipients:
@@ -185,7 +185,7 @@ def describe(post: Post) -> Text:
     if isinstance(post, Prompt):
         text.append(f" → {', '.join(one_line(n, 24) for n in post.to)} [{post.priority}]")
         return text.append(f"  {one_line(post.body)}", "italic")
-    text.append(f" on {getattr(post, 'prompt', '?')[:12]}")
+    text.append(f" on {one_line(str(getattr(post, 'prompt', '?'))[:12])}")
     if isinstance(post, Answer):
         return text.append(f"  {one_line(post.body)}", "italic")
     detail = [str(getattr(post, f, None)) for f in ("door", "source", "outcome", "reason", "note")]

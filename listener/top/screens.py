@@ -31,17 +31,18 @@ def thread_text(
     text = Text()
     for _, post in posts:
         if isinstance(post, Prompt):
-            text.append(f"\n{clock(post.ts)}  prompt {post.id}\n", "bold")
-            to = ", ".join(post.to)
-            text.append(f"  from {post.sender} to {to}, priority {post.priority}")
-            text.append(f", thread {post.thread}" if post.thread else "")
-            text.append(f", reply to {post.reply_to}" if post.reply_to else "")
+            text.append(f"\n{clock(post.ts)}  prompt {one_line(post.id)}\n", "bold")
+            to = ", ".join(one_line(name) for name in post.to)
+            text.append(f"  from {one_line(post.sender)} to {to}, priority {post.priority}")
+            text.append(f", thread {one_line(post.thread)}" if post.thread else "")
+            text.append(f", reply to {one_line(post.reply_to)}" if post.reply_to else "")
             text.append("\n")
             ps = prompts.get(post.id)
             if ps is not None:
                 for name in ps.recipients:
                     s = stage(ps, name, now)
-                    text.append(f"  {name}: ").append(s, STAGE_STYLE.get(s, "")).append("\n")
+                    text.append(f"  {one_line(name)}: ").append(s, STAGE_STYLE.get(s, ""))
+                    text.append("\n")
             text.append(_indent(post.body) + "\n", "italic")
         elif isinstance(post, Answer):
             text.append_text(describe(post)).append("\n")
@@ -88,7 +89,8 @@ class ThreadScreen(Screen[None]):
             self.query_one("#thread-scroll", VerticalScroll).scroll_home(animate=False)
 
     def redraw(self) -> None:
-        self.query_one("#thread-scroll").border_title = f"thread of prompt {self.pid}"
+        title = Text(f"thread of prompt {one_line(self.pid)}")  # text, never markup
+        self.query_one("#thread-scroll").border_title = title
         self.query_one("#thread", Static).update(self._draw(self.pid))
 
 
@@ -180,6 +182,6 @@ class PostScreen(ModalScreen[str | None]):
         try:
             pid = await self.post(to, body, priority, thread)
         except PaneboardError as exc:  # the one-line refusal, shown where it was typed
-            error.update(Text(str(exc)))
+            error.update(Text(one_line(str(exc), 400)))
             return
         self.dismiss(pid)

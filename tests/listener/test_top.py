@@ -19,6 +19,7 @@ from paneboard.listener.context import Context
 from paneboard.listener.top.app import TopApp
 from paneboard.protocol.posts import Cancel, Prompt
 from paneboard.state.filestore import FileStore
+from paneboard.state.log import append_posts
 from tests.helpers import Listening, run_cli
 
 pytestmark = pytest.mark.anyio
@@ -223,6 +224,31 @@ async def test_p_posts_a_prompt(home: Path) -> None:
     got = [(p.to, p.thread, p.body, p.sender) for p in prompts]
     assert [(("bob", "carol"), "t9", "run the tests", "alice")] == got
     assert "post a prompt as alice" in text  # the form stays open on a refusal
+
+
+async def test_control_characters_and_markup_from_a_post_are_shown_as_text(home: Path) -> None:
+    """A forged post's escapes are drawn escaped and its brackets as brackets, never obeyed."""
+    evil = "m\x1b[2J[b]x"
+    forged = Prompt(
+        id="0" * 26,
+        board="test",
+        sender=evil,
+        ts=time.time(),
+        to=("bob",),
+        body="hi\x1b]0;owned\x07",
+        thread="t[red]1",
+    )
+    (home / "test").mkdir()
+    append_posts(home / "test" / "log", [forged])
+    app = top(home)
+    async with app.run_test(size=SIZE) as pilot:
+        text = await until(pilot, app, lambda t: "open prompts 1" in t)
+        assert "m\\x1b[2J[b]x → bob posted" in " ".join(text.split())
+        assert "hi\\x1b]0;owned\\x07" in text
+        await pilot.press("enter")
+        text = await until(pilot, app, lambda t: "thread of prompt" in t)
+        assert "thread t[red]1" in text
+        assert "\x1b" not in text
 
 
 async def test_a_board_it_cannot_reach_ends_it_with_the_reason(home: Path) -> None:

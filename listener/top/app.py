@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 import time
 from typing import ClassVar
 
@@ -117,7 +118,9 @@ class TopApp(App[None]):
         return self.query_one(f"#{name}", RowTable)
 
     async def on_mount(self) -> None:
-        if self.signals:
+        if self.signals and sys.platform != "win32":  # asyncio has no signal handlers there
+            # Textual leaves signals to the process: unhandled, SIGTERM would end it with the
+            # terminal raw and on the alternate screen. Exiting the app restores both.
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
                 loop.add_signal_handler(sig, self.exit)
@@ -128,7 +131,7 @@ class TopApp(App[None]):
         self.run_worker(self._follow(), name="follow")
 
     async def on_unmount(self) -> None:
-        if self.signals:
+        if self.signals and sys.platform != "win32":
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
                 loop.remove_signal_handler(sig)

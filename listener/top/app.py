@@ -99,6 +99,7 @@ class TopApp(App[None]):
         self.post_rows = PostSource()
         self._remote: dict[str, Presence] = {}
         self._remote_at = 0.0
+        self._remote_due: Timer | None = None
         self._names_read = 0  # how many names the model knew when the agents were last read
         self._expiry: Timer | None = None
         self._expiry_at: float | None = None
@@ -168,6 +169,7 @@ class TopApp(App[None]):
         self.post_rows.reset(model.shown_posts())
         self._read_agents()
         self._changed([], everything=True)
+        self._expect_remote()
 
     def _take(self, posts: list[tuple[int, Post]]) -> None:
         assert self._view is not None
@@ -243,9 +245,21 @@ class TopApp(App[None]):
         if remote:
             self._remote_at = time.time()
             self._remote = await anyio.to_thread.run_sync(agents.remote_presences, self.ctx.store())
+            self._expect_remote()
         self._read_agents()
         self.table("agents").rows_changed()
         self._status()
+
+    def _expect_remote(self) -> None:
+        """While listeners elsewhere are shown, read their presence again when it could have
+        expired: the store says nothing when a presence runs out (its time-to-live)."""
+        ttl = self._view.store.presence_ttl if self._view else None
+        if ttl and self._remote and self._remote_due is None:
+            self._remote_due = self.set_timer(ttl, self._remote_expired)
+
+    def _remote_expired(self) -> None:
+        self._remote_due = None
+        self.run_worker(self._refresh_agents(True), group="agents", exclusive=True)
 
     def _read_agents(self) -> None:
         self._names_read = len(self.model.agents)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import re
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from paneboard.listener.top.app import TopApp
 from paneboard.protocol.posts import Cancel, Prompt
 from paneboard.state.filestore import FileStore
 from paneboard.state.log import append_posts
-from tests.helpers import Listening, run_cli
+from tests.helpers import Listening, NatsServer, cli_env, run_cli
 
 pytestmark = pytest.mark.anyio
 SIZE = (150, 40)
@@ -104,6 +105,22 @@ async def test_posts_arriving_update_the_panes(home: Path, store_url: str) -> No
         assert "open 0" in line_of(text, "bob ")
 
 
+async def test_a_compacted_log_is_read_again_from_its_start(home: Path) -> None:
+    """`paneboard compact` replaces the log: top folds it again and goes on following it."""
+    first = post(home, "--as", "alice", "--to", "bob", "first")
+    post(home, "--as", "alice", "--to", "bob", "second")
+    assert 0 == run_cli(home, "answer", "--as", "bob", first, "done").returncode
+    app = top(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app, lambda t: "open prompts 1" in t and "done" in t)
+        compacted = run_cli(home, "compact")
+        assert 0 == compacted.returncode, compacted.stderr
+        await until(pilot, app, lambda t: "done" not in t)  # the answered prompt is gone
+        post(home, "--as", "carol", "--to", "bob", "third")
+        text = await until(pilot, app, lambda t: "open prompts 2" in t)
+        assert "third" in line_of(text, "carol → bob")
+
+
 async def test_a_listener_that_dies_is_shown_gone(home: Path) -> None:
     """SIGKILL on a listener: its pane lock is released and the agents pane says so."""
     post(home, "--as", "alice", "--to", "bob", "hello")
@@ -114,6 +131,22 @@ async def test_a_listener_that_dies_is_shown_gone(home: Path) -> None:
             bob.stop(9)
             text = await until(pilot, app, lambda t: "no listener" in line_of(t, "bob "))
             assert "last delivery" in line_of(text, "bob ")
+
+
+async def test_a_listener_on_another_machine_shows_through_the_store(
+    home: Path, tmp_path: Path, nats_server: NatsServer
+) -> None:
+    """On NATS, a listener with another home (another machine) is listening, by its presence."""
+    url = f"{nats_server.url}/t{uuid.uuid4().hex[:12]}"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    env = cli_env(elsewhere, PANEBOARD_STORE=url)
+    with Listening(elsewhere, "bob", "--door", "stdout", env=env) as bob:
+        app = top(home, store=url)
+        async with app.run_test(size=SIZE) as pilot:
+            text = await until(pilot, app, lambda t: "listening" in line_of(t, "bob "))
+            assert f"pid {bob.proc.pid}" in line_of(text, "bob ")
+            assert "door stdout" in line_of(text, "bob ")
 
 
 async def test_delivered_and_not_closed_for_long_stands_out(home: Path) -> None:

@@ -192,6 +192,8 @@ async def test_enter_opens_the_whole_thread(home: Path) -> None:
         await until(pilot, app, lambda t: "docs updated" in t)  # the open thread follows
         await pilot.press("escape")
         await until(pilot, app, lambda t: "open prompts 1" in t)
+        await pilot.press("tab", "enter")  # the posts pane: its last post, the answer
+        await until(pilot, app, lambda t: f"thread of prompt {last}" in t)
 
 
 async def test_keys_filter_by_agent_and_by_thread(home: Path) -> None:

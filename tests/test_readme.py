@@ -35,7 +35,8 @@ def _sessions() -> list[list[tuple[str, list[str]]]]:
                 steps.append((line[2:].split("  #")[0].strip(), []))
             elif steps:
                 steps[-1][1].append(line)
-        if steps and not any(shlex.split(cmd)[1] in LONG_RUNNING for cmd, _ in steps):
+        words = [shlex.split(cmd) for cmd, _ in steps]
+        if words and all(w[0] == "paneboard" and w[1] not in LONG_RUNNING for w in words):
             sessions.append(steps)
     return sessions
 

@@ -19,6 +19,9 @@ DOOR = (
     "open(os.environ['OUT'], 'a').write(os.environ['PANEBOARD_ID'] + '\\n')"
 )
 POINTS = ["before-door", "in-door", "after-door", "after-record"]
+# bob's listener, delivering through an exec door running DOOR
+LISTEN = ["-m", "paneboard.listener", "listen", "--as", "bob", "--door", "exec", "--"]
+LISTEN = [sys.executable, *LISTEN, sys.executable, "-c", DOOR]
 
 
 def test_listener_killed_100_times(home: Path, tmp_path: Path, rng: random.Random) -> None:
@@ -36,20 +39,7 @@ def test_listener_killed_100_times(home: Path, tmp_path: Path, rng: random.Rando
             env["PANEBOARD_FAILPOINT"] = point
         before = started.read_text() if started.exists() else ""
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "paneboard.listener",
-                "listen",
-                "--as",
-                "bob",
-                "--door",
-                "exec",
-                "--",
-                sys.executable,
-                "-c",
-                DOOR,
-            ],
+            LISTEN,
             env=env,
             stderr=subprocess.DEVNULL,
         )
@@ -61,20 +51,7 @@ def test_listener_killed_100_times(home: Path, tmp_path: Path, rng: random.Rando
         assert proc.wait(timeout=30) == -signal.SIGKILL, point
         kills[point] += 1
     finish = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "paneboard.listener",
-            "listen",
-            "--as",
-            "bob",
-            "--door",
-            "exec",
-            "--",
-            sys.executable,
-            "-c",
-            DOOR,
-        ],
+        LISTEN,
         env=cli_env(home, OUT=str(out), STARTED=str(started), SLOW="0", PANEBOARD_FAILPOINT="idle"),
         stderr=subprocess.DEVNULL,
         timeout=120,

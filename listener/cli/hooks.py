@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from paneboard.listener.context import Context, executable
-from paneboard.listener.hooks import codex_trust, more, run, settings
+from paneboard.listener.hooks import codex_trust, mcpconfig, more, run, settings
 from paneboard.protocol.errors import BadInput
 from paneboard.state.paths import default_board
 
@@ -73,6 +73,9 @@ def _install(args: argparse.Namespace) -> None:
         # refuse a broken config.toml before writing anything
         codex_trust.trust_state(codex_trust.config_path(os.environ), {})
     args.mode = args.mode or "listen"
+    settings.load(settings.settings_path(args.target, project))  # refuse a malformed file first
+    if args.action == "uninstall" or args.mcp:
+        mcpconfig.check(args.target, project)
     if args.action == "install":
         path, changed = settings.install(
             args.target, project, args.mode, executable(), _given_options(args)
@@ -80,11 +83,27 @@ def _install(args: argparse.Namespace) -> None:
         print(
             f"{'installed paneboard hooks in' if changed else 'paneboard hooks already installed in'} {path} (mode {args.mode})"
         )
+        if args.mcp:
+            _register(args, project)
         if args.target == "codex":
             _codex_trust(path, project, args.trust)
     else:
         path, changed = settings.uninstall(args.target, project)
         print(f"{'removed paneboard hooks from' if changed else 'no paneboard hooks in'} {path}")
+        path, changed = mcpconfig.uninstall(args.target, project)
+        if changed:
+            print(f"removed the paneboard MCP server from {path}")
+
+
+def _register(args: argparse.Namespace, project: Path) -> None:
+    """`paneboard mcp` in the agent's project configuration, with the options given here."""
+    exe = executable()
+    server = mcpconfig.server_args(args.target, _given_options(args))
+    path, changed = mcpconfig.install(args.target, project, exe, server)
+    done = (
+        "registered the paneboard MCP server in" if changed else "paneboard MCP server already in"
+    )
+    print(f"{done} {path} ({exe} mcp)")
 
 
 def _codex_trust(hooks_json: Path, project: Path, trust: bool) -> None:

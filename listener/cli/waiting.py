@@ -48,20 +48,26 @@ async def wait_for(ctx: Context, ref: str, until: str, limit: float | None) -> P
         return ps
 
 
-def print_outcome(ctx: Context, ps: PromptState) -> None:
+def outcomes(ps: PromptState) -> list[dict[str, str | None]]:
+    """`wait --json`: one object per recipient, with its stage and answer."""
     now = time.time()
-    for name, r in ps.recipients.items():
+    return [
+        {
+            "prompt": ps.prompt.id,
+            "recipient": name,
+            "stage": stage(ps, name, now),
+            "answer": r.answer,
+        }
+        for name, r in ps.recipients.items()
+    ]
+
+
+def print_outcome(ctx: Context, ps: PromptState) -> None:
+    for row in outcomes(ps):
         if ctx.json:
-            emit(
-                {
-                    "prompt": ps.prompt.id,
-                    "recipient": name,
-                    "stage": stage(ps, name, now),
-                    "answer": r.answer,
-                }
-            )
-        elif r.answer is not None:
-            print(r.answer)
+            emit(row)
+        elif row["answer"] is not None:
+            print(row["answer"])
 
 
 def run_wait(ctx: Context, ref: str, until: str, timeout: float | None) -> None:

@@ -23,7 +23,7 @@ from pydantic import Field, ValidationError
 
 from paneboard.listener.cli import closing, error_message, one_line, reading, unwrap
 from paneboard.listener.cli.board import describe, match_id
-from paneboard.listener.cli.posting import post_prompt
+from paneboard.listener.cli.posting import PromptRequest, post_prompt
 from paneboard.listener.cli.waiting import outcomes, wait_for
 from paneboard.listener.cli.who import who, who_line
 from paneboard.listener.context import Context
@@ -83,9 +83,9 @@ def builtins(data: object) -> Any:
     return msgspec.json.decode(to_json(data))
 
 
-def as_prompt(fields: dict[str, object]) -> Prompt:
+def as_prompt(fields: dict[str, Any]) -> Prompt:
     """The prompt `post_prompt` wrote, as `post --json` prints it."""
-    prompt = decode(pack_post(fields))  # type: ignore[arg-type]  # the wire's types, checked
+    prompt = decode(pack_post(fields))
     assert isinstance(prompt, Prompt)
     return prompt
 
@@ -131,7 +131,10 @@ def create_server(ctx: Context) -> BoardServer:
         ] = None,
         ttl: Annotated[float | None, Field(description="expire after this many seconds")] = None,
     ) -> CallToolResult:
-        prompt = as_prompt(post_prompt(ctx, to, body, priority, thread, reply_to, ttl))
+        request = PromptRequest(
+            to, body, priority=priority, thread=thread, reply_to=reply_to, ttl=ttl
+        )
+        prompt = as_prompt(post_prompt(ctx, request))
         return result(prompt, f"posted prompt {prompt.id} to {', '.join(prompt.to)}")
 
     def ack(
@@ -182,7 +185,7 @@ def create_server(ctx: Context) -> BoardServer:
         timeout: Seconds = WAIT_TIMEOUT,  # noqa: ASYNC109  # the contract's argument name
     ) -> CallToolResult:
         fields = await anyio.to_thread.run_sync(
-            lambda: post_prompt(ctx, [to], body, priority, None, None, None)
+            lambda: post_prompt(ctx, PromptRequest([to], body, priority=priority))
         )
         pid = str(fields["id"])
         ps = await _waiting(

@@ -17,7 +17,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
-from tests.conftest import cli_env, run_cli
+from tests.helpers import cli_env, run_cli
 
 pytestmark = pytest.mark.anyio
 

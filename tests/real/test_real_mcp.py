@@ -18,8 +18,7 @@ from typing import Any
 import pytest
 
 from paneboard.state.panelock import holder
-from tests.conftest import cli_env, run_cli
-from tests.listener.test_listen import post
+from tests.helpers import cli_env, post, run_cli
 from tests.real.api_stand_in import MCP_ANSWER_BODY
 from tests.real.conftest import ClaudeSession
 
@@ -88,7 +87,7 @@ def test_claude_answers_a_prompt_through_paneboards_mcp_tool(
             time.sleep(0.2)
         assert holder(lock), session.screen()
         _wait_connected(session)
-        pid = post(home, "--as", "alice", "--to", "claude-bob", "what is six times seven?")
+        pid = post(home, "--to", "claude-bob", "what is six times seven?")
         waiter = subprocess.Popen(
             [sys.executable, "-m", "paneboard.listener", "wait", pid, "--timeout", "90"],
             stdout=subprocess.PIPE,

@@ -207,7 +207,7 @@ def _mcp(c: Checks, project: Path) -> None:
 
     from paneboard.listener.hooks import mcpconfig
 
-    for agent in settings.AGENTS:
+    for agent in mcpconfig.AGENTS:
         path = mcpconfig.config_path(agent, project)
         entry = mcpconfig.registered(agent, project)
         if entry is None:

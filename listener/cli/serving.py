@@ -6,18 +6,13 @@ import os
 from argparse import Namespace
 
 from paneboard.listener.context import Context
-from paneboard.protocol.errors import BadInput
+from paneboard.protocol.lazy import require_extra
 
 
 def mcp_command(args: Namespace) -> None:
-    try:
-        from paneboard.listener.cli.tools import serve
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] in ("mcp", "mcp_types", "pydantic"):
-            raise BadInput(
-                "`paneboard mcp` needs the MCP SDK: pip install 'paneboard[mcp]'"
-            ) from None
-        raise
+    require_extra("mcp", "mcp", "`paneboard mcp`")
+    from paneboard.listener.cli.tools import serve
+
     if args.agent is None and args.agent_type and not os.environ.get("PANEBOARD_AGENT"):
         from paneboard.listener.hooks.run import agent_name
 

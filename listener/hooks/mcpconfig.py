@@ -21,12 +21,16 @@ from typing import Any
 from paneboard.protocol.errors import BadInput, BoardIOError
 
 NAME = "paneboard"
+FILES = {"claude": ".mcp.json", "codex": ".codex/config.toml"}  # per agent, in the project
+AGENTS = tuple(FILES)
 _HEADER = re.compile(r"^\s*\[\s*([^\]]*?)\s*\]\s*(#.*)?$")
 _OURS = re.compile(r'^\[?\s*mcp_servers\s*\.\s*(paneboard|"paneboard")\s*(\..*)?$')
 
 
 def config_path(agent: str, project: Path) -> Path:
-    return project / ".mcp.json" if agent == "claude" else project / ".codex" / "config.toml"
+    if agent not in FILES:
+        raise BadInput(f"--mcp registers the server with {' or '.join(AGENTS)}, not {agent}")
+    return project / FILES[agent]
 
 
 def server_args(agent: str, given: list[tuple[str, str]]) -> list[str]:

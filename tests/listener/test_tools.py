@@ -421,17 +421,3 @@ def test_a_client_that_disconnects_mid_wait_leaves_a_server_that_exits_cleanly(h
     assert all("2.0" == m["jsonrpc"] for m in rest)
     proc.stdout.close()
     proc.stderr.close()
-
-
-def test_without_the_sdk_the_command_names_the_install() -> None:
-    code = (
-        "import sys; sys.modules['mcp'] = None; from paneboard.listener.cli import main; "
-        "sys.exit(main(['mcp']))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=False
-    )
-    assert (1, "paneboard: `paneboard mcp` needs the MCP SDK: pip install 'paneboard[mcp]'\n") == (
-        done.returncode,
-        done.stderr,
-    )

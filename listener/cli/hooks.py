@@ -74,8 +74,9 @@ def _install(args: argparse.Namespace) -> None:
         codex_trust.trust_state(codex_trust.config_path(os.environ), {})
     args.mode = args.mode or "listen"
     settings.load(settings.settings_path(args.target, project))  # refuse a malformed file first
-    if args.action == "uninstall" or args.mcp:
-        mcpconfig.check(args.target, project)
+    mcp = args.mcp or (args.action == "uninstall" and args.target in mcpconfig.AGENTS)
+    if mcp:
+        mcpconfig.check(args.target, project)  # and refuse a malformed one before writing
     if args.action == "install":
         path, changed = settings.install(
             args.target, project, args.mode, executable(), _given_options(args)
@@ -90,9 +91,10 @@ def _install(args: argparse.Namespace) -> None:
     else:
         path, changed = settings.uninstall(args.target, project)
         print(f"{'removed paneboard hooks from' if changed else 'no paneboard hooks in'} {path}")
-        path, changed = mcpconfig.uninstall(args.target, project)
-        if changed:
-            print(f"removed the paneboard MCP server from {path}")
+        if mcp:
+            path, changed = mcpconfig.uninstall(args.target, project)
+            if changed:
+                print(f"removed the paneboard MCP server from {path}")
 
 
 def _register(args: argparse.Namespace, project: Path) -> None:

@@ -119,3 +119,38 @@ def test_claude_answers_a_prompt_through_paneboards_mcp_tool(
             waiter.kill()
             waiter.communicate()
         session.close()
+
+
+def test_codex_reads_the_registration_in_a_trusted_project(
+    home: Path, tmp_path: Path, clients_bin: Path
+) -> None:
+    """`hook install codex --mcp` writes what Codex itself lists as an enabled MCP server."""
+    project, codex_home = tmp_path / "proj", tmp_path / "codex-home"
+    project.mkdir()
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(f'[projects."{project}"]\ntrust_level = "trusted"\n')
+    done = run_cli(
+        home, "hook", "install", "codex", "--project", str(project), "--mcp", "--as", "cx"
+    )
+    assert 0 == done.returncode, done.stderr
+    env = {
+        k: v for k, v in cli_env(home, CODEX_HOME=str(codex_home)).items() if k != "RUST_BACKTRACE"
+    }
+    listed = subprocess.run(
+        [str(clients_bin / "codex"), "mcp", "list", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert 0 == listed.returncode, listed.stderr
+    [server] = [s for s in json.loads(listed.stdout) if s["name"] == "paneboard"]
+    exe = str(Path(sys.executable).with_name("paneboard"))
+    transport = server["transport"]
+    assert (exe, ["mcp", "--agent", "codex", "--as", "cx"]) == (
+        transport["command"],
+        transport["args"],
+    )
+    assert server["enabled"]

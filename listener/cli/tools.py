@@ -1,7 +1,7 @@
 """The board as MCP tools over stdio, for any MCP client (`paneboard mcp`, extra `mcp`).
 
 Each tool runs the same function as its command (listener/cli/closing.py, posting.py,
-reading.py, waiting.py, who.py), as the agent, home, board and store of the server's own options.
+reading.py, waiting.py, who.py), as the agent, home, board and store of the server's options.
 A result is structured content (the command's ``--json`` objects; a list is wrapped in an
 object, as MCP asks) plus a short text for the model. A refusal is a tool error whose text is
 the command's one-line message; nothing a client sends ends the server.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import signal
+from importlib.metadata import version
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -30,15 +31,15 @@ from paneboard.listener.context import Context
 from paneboard.protocol.posts import Post, Prompt, decode, to_json
 from paneboard.protocol.wire import pack_post
 
+# The words of protocol/words.py, as types the SDK turns into JSON schema (a test keeps them equal).
 Priority = Literal["low", "normal", "high", "urgent"]
 Kind = Literal["prompt", "ack", "answer", "cancel", "delivered", "undelivered"]
 Until = Literal["delivered", "closed"]
 Id = Annotated[str, Field(description="a post id, or a unique prefix of at least 4 characters")]
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
-WAIT_TIMEOUT = (
-    50.0  # below the 60 s after which Codex (and the SDKs' clients) give up on a tool call
-)
+# Under the 60 s after which Codex (and clients on the TypeScript SDK) drop a tool call.
+WAIT_TIMEOUT = 50.0
 PROGRESS_EVERY = 5.0
 LOG_LIMIT = 50
 LOG_MAX = 1000
@@ -116,6 +117,7 @@ def create_server(ctx: Context) -> BoardServer:
             "Give work to another agent with `post` (or `ask` to post and wait for the answer "
             "in one call)."
         ),
+        version=version("paneboard"),
         log_level="WARNING",
     )
 

@@ -9,7 +9,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import anyio
 import pytest
@@ -17,6 +17,8 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
+from paneboard.listener.cli.tools import Kind, Priority, Until
+from paneboard.protocol.words import KINDS, PRIORITIES, WAIT_UNTIL
 from tests.helpers import cli_env, run_cli
 
 pytestmark = pytest.mark.anyio
@@ -66,6 +68,10 @@ def cli_json(home: Path, *args: str) -> list[Any]:
 
 def log_bytes(home: Path) -> bytes:
     return (home / "test" / "log").read_bytes()
+
+
+def test_the_tools_vocabulary_is_the_protocols() -> None:
+    assert (PRIORITIES, KINDS, WAIT_UNTIL) == (get_args(Priority), get_args(Kind), get_args(Until))
 
 
 async def test_tools_are_listed_with_the_contract_argument_names(home: Path) -> None:

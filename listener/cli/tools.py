@@ -257,6 +257,7 @@ async def _waiting(tool: ToolContext, what: str, limit: float, waiting: Any) -> 
 
 def serve(ctx: Context) -> None:
     """Serve *ctx*'s board on stdin/stdout until the client closes them, or SIGINT/SIGTERM."""
+    ctx.store()  # opened once, before the tools' threads share it (a store that fails, fails here)
     server = create_server(ctx)
 
     async def main() -> None:

@@ -383,36 +383,38 @@ async def test_200_calls_in_a_row_leak_no_fds_or_memory(home: Path) -> None:
     assert after[1] - warm[1] < 8 * 1024, f"RSS {warm[1]} kB -> {after[1]} kB"
 
 
-def test_a_client_that_disconnects_mid_wait_leaves_a_server_that_exits_cleanly(home: Path) -> None:
-    """The client closes the pipe while `wait` blocks: the server exits 0 at once, silently."""
+def test_garbage_is_answered_and_a_client_that_leaves_mid_wait_ends_the_server(home: Path) -> None:
+    """A line that is not JSON and a call with bad params do not end the server; closing the pipe
+    while `wait` blocks does: the server exits 0 at once, with nothing on stderr."""
     pid = cli_json(home, "post", "--as", "alice", "--to", "bob", "never answered")[0]["id"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "paneboard.listener", "mcp", "--as", "alice"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(home),
-    )  # fmt: skip
-    assert proc.stdin is not None and proc.stdout is not None
-    hello = {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    }
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli_env(home),
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+    wait = {"name": "wait", "arguments": {"id": pid}, "_meta": {"progressToken": "w"}}
     for message in (
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        "garbage{",
         {
             "jsonrpc": "2.0",
             "id": 2,
             "method": "tools/call",
-            "params": {
-                "name": "wait",
-                "arguments": {"id": pid, "timeout": 60},
-                "_meta": {"progressToken": "w"},
-            },
+            "params": {"name": "open", "arguments": 7},
         },
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": wait},
     ):
-        proc.stdin.write(json.dumps(message).encode() + b"\n")
+        line = message if isinstance(message, str) else json.dumps(message)
+        proc.stdin.write(line.encode() + b"\n")
         proc.stdin.flush()
     assert 1 == json.loads(proc.stdout.readline())["id"]
+    bad = json.loads(proc.stdout.readline())
+    assert (2, -32602) == (bad["id"], bad["error"]["code"])
     progress = json.loads(proc.stdout.readline())  # the wait has begun
     assert ("notifications/progress", "w") == (
         progress["method"],
@@ -421,9 +423,7 @@ def test_a_client_that_disconnects_mid_wait_leaves_a_server_that_exits_cleanly(h
     proc.stdin.close()
     assert 0 == proc.wait(timeout=10)
     assert b"" == proc.stderr.read()
-    rest = [
-        json.loads(line) for line in proc.stdout.read().splitlines()
-    ]  # the SDK may still answer: JSON only
+    rest = [json.loads(line) for line in proc.stdout.read().splitlines()]  # JSON-RPC, if any
     assert all("2.0" == m["jsonrpc"] for m in rest)
     proc.stdout.close()
     proc.stderr.close()

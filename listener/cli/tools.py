@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import itertools
 import signal
+from collections.abc import Awaitable, Callable
 from importlib.metadata import version
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import msgspec
@@ -43,6 +44,7 @@ WAIT_TIMEOUT = 50.0
 PROGRESS_EVERY = 5.0
 LOG_LIMIT = 50
 LOG_MAX = 1000
+T = TypeVar("T")
 
 
 class BoardServer(MCPServer[Any]):
@@ -174,7 +176,7 @@ def create_server(ctx: Context) -> BoardServer:
         timeout: Seconds = WAIT_TIMEOUT,  # noqa: ASYNC109  # the contract's argument name
     ) -> CallToolResult:
         ps = await _waiting(
-            tool, f"prompt {id} to be {until}", timeout, wait_for(ctx, id, until, timeout)
+            tool, f"prompt {id} to be {until}", timeout, lambda: wait_for(ctx, id, until, timeout)
         )
         rows = outcomes(ps)
         return result({"outcomes": rows}, outcome_text(rows))
@@ -186,15 +188,16 @@ def create_server(ctx: Context) -> BoardServer:
         priority: Priority = "normal",
         timeout: Seconds = WAIT_TIMEOUT,  # noqa: ASYNC109  # the contract's argument name
     ) -> CallToolResult:
-        fields = await anyio.to_thread.run_sync(
-            lambda: post_prompt(ctx, PromptRequest([to], body, priority=priority))
-        )
-        pid = str(fields["id"])
+        request = PromptRequest([to], body, priority=priority)
+        prompt = as_prompt(await anyio.to_thread.run_sync(post_prompt, ctx, request))
         ps = await _waiting(
-            tool, f"{to} to close prompt {pid}", timeout, wait_for(ctx, pid, "closed", timeout)
+            tool,
+            f"{to} to close prompt {prompt.id}",
+            timeout,
+            lambda: wait_for(ctx, prompt.id, "closed", timeout),
         )
         rows = outcomes(ps)
-        return result({"prompt": fields, "outcomes": rows}, outcome_text(rows))
+        return result({"prompt": prompt, "outcomes": rows}, outcome_text(rows))
 
     def who_() -> CallToolResult:
         rows = who(ctx)
@@ -232,7 +235,9 @@ def create_server(ctx: Context) -> BoardServer:
     return server
 
 
-async def _waiting(tool: ToolContext, what: str, limit: float, waiting: Any) -> Any:
+async def _waiting(
+    tool: ToolContext, what: str, limit: float, waiting: Callable[[], Awaitable[T]]
+) -> T:
     """Await *waiting*, reporting progress every few seconds (elapsed of *limit*) meanwhile."""
 
     async def report(elapsed: float) -> None:
@@ -250,9 +255,10 @@ async def _waiting(tool: ToolContext, what: str, limit: float, waiting: Any) -> 
     async with anyio.create_task_group() as tg:
         tg.start_soon(ticks)
         try:
-            return await waiting
+            done = await waiting()
         finally:
             tg.cancel_scope.cancel()
+    return done
 
 
 def serve(ctx: Context) -> None:

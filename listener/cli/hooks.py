@@ -64,6 +64,8 @@ def _install(args: argparse.Namespace) -> None:
     project = (args.project or Path.cwd()).absolute()
     if not project.is_dir():
         raise BadInput(f"project folder {project} does not exist")
+    if args.mcp:
+        mcpconfig.config_path(args.target, project)  # claude and codex only: refused for others
     if args.target in more.MORE_AGENTS:
         more.install_or_uninstall(args, project, [p for pair in _given_options(args) for p in pair])
         return

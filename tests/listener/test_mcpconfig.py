@@ -145,6 +145,13 @@ def test_a_malformed_file_is_refused_and_nothing_is_written(
         )
 
 
+def test_mcp_for_an_agent_without_a_registration_is_refused(home: Path, project: Path) -> None:
+    done = run_cli(home, "hook", "install", "gemini", "--mcp", "--project", str(project))
+    expected = "paneboard: --mcp registers the server with claude or codex, not gemini\n"
+    assert (1, expected, "") == (done.returncode, done.stderr, done.stdout)
+    assert not (project / ".gemini").exists()
+
+
 def test_doctor_checks_the_registration(home: Path, project: Path) -> None:
     def mcp_lines() -> list[str]:
         done = subprocess.run(

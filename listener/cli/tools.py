@@ -9,11 +9,11 @@ the command's one-line message; nothing a client sends ends the server.
 
 from __future__ import annotations
 
-import itertools
 import signal
+import time
 from collections.abc import Awaitable, Callable
 from importlib.metadata import version
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 import anyio
 import msgspec
@@ -31,6 +31,7 @@ from paneboard.listener.cli.who import who, who_line
 from paneboard.listener.context import Context
 from paneboard.protocol.posts import Post, Prompt, decode, to_json
 from paneboard.protocol.wire import pack_post
+from paneboard.state.fold import PromptState, stage
 
 # The words of protocol/words.py, as types the SDK turns into JSON schema (a test keeps them equal).
 Priority = Literal["low", "normal", "high", "urgent"]
@@ -44,7 +45,7 @@ WAIT_TIMEOUT = 50.0
 PROGRESS_EVERY = 5.0
 LOG_LIMIT = 50
 LOG_MAX = 1000
-T = TypeVar("T")
+Waiting = Callable[[Callable[[PromptState], Awaitable[None]]], Awaitable[PromptState]]
 
 
 class BoardServer(MCPServer[Any]):
@@ -176,7 +177,10 @@ def create_server(ctx: Context) -> BoardServer:
         timeout: Seconds = WAIT_TIMEOUT,  # noqa: ASYNC109  # the contract's argument name
     ) -> CallToolResult:
         ps = await _waiting(
-            tool, f"prompt {id} to be {until}", timeout, lambda: wait_for(ctx, id, until, timeout)
+            tool,
+            f"prompt {id} to be {until}",
+            timeout,
+            lambda seen: wait_for(ctx, id, until, timeout, seen),
         )
         rows = outcomes(ps)
         return result({"outcomes": rows}, outcome_text(rows))
@@ -194,7 +198,7 @@ def create_server(ctx: Context) -> BoardServer:
             tool,
             f"{to} to close prompt {prompt.id}",
             timeout,
-            lambda: wait_for(ctx, prompt.id, "closed", timeout),
+            lambda seen: wait_for(ctx, prompt.id, "closed", timeout, seen),
         )
         rows = outcomes(ps)
         return result({"prompt": prompt, "outcomes": rows}, outcome_text(rows))
@@ -235,27 +239,40 @@ def create_server(ctx: Context) -> BoardServer:
     return server
 
 
-async def _waiting(
-    tool: ToolContext, what: str, limit: float, waiting: Callable[[], Awaitable[T]]
-) -> T:
-    """Await *waiting*, reporting progress every few seconds (elapsed of *limit*) meanwhile."""
+class Progress:
+    """Progress notifications for one waiting call: at its start, whenever the prompt moves,
+    and every `PROGRESS_EVERY` seconds; the value is the seconds waited, of *limit*."""
 
-    async def report(elapsed: float) -> None:
-        await tool.report_progress(
-            elapsed, limit, f"waiting for {what}: {elapsed:g} of {limit:g} s"
-        )
+    def __init__(self, tool: ToolContext, what: str, limit: float) -> None:
+        self.tool, self.what, self.limit = tool, what, limit
+        self.started = time.monotonic()
+        self.last = -1.0
+        self.stages = ""
 
-    async def ticks() -> None:
-        for tick in itertools.count(1):
+    async def report(self, ps: PromptState | None = None) -> None:
+        if ps is not None:
+            now = time.time()
+            self.stages = ", ".join(f"{name} {stage(ps, name, now)}" for name in ps.recipients)
+        elapsed = max(self.last + 0.001, round(time.monotonic() - self.started, 3))  # increasing
+        self.last = 0.0 if self.last < 0 else elapsed
+        where = f" ({self.stages})" if self.stages else ""
+        message = f"waiting for {self.what}{where}: {self.last:.0f} of {self.limit:g} s"
+        await self.tool.report_progress(self.last, self.limit, message)
+
+    async def ticks(self) -> None:
+        while True:
             await anyio.sleep(PROGRESS_EVERY)
-            await report(tick * PROGRESS_EVERY)
+            await self.report()
 
-    await report(0)
 
+async def _waiting(tool: ToolContext, what: str, limit: float, waiting: Waiting) -> PromptState:
+    """Await *waiting*, reporting progress meanwhile."""
+    progress = Progress(tool, what, limit)
+    await progress.report()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(ticks)
+        tg.start_soon(progress.ticks)
         try:
-            done = await waiting()
+            done = await waiting(progress.report)
         finally:
             tg.cancel_scope.cancel()
     return done

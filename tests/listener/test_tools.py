@@ -174,9 +174,10 @@ async def test_ask_returns_the_answer_and_reports_progress(home: Path) -> None:
     [row] = res.structured_content["outcomes"]
     assert ("bob", "answered", "teal") == (row["recipient"], row["stage"], row["answer"])
     assert (prompt, "name a colour") == (res.structured_content["prompt"], prompt["body"])
-    assert (0, 20) == progress[0][:2] and f"bob to close prompt {prompt['id']}" in (
-        progress[0][2] or ""
-    )
+    pid = prompt["id"]
+    assert (0, 20, f"waiting for bob to close prompt {pid}: 0 of 20 s") == progress[0]
+    assert progress[1][2].startswith(f"waiting for bob to close prompt {pid} (bob posted): ")
+    assert progress[0][0] < progress[1][0]
 
 
 async def test_wait_that_times_out_is_a_tool_error_with_the_commands_message(home: Path) -> None:

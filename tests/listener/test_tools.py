@@ -266,26 +266,44 @@ REFUSALS = [
             "'prompt', 'ack', 'answer', 'cancel', 'delivered' or 'undelivered'"
         ),
     ),
+    (
+        "answer",
+        {"id": "DONE", "body": "again"},
+        "paneboard: prompt DONE is already answered for `bob`",
+    ),
+    ("ack", {"id": "ANSR"}, "paneboard: board `test`: post ANSR is an answer, not a prompt"),
+    ("wait", {"id": "GONE"}, "paneboard: prompt GONE was cancelled"),
+    ("ask", {"to": "a b", "body": "x"}, "CLI:ask --to a%b x"),
+    ("log", {"after": "zzzz"}, "paneboard: board `test`: no post matches `zzzz`"),
     ("erase", {}, "paneboard: Unknown tool: erase"),
 ]
 
 
 async def test_refusals_are_tool_errors_with_one_line_and_nothing_written(home: Path) -> None:
     """bob's bad calls: the command's one-line message, nothing written, the server lives on."""
-    pid = cli_json(home, "post", "--as", "alice", "--to", "carol", "for carol")[0]["id"]
+    ids = {"PID": cli_json(home, "post", "--as", "alice", "--to", "carol", "for carol")[0]["id"]}
+    ids["DONE"] = cli_json(home, "post", "--as", "alice", "--to", "bob", "for bob")[0]["id"]
+    ids["ANSR"] = cli_json(home, "answer", ids["DONE"], "done", "--as", "bob")[0]["id"]
+    ids["GONE"] = cli_json(home, "post", "--as", "alice", "--to", "bob", "withdrawn")[0]["id"]
+    assert [] != cli_json(home, "cancel", ids["GONE"], "--as", "alice")
+
+    def named(text: str) -> str:
+        for name, pid in ids.items():
+            text = text.replace(name, pid)
+        return text
+
     before = log_bytes(home)
     async with board_client(home, "bob") as bob:
         for tool, args, expected in REFUSALS:
-            args = {k: pid if v == "PID" else v for k, v in args.items()}
+            args = {k: named(v) if isinstance(v, str) else v for k, v in args.items()}
             if expected.startswith("CLI:"):
-                argv = [
-                    pid if w == "PID" else "-" if w == "BIG" else w for w in expected[4:].split()
-                ]
+                words = named(expected[4:]).split()
+                argv = ["-" if w == "BIG" else w.replace("%", " ") for w in words]
                 cli = run_cli(home, *argv, "--as", "bob", input=b"x" * (256 * 1024 + 1))
                 assert 1 == cli.returncode, cli.stderr
                 expected = cli.stderr.rstrip("\n")
             res = await bob.call_tool(tool, args)
-            assert (tool, True, expected.replace("PID", pid)) == (tool, res.is_error, text(res))
+            assert (tool, True, named(expected)) == (tool, res.is_error, text(res))
             assert "\n" not in text(res)
             assert log_bytes(home) == before
         assert {"prompts": []} == await call(bob, "open")  # still serving

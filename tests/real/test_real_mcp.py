@@ -49,14 +49,20 @@ def _wait_connected(session: ClaudeSession, timeout: float = 60) -> None:
     raise AssertionError(f"Claude Code did not connect paneboard's server:\n{session.screen()}")
 
 
-def _tool_turns(transcript: str) -> list[dict[str, Any]]:
-    """The tool calls and tool results of a transcript, in order."""
-    blocks = []
-    for line in transcript.splitlines():
-        content = json.loads(line).get("message", {}).get("content")
-        if isinstance(content, list):
-            blocks += [b for b in content if b.get("type") in ("tool_use", "tool_result")]
-    return blocks
+def _tool_turns(session: ClaudeSession, timeout: float = 60) -> list[dict[str, Any]]:
+    """The tool call and the tool result of the session's transcript, once both are written
+    (only whole lines are read: Claude Code may be writing the next one)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = session.transcript()
+        blocks = []
+        for line in text[: text.rfind("\n") + 1].splitlines():
+            content = json.loads(line).get("message", {}).get("content")
+            if isinstance(content, list):
+                blocks += [b for b in content if b.get("type") in ("tool_use", "tool_result")]
+        if len(blocks) >= 2 or time.monotonic() > deadline:
+            return blocks
+        time.sleep(0.25)
 
 
 def test_claude_answers_a_prompt_through_paneboards_mcp_tool(
@@ -107,7 +113,7 @@ def test_claude_answers_a_prompt_through_paneboards_mcp_tool(
             for line in run_cli(home, "log", "--kind", "answer", "--json").stdout.splitlines()
         ]
         assert ("claude-bob", pid) == (answer["sender"], answer["prompt"])
-        [call, result] = _tool_turns(session.wait_transcript('"tool_result"'))
+        [call, result] = _tool_turns(session)
         assert ("mcp__paneboard__answer", {"id": pid, "body": MCP_ANSWER_BODY}) == (
             call["name"],
             call["input"],

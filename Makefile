@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,nats,tui]' --config-settings editable_mode=strict
+	$(BIN)/pip install -q -e '.[dev,nats,tui,mcp]' --config-settings editable_mode=strict
 	touch $@
 
 # Compiled bytecode, as a normal install has it (PYTHONDONTWRITEBYTECODE would otherwise
@@ -32,7 +32,7 @@ lint: $(BIN)/.installed
 	$(BIN)/mypy
 
 bench: compile
-	$(BIN)/pip install -q -e '.[dev,nats,tui,bench]' --config-settings editable_mode=strict
+	$(BIN)/pip install -q -e '.[dev,nats,tui,mcp,bench]' --config-settings editable_mode=strict
 	$(BIN)/python -m bench
 
 bench-quick: compile

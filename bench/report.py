@@ -51,6 +51,17 @@ def headline(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                         f"{pc['post_ms']['median'] / base:.2f}×",
                     )
                 )
+    if "mcp-call" in r:
+        for tool in ("post", "open"):
+            m = r["mcp-call"][tool]
+            rows.append(
+                (
+                    f"`{tool}` as an MCP tool call vs `paneboard {tool}` as a process",
+                    f"{m['mcp_ms']['median']:.1f} ms",
+                    f"{m['process_ms']['median']:.1f} ms",
+                    f"{m['ratio_process_to_mcp']:.0f}× faster",
+                )
+            )
     if "append" in r:
         a = r["append"]
         rows.append(

@@ -13,7 +13,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from bench import catchup, fanout, latency, natsbench, throughput, top
+from bench import catchup, fanout, latency, mcpbench, natsbench, throughput, top
 from bench.baselines import Maildir, SqliteMailbox
 from bench.report import write_report
 
@@ -57,6 +57,7 @@ SCENARIOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
     "concurrency": lambda home, quick: throughput.concurrency(
         home, 4 if quick else 8, 200 if quick else 1000
     ),
+    "mcp-call": lambda home, quick: mcpbench.tool_call(home, 10 if quick else 40),
     "wake-nats": lambda home, quick: natsbench.wake(home, 200 if quick else 2000),
     "append-nats": lambda home, quick: natsbench.append_rate(home, 300 if quick else 2000, 1000),
     "top": top.top,
@@ -116,6 +117,11 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if name == "top" and find_spec("textual") is None:
             print("bench: top skipped: Textual is not installed (pip install 'paneboard[tui]')")
+            continue
+        if name == "mcp-call" and find_spec("mcp") is None:
+            print(
+                "bench: mcp-call skipped: the MCP SDK is not installed (pip install 'paneboard[mcp]')"
+            )
             continue
         with tempfile.TemporaryDirectory(prefix=f"pb-bench-{name}-") as tmp:
             home = Path(tmp) / "home"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# As users get it: build the wheel, install it with the nats and tui extras into a fresh venv
-# outside the checkout, and run there what a user runs: a round trip, the agent hooks, doctor,
-# the NATS store, and the benchmark's quick run (`top` in a terminal among its scenarios);
+# As users get it: build the wheel, install it with the nats, tui and mcp extras into a fresh
+# venv outside the checkout, and run there what a user runs: a round trip, the agent hooks,
+# doctor, the NATS store, and the benchmark's quick run (`top` in a terminal and `paneboard
+# mcp` among its scenarios);
 # then the README's `pipx install` of the wheel.
 # (tests/test_wheel.py covers the same wheel without any extra.)
 set -euo pipefail
@@ -13,7 +14,7 @@ python3 -m venv venv
 venv/bin/pip install -q --upgrade pip
 venv/bin/pip wheel -q --no-deps -w dist "$src"
 wheel=$(ls dist/paneboard-*.whl)
-venv/bin/pip install -q "$wheel[nats,tui]"
+venv/bin/pip install -q "$wheel[nats,tui,mcp]"
 pb=$work/venv/bin/paneboard
 export PANEBOARD_HOME=$work/home PANEBOARD_BOARD=wheel-check
 unset PANEBOARD_STORE PANEBOARD_AGENT PYTHONPATH

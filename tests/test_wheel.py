@@ -151,6 +151,16 @@ def test_top_without_the_extra_names_the_fix(installed: Installed) -> None:
     ) == done.stderr
 
 
+def test_mcp_without_the_extra_names_the_fix(installed: Installed) -> None:
+    """Without the MCP SDK, `paneboard mcp` says in one line what to install."""
+    done = installed.run("mcp", "--as", "bob", input="")
+    assert (1, "") == (done.returncode, done.stdout)
+    assert (
+        "paneboard: `paneboard mcp` needs the `mcp` extra (mcp is not installed): "
+        "pip install 'paneboard[mcp]'\n"
+    ) == done.stderr
+
+
 COMMANDS_ON_A_STORE = [
     ["post", "--to", "bob", "hi"],
     ["open"],

@@ -7,7 +7,7 @@ import sys
 from paneboard.listener.cli import exitcodes
 from paneboard.listener.cli.parser import UsageError, parse
 
-__all__ = ["main", "one_line"]
+__all__ = ["error_message", "main", "one_line", "unwrap"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,28 +47,41 @@ def _run(args: object) -> None:
 
 def _report(exc: BaseException, *, verbose: bool) -> int:
     """Say what went wrong in one line on stderr; return the exit code for it."""
-    from paneboard.protocol.errors import PaneboardError
-
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]  # a task group's wrapping says nothing to a user
+    exc = unwrap(exc)
     if verbose:
         import traceback
 
         traceback.print_exception(exc)
+    message = error_message(exc)
+    if message is not None:
+        print(message, file=sys.stderr)
+        return exitcodes.for_exception(exc)
+    if not verbose:
+        what = f"{type(exc).__name__}: {exc}"
+        print(
+            one_line(f"paneboard: internal error: {what} (run with --verbose for details)"),
+            file=sys.stderr,
+        )
+    return exitcodes.FAILED
+
+
+def unwrap(exc: BaseException) -> BaseException:
+    """*exc* without the groups of one that task groups wrap it in (they say nothing to a user)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def error_message(exc: BaseException) -> str | None:
+    """The one line a user reads for an error paneboard expects; None for any other."""
+    from paneboard.protocol.errors import PaneboardError
+
     if isinstance(exc, PaneboardError):
-        print(one_line(f"paneboard: {exc}"), file=sys.stderr)
-    elif isinstance(exc, OSError):
+        return one_line(f"paneboard: {exc}")
+    if isinstance(exc, OSError):
         where = f": {exc.filename}" if exc.filename else ""
-        print(one_line(f"paneboard: {exc.strerror or exc}{where}"), file=sys.stderr)
-    else:
-        if not verbose:
-            what = f"{type(exc).__name__}: {exc}"
-            print(
-                one_line(f"paneboard: internal error: {what} (run with --verbose for details)"),
-                file=sys.stderr,
-            )
-        return exitcodes.FAILED
-    return exitcodes.for_exception(exc)
+        return one_line(f"paneboard: {exc.strerror or exc}{where}")
+    return None
 
 
 def one_line(text: str) -> str:

@@ -27,27 +27,30 @@ def _closable(ctx: Context, ps: PromptState) -> None:
         raise BadInput(f"prompt {pid} is already {now_stage} for `{ctx.agent}`")
 
 
-def run_ack(ctx: Context, ref: str, note: str | None) -> None:
+def run_ack(ctx: Context, ref: str, note: str | None) -> Ack:
+    """Close prompt *ref* as its recipient; return the ack written."""
     ps, state = find_prompt(ctx, ref)
     _closable(ctx, ps)
     if note is not None:
         check_body("ack note", note)
-    write(ctx, Ack(**header(ctx.board, ctx.agent), prompt=ps.prompt.id, note=note), state)
+    ack = Ack(**header(ctx.board, ctx.agent), prompt=ps.prompt.id, note=note)
+    write(ctx, ack, state)
+    return ack
 
 
-def run_answer(ctx: Context, ref: str, body: str) -> None:
+def run_answer(ctx: Context, ref: str, body: str) -> Answer:
+    """Close prompt *ref* with *body* as its recipient; return the answer written."""
     ps, state = find_prompt(ctx, ref)
     _closable(ctx, ps)
-    write(
-        ctx,
-        Answer(
-            **header(ctx.board, ctx.agent), prompt=ps.prompt.id, body=check_body("answer", body)
-        ),
-        state,
+    answer = Answer(
+        **header(ctx.board, ctx.agent), prompt=ps.prompt.id, body=check_body("answer", body)
     )
+    write(ctx, answer, state)
+    return answer
 
 
-def run_cancel(ctx: Context, ref: str) -> None:
+def run_cancel(ctx: Context, ref: str) -> Cancel:
+    """Withdraw prompt *ref* as its sender; return the cancel written."""
     ps, state = find_prompt(ctx, ref)
     pid = ps.prompt.id
     if ps.prompt.sender != ctx.agent:
@@ -58,7 +61,9 @@ def run_cancel(ctx: Context, ref: str) -> None:
     now = time.time()
     if not any(stage(ps, name, now) in OPEN_STAGES for name in ps.recipients):
         raise BadInput(f"prompt {pid} is already closed for every recipient")
-    write(ctx, Cancel(**header(ctx.board, ctx.agent), prompt=pid), state)
+    cancel = Cancel(**header(ctx.board, ctx.agent), prompt=pid)
+    write(ctx, cancel, state)
+    return cancel
 
 
 def ack_command(args: Namespace) -> None:

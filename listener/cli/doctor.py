@@ -38,6 +38,7 @@ def run_doctor(ctx: Context, socket: str | None, probe: bool) -> None:
     _codex(c)
     more_agents(c, Path.cwd())
     _hooks(c, Path.cwd())
+    _mcp(c, Path.cwd())
     if probe:
         _probe(c, ctx, pid)
     if c.failed:
@@ -199,6 +200,29 @@ def _where(written: dict[str, str]) -> str:
     ):
         parts.append(f"{what} {written[flag]}" if flag in written else f"{what} {default}")
     return ", ".join(parts)
+
+
+def _mcp(c: Checks, project: Path) -> None:
+    import importlib.util
+
+    from paneboard.listener.hooks import mcpconfig
+
+    for agent in mcpconfig.AGENTS:
+        path = mcpconfig.config_path(agent, project)
+        entry = mcpconfig.registered(agent, project)
+        if entry is None:
+            hint = f"(paneboard hook install {agent} --mcp)"
+            c.line("warn", "mcp", f"{agent}: no paneboard server in {path} {hint}")
+            continue
+        command, args = entry.get("command"), entry.get("args")
+        shown = " ".join(map(str, [command, *(args if isinstance(args, list) else [])]))
+        if not isinstance(command, str) or not shutil.which(command):
+            c.line("fail", "mcp", f"{agent}: {path} runs {command!r}, which is not an executable")
+        elif importlib.util.find_spec("mcp") is None:
+            fix = "pip install 'paneboard[mcp]'"
+            c.line("fail", "mcp", f"{agent}: registered, but the MCP SDK is missing: {fix}")
+        else:
+            c.line("ok", "mcp", f"{agent}: {shown} in {path}")
 
 
 def _probe(c: Checks, ctx: Context, pid: int | None) -> None:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from paneboard.listener.context import Context, executable
-from paneboard.listener.hooks import codex_trust, more, run, settings
+from paneboard.listener.hooks import codex_trust, mcpconfig, more, run, settings
 from paneboard.protocol.errors import BadInput
 from paneboard.state.paths import default_board
 
@@ -64,6 +64,8 @@ def _install(args: argparse.Namespace) -> None:
     project = (args.project or Path.cwd()).absolute()
     if not project.is_dir():
         raise BadInput(f"project folder {project} does not exist")
+    if args.mcp:
+        mcpconfig.config_path(args.target, project)  # claude and codex only: refused for others
     if args.target in more.MORE_AGENTS:
         more.install_or_uninstall(args, project, [p for pair in _given_options(args) for p in pair])
         return
@@ -73,6 +75,10 @@ def _install(args: argparse.Namespace) -> None:
         # refuse a broken config.toml before writing anything
         codex_trust.trust_state(codex_trust.config_path(os.environ), {})
     args.mode = args.mode or "listen"
+    settings.load(settings.settings_path(args.target, project))  # refuse a malformed file first
+    mcp = args.mcp or (args.action == "uninstall" and args.target in mcpconfig.AGENTS)
+    if mcp:
+        mcpconfig.check(args.target, project)  # and refuse a malformed one before writing
     if args.action == "install":
         path, changed = settings.install(
             args.target, project, args.mode, executable(), _given_options(args)
@@ -80,11 +86,28 @@ def _install(args: argparse.Namespace) -> None:
         print(
             f"{'installed paneboard hooks in' if changed else 'paneboard hooks already installed in'} {path} (mode {args.mode})"
         )
+        if args.mcp:
+            _register(args, project)
         if args.target == "codex":
             _codex_trust(path, project, args.trust)
     else:
         path, changed = settings.uninstall(args.target, project)
         print(f"{'removed paneboard hooks from' if changed else 'no paneboard hooks in'} {path}")
+        if mcp:
+            path, changed = mcpconfig.uninstall(args.target, project)
+            if changed:
+                print(f"removed the paneboard MCP server from {path}")
+
+
+def _register(args: argparse.Namespace, project: Path) -> None:
+    """`paneboard mcp` in the agent's project configuration, with the options given here."""
+    exe = executable()
+    server = mcpconfig.server_args(args.target, _given_options(args))
+    path, changed = mcpconfig.install(args.target, project, exe, server)
+    done = (
+        "registered the paneboard MCP server in" if changed else "paneboard MCP server already in"
+    )
+    print(f"{done} {path} ({exe} mcp)")
 
 
 def _codex_trust(hooks_json: Path, project: Path, trust: bool) -> None:

@@ -237,6 +237,11 @@ def _hook_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="install codex: also record the hooks as trusted in Codex's config.toml",
     )
+    p.add_argument(
+        "--mcp",
+        action="store_true",
+        help="install: also register `paneboard mcp` in .mcp.json or .codex/config.toml",
+    )
 
 
 def _compact_options(p: argparse.ArgumentParser) -> None:
@@ -265,6 +270,15 @@ def _top_options(p: argparse.ArgumentParser) -> None:
         default=300.0,
         metavar="S",
         help="mark a prompt delivered, or seen, and not closed for S seconds (default 300)",
+    )
+
+
+def _mcp_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--agent",
+        dest="agent_type",
+        choices=HOOK_AGENTS,
+        help="without --as: act as `<folder>-<agent>`, the name this agent's hooks use",
     )
 
 
@@ -325,6 +339,11 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] 
         "a live view of the board: agents, open prompts, posts (needs paneboard[tui])",
         _top_options,
         "paneboard.listener.top:top_command",
+    ),
+    "mcp": (
+        "serve the board as MCP tools on stdin/stdout, acting as --as",
+        _mcp_options,
+        "serving:mcp_command",
     ),
 }
 DESCRIPTION = "Hand work between coding agents through a shared board."

@@ -13,35 +13,55 @@ import msgspec
 from paneboard.listener.cli.board import clock, emit, find_prompt, load, print_posts, summary
 from paneboard.listener.context import Context
 from paneboard.listener.view import BoardView
+from paneboard.protocol.posts import Prompt
 from paneboard.protocol.words import HANDED_STAGES
-from paneboard.state.fold import open_for, stage
+from paneboard.state.fold import PromptState, Recipient, open_for, stage
+
+
+def open_prompts(ctx: Context) -> list[Prompt]:
+    """The prompts open for the context's agent, in catch-up order."""
+    _, state = load(ctx)
+    return [ps.prompt for ps in open_for(state, ctx.agent, time.time())]
 
 
 def run_open(ctx: Context) -> None:
-    _, state = load(ctx)
-    for ps in open_for(state, ctx.agent, time.time()):
+    for p in open_prompts(ctx):
         if ctx.json:
-            emit(ps.prompt)
+            emit(p)
         else:
-            p = ps.prompt
             print(f"{p.id}  {p.priority:<6}  from {p.sender:<12}  {clock(p.ts)}  {summary(p.body)}")
 
 
-def run_status(ctx: Context, ref: str) -> None:
+def prompt_status(ctx: Context, ref: str) -> tuple[PromptState, dict[str, Recipient]]:
+    """Prompt *ref* and, per recipient, where it stands now (its `stage` filled in)."""
     ps, _ = find_prompt(ctx, ref)
     now = time.time()
     stages = {
         name: msgspec.structs.replace(r, stage=stage(ps, name, now))
         for name, r in ps.recipients.items()
     }
+    return ps, stages
+
+
+def status_object(ps: PromptState, stages: dict[str, Recipient]) -> dict[str, object]:
+    """`status --json`: the prompt's fields and its recipients' stages."""
+    return {**msgspec.to_builtins(ps.prompt), "recipients": msgspec.to_builtins(stages)}
+
+
+def run_status(ctx: Context, ref: str) -> None:
+    ps, stages = prompt_status(ctx, ref)
     if ctx.json:
-        emit({**msgspec.to_builtins(ps.prompt), "recipients": stages})
+        emit(status_object(ps, stages))
         return
+    for line in status_lines(ps, stages):
+        print(line)
+
+
+def status_lines(ps: PromptState, stages: dict[str, Recipient]) -> list[str]:
+    """`status` for people: the prompt, then one line per recipient."""
     p = ps.prompt
-    print(
-        f"prompt {p.id} from {p.sender} on board {p.board}, priority {p.priority}, "
-        f"posted {clock(p.ts)}"
-    )
+    head = f"prompt {p.id} from {p.sender} on board {p.board}, priority {p.priority}"
+    lines = [f"{head}, posted {clock(p.ts)}"]
     for name, r in stages.items():
         extra = ""
         if r.stage == "answered" and r.answer is not None:
@@ -63,7 +83,8 @@ def run_status(ctx: Context, ref: str) -> None:
             if r.ts
             else ""
         )
-        print(f"  {name:<16} {r.stage:<11} {when}{extra}")
+        lines.append(f"  {name:<16} {r.stage:<11} {when}{extra}")
+    return lines
 
 
 def run_log(ctx: Context, kinds: Sequence[str] | None) -> None:

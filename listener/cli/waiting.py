@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from argparse import Namespace
+from collections.abc import Awaitable, Callable
 
 import anyio
 
@@ -29,14 +30,23 @@ def _reached(ps: PromptState, until: str, now: float) -> bool:
     return all(s in wanted for s in stages)
 
 
-async def wait_for(ctx: Context, ref: str, until: str, limit: float | None) -> PromptState:
-    """Block until prompt *ref* is *until* (``delivered`` or ``closed``) for every recipient."""
+async def wait_for(
+    ctx: Context,
+    ref: str,
+    until: str,
+    limit: float | None,
+    seen: Callable[[PromptState], Awaitable[None]] | None = None,
+) -> PromptState:
+    """Block until prompt *ref* is *until* (``delivered`` or ``closed``) for every recipient;
+    *seen* is awaited with the prompt each time the board changed and it is not there yet."""
     with BoardView(ctx.store()) as view:
         view.refresh()
         ps = _find(view, ctx, ref)
         try:
             with anyio.fail_after(limit):
                 while not _reached(ps, until, time.time()):
+                    if seen is not None:
+                        await seen(ps)
                     expires = ps.prompt.expires
                     with anyio.move_on_after(
                         None if expires is None else max(0.0, expires - time.time())
@@ -48,20 +58,26 @@ async def wait_for(ctx: Context, ref: str, until: str, limit: float | None) -> P
         return ps
 
 
-def print_outcome(ctx: Context, ps: PromptState) -> None:
+def outcomes(ps: PromptState) -> list[dict[str, str | None]]:
+    """`wait --json`: one object per recipient, with its stage and answer."""
     now = time.time()
-    for name, r in ps.recipients.items():
+    return [
+        {
+            "prompt": ps.prompt.id,
+            "recipient": name,
+            "stage": stage(ps, name, now),
+            "answer": r.answer,
+        }
+        for name, r in ps.recipients.items()
+    ]
+
+
+def print_outcome(ctx: Context, ps: PromptState) -> None:
+    for row in outcomes(ps):
         if ctx.json:
-            emit(
-                {
-                    "prompt": ps.prompt.id,
-                    "recipient": name,
-                    "stage": stage(ps, name, now),
-                    "answer": r.answer,
-                }
-            )
-        elif r.answer is not None:
-            print(r.answer)
+            emit(row)
+        elif row["answer"] is not None:
+            print(row["answer"])
 
 
 def run_wait(ctx: Context, ref: str, until: str, timeout: float | None) -> None:

@@ -22,7 +22,9 @@ def _remote_presences(ctx: Context) -> dict[str, presence.Presence]:
     return out
 
 
-def run_who(ctx: Context) -> None:
+def who(ctx: Context) -> list[dict[str, object]]:
+    """`who --json`: the board's agents; for each, whether a listener holds its pane, its door,
+    and its last delivery."""
     agents: dict[str, None] = {}
     for _, post in ctx.store().read_all():
         agents[post.sender] = None
@@ -33,6 +35,7 @@ def run_who(ctx: Context) -> None:
             agents[lock.name[: -len(".lock")]] = None
     remote = _remote_presences(ctx)
     agents.update(dict.fromkeys(remote))
+    rows: list[dict[str, object]] = []
     for name in sorted(agents):
         pid = holder(ctx.paths.pane(name, "lock"))
         seen = presence.read(ctx.paths.pane(name, "presence"))
@@ -41,25 +44,36 @@ def run_who(ctx: Context) -> None:
         ):  # a listener on another machine, seen within the presence TTL
             seen = remote[name]
             pid = seen.pid
-        row = {
-            "agent": name,
-            "listening": pid is not None,
-            "pid": pid if pid and pid > 0 else None,
-            "door": seen.door if seen and pid else None,
-            "last_delivery": seen.last_delivery if seen else None,
-        }
+        rows.append(
+            {
+                "agent": name,
+                "listening": pid is not None,
+                "pid": pid if pid and pid > 0 else None,
+                "door": seen.door if seen and pid else None,
+                "last_delivery": seen.last_delivery if seen else None,
+            }
+        )
+    return rows
+
+
+def who_line(row: dict[str, object]) -> str:
+    """One line of `who` for a row of `who()`."""
+    from paneboard.listener.cli.board import clock
+
+    state = (
+        f"listening  pid {row['pid']}  door {row['door']}" if row["listening"] else "no listener"
+    )
+    when = row["last_delivery"]
+    last = f"  last delivery {clock(when)}" if isinstance(when, float) and when else ""
+    return f"{row['agent']:<20} {state}{last}"
+
+
+def run_who(ctx: Context) -> None:
+    for row in who(ctx):
         if ctx.json:
             emit(row)
         else:
-            from paneboard.listener.cli.board import clock
-
-            state = f"listening  pid {row['pid']}  door {row['door']}" if pid else "no listener"
-            last = (
-                f"  last delivery {clock(seen.last_delivery)}"
-                if seen and seen.last_delivery
-                else ""
-            )
-            print(f"{name:<20} {state}{last}")
+            print(who_line(row))
 
 
 def who_command(args: Namespace) -> None:

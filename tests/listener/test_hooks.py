@@ -302,6 +302,8 @@ def test_doctor_healthy_and_broken(home: Path, tmp_path: Path) -> None:
                 *more,
                 "hooks",
                 "hooks",
+                "mcp",
+                "mcp",
                 "probe",
             ]
             assert (

@@ -4,6 +4,8 @@ Run as `python api_stand_in.py PORT LOG`; each request's last user text goes to 
 A request offering the Bash tool whose last user text is a paneboard prompt with a body line
 `> MOCK-ANSWER: TEXT` is answered with a Bash `tool_use` running the prompt's own answer
 command with TEXT as the answer (what the tool returns then gets "OK").
+A request offering paneboard's MCP `answer` tool whose last turn is a paneboard prompt is
+answered by calling that tool for the prompt's id (see "paneboard's MCP tools" below).
 """
 
 from __future__ import annotations
@@ -107,6 +109,79 @@ def _events(model: str) -> bytes:
     return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
 
 
+# --- paneboard's MCP tools (tests/real/test_real_mcp.py) ------------------------------------
+# When the request offers `mcp__paneboard__answer` and its last user turn carries a paneboard
+# prompt (not yet a tool result), the model "calls" that tool to answer the prompt by its id.
+
+MCP_ANSWER_TOOL = "mcp__paneboard__answer"
+MCP_ANSWER_BODY = "six times seven is 42 (answered through paneboard's MCP tool)"
+_PROMPT_ID = re.compile(r"\[paneboard\] prompt ([0-9a-z]+)")
+
+
+def mcp_answer_call(req: dict[str, Any]) -> dict[str, Any] | None:
+    """The `tool_use` block answering the paneboard prompt of the last user turn, or None."""
+    offered = {t.get("name") for t in req.get("tools") or [] if isinstance(t, dict)}
+    turns = [
+        m for m in req.get("messages") or [] if m.get("role") != "system"
+    ]  # context, not a turn
+    if MCP_ANSWER_TOOL not in offered or not turns or turns[-1].get("role") != "user":
+        return None
+    content = turns[-1].get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+    if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks):
+        return None
+    text = " ".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict))
+    found = _PROMPT_ID.search(text)
+    if found is None:
+        return None
+    pid = found.group(1)
+    call = {"id": pid, "body": MCP_ANSWER_BODY}
+    return {
+        "type": "tool_use",
+        "id": f"toolu_pb{pid[-12:]}",
+        "name": MCP_ANSWER_TOOL,
+        "input": call,
+    }
+
+
+def tool_use_events(model: str, block: dict[str, Any]) -> bytes:
+    """A streamed assistant turn that is one tool call, ending with `stop_reason: tool_use`."""
+    message = {
+        "id": "msg_pb_tool",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    start = {**block, "input": {}}
+    delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": message}),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": start},
+        ),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                "usage": {"output_tokens": 1},
+            },
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
+
+
+# --- the handler --------------------------------------------------------------------------
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     log = sys.stderr
@@ -150,6 +225,13 @@ class Handler(BaseHTTPRequestHandler):
         command = answer_command(req, _text(users[-1])) if users else None
         if command is not None and req.get("stream"):
             return self._send(_tool_use(req.get("model", "stand-in"), command), "text/event-stream")
+        call = mcp_answer_call(req)
+        if call is not None:
+            self.log.write(json.dumps({"mcp_answer": call["input"]["id"]}) + "\n")
+            self.log.flush()
+            if req.get("stream"):
+                events = tool_use_events(req.get("model", "stand-in"), call)
+                return self._send(events, "text/event-stream")
         if req.get("stream"):
             return self._send(_events(req.get("model", "stand-in")), "text/event-stream")
         message = {

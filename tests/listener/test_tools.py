@@ -1,0 +1,448 @@
+"""`paneboard mcp`, driven by the MCP SDK's own client over stdio: the real server process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, get_args
+
+import anyio
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.types import CallToolResult, TextContent
+
+from paneboard.listener.cli.tools import Kind, Priority, Until
+from paneboard.protocol.words import KINDS, PRIORITIES, WAIT_UNTIL
+from tests.helpers import cli_env, run_cli
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@asynccontextmanager
+async def board_client(
+    home: Path, agent: str, errlog: Path | None = None
+) -> AsyncIterator[ClientSession]:
+    """An initialized SDK client session with `paneboard mcp --as AGENT` on board `test`."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "paneboard.listener", "mcp", "--as", agent],
+        env=cli_env(home),
+    )
+    with open(errlog or os.devnull, "a") as err:  # noqa: ASYNC230  # a log file opened once
+        async with (
+            stdio_client(params, errlog=err) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+def text(res: CallToolResult) -> str:
+    assert isinstance(res.content[0], TextContent)
+    return res.content[0].text
+
+
+async def call(session: ClientSession, tool: str, **args: Any) -> Any:
+    """Call *tool*; return its structured content (the call must succeed)."""
+    res = await session.call_tool(tool, args)
+    assert not res.is_error, text(res)
+    return res.structured_content
+
+
+def cli_json(home: Path, *args: str) -> list[Any]:
+    done = run_cli(home, *args, "--json")
+    assert 0 == done.returncode, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def log_bytes(home: Path) -> bytes:
+    return (home / "test" / "log").read_bytes()
+
+
+def test_the_tools_vocabulary_is_the_protocols() -> None:
+    assert (PRIORITIES, KINDS, WAIT_UNTIL) == (get_args(Priority), get_args(Kind), get_args(Until))
+
+
+async def test_tools_are_listed_with_the_contract_argument_names(home: Path) -> None:
+    """Ten tools, each described, with the argument names of DESIGN.md (required ones marked)."""
+    async with board_client(home, "alice") as alice:
+        tools = {t.name: t for t in (await alice.list_tools()).tools}
+    args = {
+        name: (set(t.input_schema["properties"]), set(t.input_schema.get("required", [])))
+        for name, t in tools.items()
+    }
+    assert {
+        "post": ({"to", "body", "priority", "thread", "reply_to", "ttl"}, {"to", "body"}),
+        "ack": ({"id", "note"}, {"id"}),
+        "answer": ({"id", "body"}, {"id", "body"}),
+        "cancel": ({"id"}, {"id"}),
+        "open": (set(), set()),
+        "status": ({"id"}, {"id"}),
+        "wait": ({"id", "until", "timeout"}, {"id"}),
+        "ask": ({"to", "body", "priority", "timeout"}, {"to", "body"}),
+        "who": (set(), set()),
+        "log": ({"kind", "after", "limit"}, set()),
+    } == args
+    assert all(len(t.description or "") > 40 for t in tools.values())
+
+
+async def test_post_open_answer_status_wait_give_the_commands_json(home: Path) -> None:
+    """alice posts, bob sees it open and answers, alice's status and wait show it: as --json."""
+    async with board_client(home, "alice") as alice, board_client(home, "bob") as bob:
+        posted = await call(
+            alice, "post", to=["bob"], body="count the lines\nof main.py", priority="high"
+        )
+        pid = posted["id"]
+        [logged] = cli_json(home, "log")
+        assert logged == posted
+        opened = await call(bob, "open")
+        assert {"prompts": cli_json(home, "open", "--as", "bob")} == opened
+        assert [pid] == [p["id"] for p in opened["prompts"]]
+        answered = await call(bob, "answer", id=pid[:6], body='"42",\nwith quotes')
+        assert cli_json(home, "log")[-1] == answered
+        assert ("answer", pid, '"42",\nwith quotes') == (
+            answered["kind"],
+            answered["prompt"],
+            answered["body"],
+        )
+        [status] = cli_json(home, "status", pid)
+        assert status == await call(alice, "status", id=pid)
+        waited = await alice.call_tool("wait", {"id": pid, "timeout": 5})
+        assert {"outcomes": cli_json(home, "wait", pid)} == waited.structured_content
+        assert 'bob answered:\n"42",\nwith quotes' == text(waited)
+        assert {"prompts": []} == await call(bob, "open")
+
+
+async def test_ack_and_cancel_close_prompts(home: Path) -> None:
+    async with board_client(home, "alice") as alice, board_client(home, "bob") as bob:
+        first = (await call(alice, "post", to=["bob"], body="one"))["id"]
+        second = (await call(alice, "post", to=["bob", "carol"], body="two", thread="t1", ttl=600))[
+            "id"
+        ]
+        acked = await call(bob, "ack", id=first, note="done")
+        assert ("ack", first, "done", "bob") == (
+            acked["kind"],
+            acked["prompt"],
+            acked["note"],
+            acked["sender"],
+        )
+        cancelled = await call(alice, "cancel", id=second)
+        assert ("cancel", second) == (cancelled["kind"], cancelled["prompt"])
+        stages = {
+            n: r["stage"] for n, r in (await call(alice, "status", id=second))["recipients"].items()
+        }
+        assert {"bob": "cancelled", "carol": "cancelled"} == stages
+        assert cli_json(home, "log")[-2:] == [acked, cancelled]
+
+
+async def test_ask_returns_the_answer_and_reports_progress(home: Path) -> None:
+    """alice's ask reports progress once it waits, then blocks until bob (a client) answers."""
+    progress: list[tuple[float, float | None, str | None]] = []
+    waiting = anyio.Event()
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+        waiting.set()
+
+    async with board_client(home, "alice") as alice, board_client(home, "bob") as bob:
+        asked: list[CallToolResult] = []
+
+        async def ask() -> None:
+            args = {"to": "bob", "body": "name a colour", "timeout": 20}
+            asked.append(await alice.call_tool("ask", args, progress_callback=on_progress))
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(ask)
+                await waiting.wait()  # the prompt is posted before the wait begins
+                [prompt] = (await call(bob, "open"))["prompts"]
+                await call(bob, "answer", id=prompt["id"], body="teal")
+    [res] = asked
+    assert not res.is_error, text(res)
+    assert "bob answered:\nteal" == text(res)
+    [row] = res.structured_content["outcomes"]
+    assert ("bob", "answered", "teal") == (row["recipient"], row["stage"], row["answer"])
+    assert (prompt, "name a colour") == (res.structured_content["prompt"], prompt["body"])
+    pid = prompt["id"]
+    assert (0, 20, f"waiting for bob to close prompt {pid}: 0 of 20 s") == progress[0]
+    assert progress[1][2].startswith(f"waiting for bob to close prompt {pid} (bob posted): ")
+    assert progress[0][0] < progress[1][0]
+
+
+async def test_wait_that_times_out_is_a_tool_error_with_the_commands_message(home: Path) -> None:
+    pid = (cli_json(home, "post", "--as", "alice", "--to", "bob", "nobody listens"))[0]["id"]
+    progress: list[float] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(done)
+
+    async with board_client(home, "alice") as alice:
+        with anyio.fail_after(10):
+            res = await alice.call_tool(
+                "wait", {"id": pid, "timeout": 0.3}, progress_callback=on_progress
+            )
+    cli = run_cli(home, "wait", pid, "--timeout", "0.3")
+    assert (True, cli.stderr.rstrip("\n")) == (res.is_error, text(res))
+    assert f"paneboard: prompt {pid} was not closed within 0.3 s" == text(res)
+    assert [0.0] == progress[:1]
+
+
+REFUSALS = [
+    ("answer", {"id": "zzzz", "body": "x"}, "paneboard: board `test`: no post matches `zzzz`"),
+    (
+        "answer",
+        {"id": "PID", "body": "x"},
+        "paneboard: agent `bob` is not a recipient of prompt PID (sent to carol)",
+    ),
+    (
+        "ack",
+        {"id": "PID"},
+        "paneboard: agent `bob` is not a recipient of prompt PID (sent to carol)",
+    ),
+    (
+        "cancel",
+        {"id": "PID"},
+        (
+            "paneboard: agent `bob` did not send prompt PID (`alice` did); "
+            "only its sender can cancel it"
+        ),
+    ),
+    ("post", {"to": ["../etc"], "body": "x"}, "CLI:post --to ../etc x"),
+    ("post", {"to": ["carol"], "body": "x" * (256 * 1024 + 1)}, "CLI:post --to carol BIG"),
+    (
+        "post",
+        {"to": ["carol"], "body": "x", "ttl": -1},
+        "paneboard: --ttl -1 is not a positive number of seconds",
+    ),
+    (
+        "post",
+        {"to": ["carol"], "body": "x", "reply_to": "zzzz"},
+        "paneboard: board `test`: no post matches `zzzz`",
+    ),
+    ("status", {"id": "ab"}, "CLI:status ab"),
+    ("wait", {"id": "zzzz"}, "paneboard: board `test`: no post matches `zzzz`"),
+    (
+        "post",
+        {"to": [], "body": "x"},
+        "paneboard: bad arguments: to: List should have at least 1 item after validation, not 0",
+    ),
+    (
+        "post",
+        {"to": ["carol"], "body": "x", "priority": "asap"},
+        "paneboard: bad arguments: priority: Input should be 'low', 'normal', 'high' or 'urgent'",
+    ),
+    ("post", {"body": "x"}, "paneboard: bad arguments: to: Field required"),
+    (
+        "answer",
+        {"id": 7, "body": "x"},
+        "paneboard: bad arguments: id: Input should be a valid string",
+    ),
+    (
+        "wait",
+        {"id": "PID", "timeout": -1},
+        "paneboard: bad arguments: timeout: Input should be greater than or equal to 0",
+    ),
+    (
+        "log",
+        {"limit": 0},
+        "paneboard: bad arguments: limit: Input should be greater than or equal to 1",
+    ),
+    (
+        "log",
+        {"kind": "gossip"},
+        (
+            "paneboard: bad arguments: kind: Input should be "
+            "'prompt', 'ack', 'answer', 'cancel', 'delivered' or 'undelivered'"
+        ),
+    ),
+    (
+        "answer",
+        {"id": "DONE", "body": "again"},
+        "paneboard: prompt DONE is already answered for `bob`",
+    ),
+    ("ack", {"id": "ANSR"}, "paneboard: board `test`: post ANSR is an answer, not a prompt"),
+    ("wait", {"id": "GONE"}, "paneboard: prompt GONE was cancelled"),
+    ("ask", {"to": "a b", "body": "x"}, "CLI:ask --to a%b x"),
+    ("log", {"after": "zzzz"}, "paneboard: board `test`: no post matches `zzzz`"),
+    ("erase", {}, "paneboard: Unknown tool: erase"),
+]
+
+
+async def test_refusals_are_tool_errors_with_one_line_and_nothing_written(home: Path) -> None:
+    """bob's bad calls: the command's one-line message, nothing written, the server lives on."""
+    ids = {"PID": cli_json(home, "post", "--as", "alice", "--to", "carol", "for carol")[0]["id"]}
+    ids["DONE"] = cli_json(home, "post", "--as", "alice", "--to", "bob", "for bob")[0]["id"]
+    ids["ANSR"] = cli_json(home, "answer", ids["DONE"], "done", "--as", "bob")[0]["id"]
+    ids["GONE"] = cli_json(home, "post", "--as", "alice", "--to", "bob", "withdrawn")[0]["id"]
+    assert [] != cli_json(home, "cancel", ids["GONE"], "--as", "alice")
+
+    def named(text: str) -> str:
+        for name, pid in ids.items():
+            text = text.replace(name, pid)
+        return text
+
+    before = log_bytes(home)
+    async with board_client(home, "bob") as bob:
+        for tool, args, expected in REFUSALS:
+            args = {k: named(v) if isinstance(v, str) else v for k, v in args.items()}
+            if expected.startswith("CLI:"):
+                words = named(expected[4:]).split()
+                argv = ["-" if w == "BIG" else w.replace("%", " ") for w in words]
+                cli = run_cli(home, *argv, "--as", "bob", input=b"x" * (256 * 1024 + 1))
+                assert 1 == cli.returncode, cli.stderr
+                expected = cli.stderr.rstrip("\n")
+            res = await bob.call_tool(tool, args)
+            assert (tool, True, named(expected)) == (tool, res.is_error, text(res))
+            assert "\n" not in text(res)
+            assert log_bytes(home) == before
+        assert {"prompts": []} == await call(bob, "open")  # still serving
+
+
+async def test_log_is_bounded_by_limit_and_pages_after_an_id(home: Path) -> None:
+    async with board_client(home, "alice") as alice:
+        ids = [(await call(alice, "post", to=["bob"], body=f"n{i}"))["id"] for i in range(5)]
+        await call(alice, "cancel", id=ids[0])
+        newest = await call(alice, "log", limit=2)
+        assert (cli_json(home, "log")[-2:], 0) == (newest["posts"], newest["more"])
+        page = await call(alice, "log", after=ids[1], limit=2)
+        assert ([p["id"] for p in page["posts"]], page["more"]) == (ids[2:4], 2)
+        prompts = await call(alice, "log", kind="prompt", after=ids[0])
+        assert ([p["id"] for p in prompts["posts"]], 0) == (ids[1:], prompts["more"])
+        res = await alice.call_tool("log", {"after": ids[0], "limit": 1})
+        assert text(res).endswith(f"(4 more: call log with after={ids[1]})")
+
+
+async def test_who_gives_the_commands_rows(home: Path) -> None:
+    async with board_client(home, "alice") as alice:
+        await call(alice, "post", to=["bob", "carol"], body="hi")
+        assert {"agents": cli_json(home, "who")} == await call(alice, "who")
+
+
+async def test_server_options_set_agent_home_and_board(home: Path, tmp_path: Path) -> None:
+    """`--as`, `--home` and `--board` on the server decide who acts where, not the client."""
+    other = tmp_path / "other-home"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m",
+            "paneboard.listener",
+            "mcp",
+            "--as",
+            "dora",
+            "--home",
+            str(other),
+            "--board",
+            "web",
+        ],
+        env=cli_env(home),
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        posted = await call(session, "post", to=["bob"], body="x")
+    assert ("dora", "web") == (posted["sender"], posted["board"])
+    assert (other / "web" / "log").exists() and not (home / "test").exists()
+
+
+def _oldest_server_pid() -> int:
+    """The pid of the first `paneboard … mcp` child of this test process still running."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                cmd = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[1]) == os.getpid() and b"mcp" in cmd:
+                found.append((int(fields[19]), int(entry.name)))  # (start time, pid)
+    return min(found)[1]
+
+
+def _usage(pid: int) -> tuple[int, int]:
+    """(open fds, resident kB) of process *pid*."""
+    rss = next(
+        line
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if line.startswith("VmRSS:")
+    )
+    return len(os.listdir(f"/proc/{pid}/fd")), int(rss.split()[1])
+
+
+async def test_200_calls_in_a_row_leak_no_fds_or_memory(home: Path) -> None:
+    """Posts, opens, statuses, acks and waits (each opens a watcher): fds flat, memory bounded."""
+    async with board_client(home, "alice") as alice, board_client(home, "bob") as bob:
+        pid = _oldest_server_pid()  # alice's
+
+        async def round_() -> None:
+            posted = await call(alice, "post", to=["bob"], body="x" * 2000)
+            await call(bob, "open")
+            await call(alice, "status", id=posted["id"])
+            await call(bob, "ack", id=posted["id"])
+            await call(alice, "wait", id=posted["id"], timeout=1)
+
+        for _ in range(4):
+            await round_()
+        warm = _usage(pid)
+        for _ in range(36):  # 180 more calls: 200 in all
+            await round_()
+        after = _usage(pid)
+    assert after[0] == warm[0], f"fds {warm[0]} -> {after[0]}"
+    assert after[1] - warm[1] < 8 * 1024, f"RSS {warm[1]} kB -> {after[1]} kB"
+
+
+def test_garbage_is_answered_and_a_client_that_leaves_mid_wait_ends_the_server(home: Path) -> None:
+    """A line that is not JSON and a call with bad params do not end the server; closing the pipe
+    while `wait` blocks does: the server exits 0 at once, with nothing on stderr."""
+    pid = cli_json(home, "post", "--as", "alice", "--to", "bob", "never answered")[0]["id"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "paneboard.listener", "mcp", "--as", "alice"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli_env(home),
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+    wait = {"name": "wait", "arguments": {"id": pid}, "_meta": {"progressToken": "w"}}
+    for message in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        "garbage{",
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "open", "arguments": 7},
+        },
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": wait},
+    ):
+        line = message if isinstance(message, str) else json.dumps(message)
+        proc.stdin.write(line.encode() + b"\n")
+        proc.stdin.flush()
+    assert 1 == json.loads(proc.stdout.readline())["id"]
+    bad = json.loads(proc.stdout.readline())
+    assert (2, -32602) == (bad["id"], bad["error"]["code"])
+    progress = json.loads(proc.stdout.readline())  # the wait has begun
+    assert ("notifications/progress", "w") == (
+        progress["method"],
+        progress["params"]["progressToken"],
+    )
+    proc.stdin.close()
+    assert 0 == proc.wait(timeout=10)
+    assert b"" == proc.stderr.read()
+    rest = [json.loads(line) for line in proc.stdout.read().splitlines()]  # JSON-RPC, if any
+    assert all("2.0" == m["jsonrpc"] for m in rest)
+    proc.stdout.close()
+    proc.stderr.close()

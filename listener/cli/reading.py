@@ -13,8 +13,8 @@ import msgspec
 from paneboard.listener.cli.board import clock, emit, find_prompt, load, print_posts, summary
 from paneboard.listener.context import Context
 from paneboard.listener.view import BoardView
-from paneboard.protocol.words import HANDED_STAGES
-from paneboard.state.fold import open_for, stage
+from paneboard.protocol.words import HANDED_STAGES, SEEING_DOORS
+from paneboard.state.fold import Recipient, open_for, stage
 
 
 def run_open(ctx: Context) -> None:
@@ -53,7 +53,10 @@ def run_status(ctx: Context, ref: str) -> None:
                 f"  via {r.door}"
                 + (f" ({r.outcome})" if r.outcome == "unknown" else "")
                 + (f": {r.reason}" if r.reason else "")
+                + not_seen_yet(r, now)
             )
+        elif r.stage == "seen":
+            extra = f"  via {r.door}, in {r.source}" + seen_after(r)
         when = (
             clock(p.expires)
             if r.stage == "expired" and p.expires
@@ -64,6 +67,29 @@ def run_status(ctx: Context, ref: str) -> None:
             else ""
         )
         print(f"  {name:<16} {r.stage:<11} {when}{extra}")
+
+
+def not_seen_yet(r: Recipient, now: float) -> str:
+    """How long a prompt has been delivered through a door that can prove `seen`, and not seen."""
+    if r.stage != "delivered" or r.door not in SEEING_DOORS or r.ts is None:
+        return ""
+    return f"  (delivered {ago(now - r.ts)}, not yet seen)"
+
+
+def seen_after(r: Recipient) -> str:
+    if r.seen_at is None or r.delivered_at is None or r.seen_at < r.delivered_at:
+        return ""
+    return f" ({r.seen_at - r.delivered_at:.1f} s after delivery)"
+
+
+def ago(seconds: float) -> str:
+    """A person's reading of a duration: "40 s ago", "12 min ago", "3 h ago", "2 days ago"."""
+    s = int(max(0.0, seconds))
+    if s < 60:
+        return f"{s} s ago"
+    if s < 3600:
+        return f"{s // 60} min ago"
+    return f"{s // 3600} h ago" if s < 2 * 86400 else f"{s // 86400} days ago"
 
 
 def run_log(ctx: Context, kinds: Sequence[str] | None) -> None:

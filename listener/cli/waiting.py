@@ -21,7 +21,11 @@ def _find(view: BoardView, ctx: Context, ref: str) -> PromptState:
 
 def _reached(ps: PromptState, until: str, now: float) -> bool:
     """True when every recipient is at *until*; raises `PromptClosed` if that cannot happen now."""
-    wanted = CLOSED_STAGES if until == "closed" else ("delivered", *CLOSED_STAGES)
+    wanted = {
+        "closed": CLOSED_STAGES,
+        "seen": ("seen", *CLOSED_STAGES),
+        "delivered": ("delivered", "seen", *CLOSED_STAGES),
+    }[until]
     stages = [stage(ps, name, now) for name in ps.recipients]
     for s in stages:
         if s in ("cancelled", "expired"):
@@ -30,7 +34,7 @@ def _reached(ps: PromptState, until: str, now: float) -> bool:
 
 
 async def wait_for(ctx: Context, ref: str, until: str, limit: float | None) -> PromptState:
-    """Block until prompt *ref* is *until* (``delivered`` or ``closed``) for every recipient."""
+    """Block until prompt *ref* is *until* (``delivered``, ``seen``, ``closed``) for everyone."""
     with BoardView(ctx.store()) as view:
         view.refresh()
         ps = _find(view, ctx, ref)

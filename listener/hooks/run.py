@@ -21,6 +21,7 @@ from paneboard.listener import codex
 from paneboard.listener.context import Context, executable, header
 from paneboard.listener.doors.process import child_env
 from paneboard.listener.hooks.agents import STOP_AGENTS
+from paneboard.listener.seen import SOURCES, Sighting, due, receipt
 from paneboard.listener.view import BoardView
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import BadInput, PaneLocked
@@ -29,7 +30,7 @@ from paneboard.protocol.posts import Delivered, Prompt, delivered_key
 from paneboard.protocol.words import STOP_HOOK_DOOR
 from paneboard.state import checkpoint
 from paneboard.state.delivered import DeliveredKeys
-from paneboard.state.fold import BoardState, open_for, prune
+from paneboard.state.fold import BoardState, apply, open_for, prune
 from paneboard.state.panelock import holder, take_pane_lock
 
 REASON_LIMIT = 64 * 1024
@@ -129,6 +130,9 @@ def _start_listener(ctx: Context, agent: str, exe: str, data: dict[str, Any]) ->
             return f"{exc}: no listener started"
     env.update(ctx.child_env())
     argv = [exe, "listen", *door]
+    transcript = data.get("transcript_path")
+    if isinstance(transcript, str) and transcript:  # followed to post `seen`
+        argv += ["--transcript", transcript]
     log = open(ctx.paths.pane(ctx.agent, "log"), "ab")  # noqa: SIM115  # handed to the child, closed here after it starts
     with log:
         proc = subprocess.Popen(
@@ -156,13 +160,22 @@ def session_end(ctx: Context) -> None:
             time.sleep(0.05)
 
 
-def stop(ctx: Context, agent: str, cooldown: float, out: TextIO) -> None:
+def stop(
+    ctx: Context,
+    agent: str,
+    cooldown: float,
+    out: TextIO,
+    transcript: str | None = None,
+) -> None:
     """The Stop-hook door: write the open, undelivered prompts as a block reason, or nothing.
 
     Claude Code takes no output as "go ahead and stop"; Codex wants ``{"continue": true}``.
+    With *transcript* (the hook input's ``transcript_path``) it first posts `seen` for the
+    prompts delivered earlier that the agent's conversation now shows as a user turn (the
+    block reason it returned, run as the next turn).
     """
     limit = STOP_AGENTS[agent].per_stop if agent in STOP_AGENTS else None
-    if ctx.store().has_posts() and _deliver_at_stop(ctx, cooldown, out, limit):
+    if ctx.store().has_posts() and _deliver_at_stop(ctx, agent, cooldown, out, limit, transcript):
         return
     if agent == "codex":
         out.write(json.dumps({"continue": True}) + "\n")
@@ -170,17 +183,25 @@ def stop(ctx: Context, agent: str, cooldown: float, out: TextIO) -> None:
         out.write(STOP_AGENTS[agent].idle_reply + "\n")
 
 
-def _deliver_at_stop(ctx: Context, cooldown: float, out: TextIO, limit: int | None) -> bool:
+def _deliver_at_stop(
+    ctx: Context,
+    agent: str,
+    cooldown: float,
+    out: TextIO,
+    limit: int | None,
+    transcript: str | None,
+) -> bool:
     ctx.paths.ensure()  # the pane's lock and keys are local, whatever the store
     try:
         lock = take_pane_lock(ctx.paths.pane(ctx.agent, "lock"), ctx.board, ctx.agent)
     except PaneLocked:
         return False  # a live listener delivers for this pane
     try:
+        keys = DeliveredKeys(ctx.paths.pane(ctx.agent, "delivered"))
+        state = _note_seen(ctx, agent, Path(transcript), keys) if transcript else None
         if _cooling_down(ctx, cooldown):
             return False
-        keys = DeliveredKeys(ctx.paths.pane(ctx.agent, "delivered"))
-        state = _agent_state(ctx)
+        state = _agent_state(ctx) if state is None else state
         chosen, texts = _take(ctx, state, keys, limit)
         if not chosen:
             return False
@@ -201,6 +222,38 @@ def _deliver_at_stop(ctx: Context, cooldown: float, out: TextIO, limit: int | No
         return True
     finally:
         lock.release()
+
+
+def _note_seen(
+    ctx: Context,
+    agent: str,
+    transcript: Path,
+    keys: DeliveredKeys,
+) -> BoardState | None:
+    """Post `seen` for delivered prompts that *transcript* shows since the pane's mark.
+
+    Returns the agent's state when it had to be read (only when a prompt id turned up).
+    """
+    source = SOURCES.get(agent, f"{agent}-transcript")
+    sighting = Sighting(ctx.paths.pane(ctx.agent, "transcript"), source, transcript.absolute())
+    try:
+        ids = sighting.read_new()
+        if not ids:
+            return None
+        state = _agent_state(ctx)
+        ready, _ = due(state, ctx.agent, ids, lambda p: _key(p) in keys, time.time())
+        posts = [receipt(ps, ctx.agent, "stop-hook", source) for ps in ready]
+        if posts:
+            ctx.store().append(posts)
+            for post in posts:
+                apply(state, state.position, post)
+        return state
+    finally:
+        sighting.close()
+
+
+def _key(prompt: Prompt) -> str:
+    return delivered_key(prompt.board, prompt.sender, prompt.id)
 
 
 def _cooling_down(ctx: Context, cooldown: float) -> bool:

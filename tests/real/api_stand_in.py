@@ -4,6 +4,9 @@ Run as `python api_stand_in.py PORT LOG`; each request's last user text goes to 
 A request offering the Bash tool whose last user text is a paneboard prompt with a body line
 `> MOCK-ANSWER: TEXT` is answered with a Bash `tool_use` running the prompt's own answer
 command with TEXT as the answer (what the tool returns then gets "OK").
+A turn's request (one that offers tools) whose last user text holds ``PB-SLOW-<n>`` is
+answered after n seconds (a busy session); LOG gets ``{"slow": TIME}`` as it starts holding the
+answer back and ``{"done": TIME}`` as the answer goes out.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import json
 import re
 import shlex
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -150,6 +154,13 @@ class Handler(BaseHTTPRequestHandler):
         command = answer_command(req, _text(users[-1])) if users else None
         if command is not None and req.get("stream"):
             return self._send(_tool_use(req.get("model", "stand-in"), command), "text/event-stream")
+        slow = re.search(r"PB-SLOW-(\d+(?:\.\d+)?)", _text(users[-1]) if users else "")
+        if slow and req.get("tools"):  # the session's turn, not its side requests (a title)
+            self.log.write(json.dumps({"slow": time.time()}) + "\n")
+            self.log.flush()
+            time.sleep(float(slow.group(1)))
+            self.log.write(json.dumps({"done": time.time()}) + "\n")
+            self.log.flush()
         if req.get("stream"):
             return self._send(_events(req.get("model", "stand-in")), "text/event-stream")
         message = {

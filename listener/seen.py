@@ -194,10 +194,10 @@ class SeenTask:
         """Catch up on the file, then follow it; report readiness once watching."""
         watch = self.sighting.watch()
         try:
-            self._found(await anyio.to_thread.run_sync(self.sighting.read_new))
-            self.sighting.save(force=True)
             where = self.sighting.path or "the thread's rollout, once Codex writes it"
             self.log(f"following {where} for seen")
+            self._found(await anyio.to_thread.run_sync(self.sighting.read_new))
+            self.sighting.save(force=True)
             task_status.started()
             while True:
                 await watch.wait_changed()

@@ -133,3 +133,20 @@ def test_codex_rollout_written_after_the_listener_started(home: Path, tmp_path: 
         status["door"],
         status["source"],
     )
+
+
+def test_the_codex_stop_hook_sees_its_reason_in_the_rollout(home: Path, tmp_path: Path) -> None:
+    """Codex runs a block reason as a `<hook_prompt>` user item of the same turn."""
+    pid = post(home, "--to", "bob", "taken at stop")
+    rollout = tmp_path / "rollout-2026-12-01T01-00-00-th-1.jsonl"
+    payload = {"session_id": "th-1", "transcript_path": str(rollout), "stop_hook_active": False}
+    args = ("hook", "stop", "--agent", "codex", "--as", "bob")
+    first = run_cli(home, *args, input=json.dumps(payload).encode())
+    reason = json.loads(first.stdout)["reason"]
+    _append(
+        rollout, _codex_item("user", f'<hook_prompt hook_run_id="stop:1">{reason}</hook_prompt>')
+    )
+    again = run_cli(home, *args, input=json.dumps({**payload, "stop_hook_active": True}).encode())
+    assert (0, '{"continue": true}\n') == (again.returncode, again.stdout)
+    got = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"]["bob"]
+    assert ("seen", "stop-hook", "codex-rollout") == (got["stage"], got["door"], got["source"])

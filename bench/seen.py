@@ -69,7 +69,14 @@ def claude(home: Path, samples: int) -> dict[str, Any]:
         if lis is not None:
             lis.stop()
         session.close()
+        _wait_gone(int(str(session.registry["pid"])))  # it writes its last files as it exits
         api.stop()
+
+
+def _wait_gone(pid: int, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _transcript(session: Any) -> Path:

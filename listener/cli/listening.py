@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from argparse import Namespace
 from collections.abc import Sequence
 from pathlib import Path
@@ -132,5 +133,12 @@ def listen_command(args: Namespace) -> None:
         command=args.command,
     )
     seen = make_sighting(ctx, door, args.transcript)
+    if seen is None and door.name in DOOR_AGENTS:
+        print(
+            f"paneboard listen {ctx.agent}@{ctx.board}: no --transcript: prompts will show as "
+            "delivered, never as seen",
+            file=sys.stderr,
+            flush=True,
+        )
     backoff = DEFAULT_BACKOFF if args.backoff is None else args.backoff
     run_listen(ctx, door, backoff, args.parent_pid, args.until_unloaded, seen)

@@ -13,7 +13,7 @@ from paneboard.listener.seen import find_rollout, prompt_ids
 from paneboard.protocol.compose import compose
 from paneboard.protocol.posts import Prompt
 from tests.conftest import Listening, cli_env, run_cli
-from tests.listener.test_doors import fake_codex
+from tests.listener.test_doors import SocketServer, fake_codex
 from tests.listener.test_listen import post
 
 PID = "01abcdefghjkmnpqrstvwxyz01"
@@ -150,3 +150,17 @@ def test_the_codex_stop_hook_sees_its_reason_in_the_rollout(home: Path, tmp_path
     assert (0, '{"continue": true}\n') == (again.returncode, again.stdout)
     got = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"]["bob"]
     assert ("seen", "stop-hook", "codex-rollout") == (got["stage"], got["door"], got["source"])
+
+
+def test_a_claude_listener_without_its_transcript_says_so(home: Path, tmp_path: Path) -> None:
+    server = SocketServer(tmp_path / "inbox.sock")
+    try:
+        door = ("--door", "claude-inbox", "--socket", str(server.path))
+        with Listening(home, "bob", *door) as bob:
+            bob.stop()
+    finally:
+        server.close()
+    expected = (
+        "paneboard listen bob@test: no --transcript: prompts will show as delivered, never as seen"
+    )
+    assert expected in bob.stderr_lines

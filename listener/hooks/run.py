@@ -30,7 +30,7 @@ from paneboard.protocol.posts import Delivered, Prompt, delivered_key
 from paneboard.protocol.words import STOP_HOOK_DOOR
 from paneboard.state import checkpoint
 from paneboard.state.delivered import DeliveredKeys
-from paneboard.state.fold import BoardState, apply, open_for, prune
+from paneboard.state.fold import BoardState, open_for, prune
 from paneboard.state.panelock import holder, take_pane_lock
 
 REASON_LIMIT = 64 * 1024
@@ -244,9 +244,7 @@ def _note_seen(
         ready, _ = due(state, ctx.agent, ids, lambda p: _key(p) in keys, time.time())
         posts = [receipt(ps, ctx.agent, "stop-hook", source) for ps in ready]
         if posts:
-            ctx.store().append(posts)
-            for post in posts:
-                apply(state, state.position, post)
+            ctx.store().append(posts)  # folded by the next reader: they follow state.position
         return state
     finally:
         sighting.close()

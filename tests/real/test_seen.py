@@ -75,24 +75,3 @@ def test_claude_idle_then_busy_session(
         assert delivered["delivered_at"] < turn_end - 3 < turn_end <= seen["seen_at"]
     finally:
         session.close()
-
-
-def test_claude_stop_hook_door_sees_its_reason_as_the_next_turn(
-    home: Path,
-    tmp_path: Path,
-    clients_bin: Path,
-    api: Api,
-) -> None:
-    """Stop mode: the block reason runs as the next user turn; the Stop after it posts `seen`."""
-    session = _claude(clients_bin, home, tmp_path, api[0], "stop")
-    try:
-        pid = post(home, "--to", "claude-bob", "check the flaky test")
-        session.type("hello")
-        session.wait_transcript(f"[paneboard] prompt {pid}")
-        bob = _wait_stage(home, pid, "seen")
-        assert ("stop-hook", "claude-transcript") == (bob["door"], bob["source"])
-        log = run_cli(home, "log", "--json").stdout.splitlines()
-        kinds = [json.loads(line)["kind"] for line in log]
-        assert ["prompt", "delivered", "seen"] == kinds
-    finally:
-        session.close()

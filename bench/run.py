@@ -60,7 +60,7 @@ SCENARIOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
     "wake-nats": lambda home, quick: natsbench.wake(home, 200 if quick else 2000),
     "append-nats": lambda home, quick: natsbench.append_rate(home, 300 if quick else 2000, 1000),
     "top": top.top,
-    "seen-claude": lambda home, quick: seen.claude(home, 5 if quick else 40),
+    "seen-claude": lambda home, quick: seen.claude(home, 3 if quick else 40),
     "transcript": lambda home, quick: seen.transcript(home, 10 if quick else 100),
 }
 NEEDS_NATS = {"wake-nats", "append-nats"}

@@ -1,7 +1,7 @@
 """`seen`: delivered → seen on the real Claude Code, and what a long transcript costs to follow.
 
-`claude()` runs a real, offline Claude Code session (tests/real: the API stand-in answers
-every turn at once) with a `paneboard listen --door claude-inbox --transcript …`, posts one
+`claude()` runs a real, offline Claude Code session (as tests/real does: its API stand-in,
+tests/real/api_stand_in.py, answers every turn at once) with a `paneboard listen --door claude-inbox --transcript …`, posts one
 prompt at a time into the idle session, and reads the board's own timestamps: the prompt's
 append, its `delivered` receipt (the door latency: the listener woke and wrote the line to the
 session's socket) and its `seen` receipt (Claude Code wrote the user turn to its transcript
@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
+import socket
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -39,17 +42,88 @@ def clients_bin() -> Path | None:
     return found if (found / "claude").exists() and shutil.which("tmux") else None
 
 
-def claude(home: Path, samples: int) -> dict[str, Any]:
-    from tests.real.conftest import ClaudeSession, free_port
+class Session:
+    """An interactive Claude Code in a detached tmux server, offline (as tests/real runs it)."""
 
+    def __init__(self, bin_dir: Path, home: Path, port: int) -> None:
+        self.home, self.project = home / "claude", (home / "proj").resolve()
+        self.name = f"pbbench{os.getpid()}"
+        self.project.mkdir()
+        self.home.mkdir()
+        trusted = {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
+        seed = {
+            "hasCompletedOnboarding": True,
+            "lastOnboardingVersion": "2.1.328",
+            "customApiKeyResponses": {"approved": ["sk-dummy"], "rejected": []},
+            "projects": {str(self.project): trusted},
+        }
+        (self.home / ".claude.json").write_text(json.dumps(seed))
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(self.home),
+            "ANTHROPIC_API_KEY": "sk-dummy",
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
+            "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_MAX_RETRIES": "0",
+        }
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        claude = shlex.quote(str(bin_dir / "claude"))
+        command = f"cd {shlex.quote(str(self.project))} && env -i {exports} {claude}; sleep 600"
+        tmux = ["tmux", "-L", self.name, "new", "-d", "-s", self.name, "-x", "200", "-y", "50"]
+        subprocess.run([*tmux, command], check=True)
+        self.registry = _until(lambda: _registry(self.home), 60, "no Claude Code session")
+
+    def type(self, text: str) -> None:
+        keys = ["tmux", "-L", self.name, "send-keys", "-t", self.name]
+        subprocess.run([*keys, "-l", text], check=True)
+        time.sleep(0.3)
+        subprocess.run([*keys, "Enter"], check=True)
+
+    def turns(self, transcript: Path) -> int:
+        """How many turns the transcript shows finished."""
+        return transcript.read_text().count('"turn_duration"') if transcript.exists() else 0
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.name, "kill-server"], check=False, capture_output=True)
+        _wait_gone(int(self.registry["pid"]))  # it writes its last files as it exits
+
+
+def _registry(home: Path) -> dict[str, Any] | None:
+    for path in (home / ".claude" / "sessions").glob("*.json"):
+        try:
+            data = json.loads(path.read_text())
+        except ValueError:
+            continue
+        if data.get("messagingSocketPath"):
+            return dict(data)
+    return None
+
+
+def _until(check: Any, timeout: float, what: str) -> Any:
+    """Poll *check*: Claude Code's files have nothing to be woken by."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise TimeoutError(f"{what} within {timeout} s")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def claude(home: Path, samples: int) -> dict[str, Any]:
     bin_dir = clients_bin()
     assert bin_dir is not None
-    port = free_port()
+    port = _free_port()
     script = str(ROOT / "tests" / "real" / "api_stand_in.py")
     api = Proc([PY, script, str(port), str(home / "api.log")], dict(os.environ))
     api.readline()
-    (home / "proj").mkdir()
-    session = ClaudeSession(bin_dir, home / "claude", home / "proj", port, dict(os.environ))
+    session = Session(bin_dir, home, port)
     lis: Proc | None = None
     try:
         transcript = _transcript(session)
@@ -59,7 +133,7 @@ def claude(home: Path, samples: int) -> dict[str, Any]:
         lis = Proc(argv, env_for(home))
         wait_ready(home, "bob")
         session.type("hello")  # a session's first turn starts slowly: not what is measured
-        session.wait_transcript('"turn_duration"')
+        _until(lambda: session.turns(transcript), 60, "no first turn")
         for i in range(samples):
             start = time.monotonic()
             _one(home, session, transcript, i)
@@ -69,7 +143,6 @@ def claude(home: Path, samples: int) -> dict[str, Any]:
         if lis is not None:
             lis.stop()
         session.close()
-        _wait_gone(int(str(session.registry["pid"])))  # it writes its last files as it exits
         api.stop()
 
 
@@ -79,16 +152,16 @@ def _wait_gone(pid: int, timeout: float = 15.0) -> None:
         time.sleep(0.05)
 
 
-def _transcript(session: Any) -> Path:
+def _transcript(session: Session) -> Path:
     """Where the session's transcript will be (its folder is made at the first turn)."""
     mangled = "".join(c if c.isalnum() else "-" for c in str(session.project))
     name = f"{session.registry['sessionId']}.jsonl"
-    return Path(session.home) / ".claude" / "projects" / mangled / name
+    return session.home / ".claude" / "projects" / mangled / name
 
 
-def _one(home: Path, session: Any, transcript: Path, i: int) -> None:
+def _one(home: Path, session: Session, transcript: Path, i: int) -> None:
     """Post one prompt to the idle session; return once it is seen and its turn has ended."""
-    turns = session.transcript().count('"turn_duration"')
+    turns = session.turns(transcript)
     ts = time.time()
     pid = new_id(ts, os.urandom(10))
     prompt = Prompt(id=pid, board="bench", sender="bench", ts=ts, to=("bob",), body=f"note {i}")
@@ -98,7 +171,7 @@ def _one(home: Path, session: Any, transcript: Path, i: int) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(f"{pid} not seen within 60 s")
         time.sleep(0.01)
-    session.wait_transcript('"turn_duration"', count=turns + 1)
+    _until(lambda: session.turns(transcript) > turns, 60, f"no turn for {pid}")
 
 
 def _has_seen(log: Path, pid: str) -> bool:

@@ -110,7 +110,7 @@ def session_start(ctx: Context, agent: str, mode: str, derived: bool, data: dict
 def _start_listener(ctx: Context, agent: str, exe: str, data: dict[str, Any]) -> str:
     ctx.paths.ensure()
     held = holder(ctx.paths.pane(ctx.agent, "lock"))
-    if held:
+    if held and not _stopped_for_new_transcript(ctx, held, transcript):
         return f"a listener (pid {held}) already holds this pane"
     env = child_env(os.environ)
     if agent == "claude":
@@ -145,6 +145,27 @@ def _start_listener(ctx: Context, agent: str, exe: str, data: dict[str, Any]) ->
             close_fds=True,
         )
     return f"listener pid {proc.pid} hands prompts to this session"
+
+
+def _stopped_for_new_transcript(ctx: Context, held: int, transcript: str | None) -> bool:
+    """Stop the pane's listener if it serves this agent process but an older transcript.
+
+    Claude Code's `/clear` starts a new conversation file in the same process, and runs
+    SessionStart again with it; a listener of another process is left alone.
+    """
+    try:
+        argv = Path(f"/proc/{held}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return False
+    ours = _option(argv, "--parent-pid") == str(agent_pid())
+    if not (transcript and held > 0 and ours and _option(argv, "--transcript") != transcript):
+        return False
+    session_end(ctx)
+    return not holder(ctx.paths.pane(ctx.agent, "lock"))
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv[:-1] else None
 
 
 def session_end(ctx: Context) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from paneboard.listener.cli.reading import ago
 from paneboard.listener.seen import find_rollout, prompt_ids
 from paneboard.protocol.compose import compose
 from paneboard.protocol.posts import Prompt
+from paneboard.state.panelock import holder
 from tests.conftest import Listening, cli_env, run_cli
 from tests.listener.test_doors import SocketServer, fake_codex
 from tests.listener.test_listen import post
@@ -164,3 +167,66 @@ def test_a_claude_listener_without_its_transcript_says_so(home: Path, tmp_path: 
         "paneboard listen bob@test: no --transcript: prompts will show as delivered, never as seen"
     )
     assert expected in bob.stderr_lines
+
+
+CLEARING = """
+import json, subprocess, sys
+for source, path in (("startup", sys.argv[1]), ("clear", sys.argv[2])):
+    sys.stdin.readline()
+    hook = {"hook_event_name": "SessionStart", "source": source, "transcript_path": path}
+    done = subprocess.run(sys.argv[3:], input=json.dumps(hook), capture_output=True, text=True)
+    print(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"], flush=True)
+sys.stdin.readline()
+"""
+
+
+def _listener_pid(context: str) -> int:
+    return int(context.split("listener pid ")[1].split()[0])
+
+
+def test_claude_clear_moves_the_listener_to_the_new_transcript(home: Path, tmp_path: Path) -> None:
+    """`/clear` runs SessionStart again with a new transcript: this agent's listener follows it."""
+    server = SocketServer(tmp_path / "cc.sock")
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    env = cli_env(home, CLAUDE_CODE_MESSAGING_SOCKET=str(server.path), PANEBOARD_AGENT="bob")
+    hook = [
+        sys.executable,
+        "-m",
+        "paneboard.listener",
+        "hook",
+        "session-start",
+        "--agent",
+        "claude",
+    ]
+    argv = [sys.executable, "-c", CLEARING, str(old), str(new), *hook]
+    agent = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert agent.stdin is not None and agent.stdout is not None
+    lock = home / "test" / "panes" / "bob.lock"
+    try:
+        agent.stdin.write("startup\n")
+        agent.stdin.flush()
+        first = _listener_pid(agent.stdout.readline())
+        deadline = time.monotonic() + 15
+        while holder(lock) != first:
+            assert time.monotonic() < deadline, "the first listener never took the pane"
+            time.sleep(0.05)
+        agent.stdin.write("clear\n")
+        agent.stdin.flush()
+        second = _listener_pid(agent.stdout.readline())
+        cmdline = Path(f"/proc/{second}/cmdline").read_bytes().split(b"\0")
+        assert (True, str(new).encode()) == (
+            first != second,
+            cmdline[cmdline.index(b"--transcript") + 1],
+        )
+        pid = post(home, "--to", "bob", "after the clear")
+        content = json.loads(server.lines.get(timeout=15))["message"]["content"]
+        _append(new, _claude_user("Another Claude session sent a message:\n" + content))
+        assert 0 == run_cli(home, "wait", pid, "--until", "seen", "--timeout", "15").returncode
+    finally:
+        agent.kill()
+        agent.wait()
+        agent.stdin.close()
+        agent.stdout.close()
+        server.close()

@@ -109,6 +109,8 @@ def session_start(ctx: Context, agent: str, mode: str, derived: bool, data: dict
 
 def _start_listener(ctx: Context, agent: str, exe: str, data: dict[str, Any]) -> str:
     ctx.paths.ensure()
+    transcript = data.get("transcript_path")  # followed by the listener to post `seen`
+    transcript = transcript if isinstance(transcript, str) and transcript else None
     held = holder(ctx.paths.pane(ctx.agent, "lock"))
     if held and not _stopped_for_new_transcript(ctx, held, transcript):
         return f"a listener (pid {held}) already holds this pane"
@@ -129,10 +131,7 @@ def _start_listener(ctx: Context, agent: str, exe: str, data: dict[str, Any]) ->
         except BadInput as exc:
             return f"{exc}: no listener started"
     env.update(ctx.child_env())
-    argv = [exe, "listen", *door]
-    transcript = data.get("transcript_path")
-    if isinstance(transcript, str) and transcript:  # followed to post `seen`
-        argv += ["--transcript", transcript]
+    argv = [exe, "listen", *door] + (["--transcript", transcript] if transcript else [])
     log = open(ctx.paths.pane(ctx.agent, "log"), "ab")  # noqa: SIM115  # handed to the child, closed here after it starts
     with log:
         proc = subprocess.Popen(

@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Listening, run_cli
-from tests.contract.test_contract import post
+from tests.helpers import Listening, post, run_cli
 
 
 class Session:

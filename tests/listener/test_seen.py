@@ -15,12 +15,19 @@ from paneboard.listener.seen import find_rollout, prompt_ids
 from paneboard.protocol.compose import compose
 from paneboard.protocol.posts import Prompt
 from paneboard.state.panelock import holder
-from tests.conftest import Listening, cli_env, run_cli
-from tests.listener.test_doors import SocketServer, fake_codex
-from tests.listener.test_listen import post
+from tests.helpers import (
+    Listening,
+    LoadedThread,
+    SocketServer,
+    cli_env,
+    fake_codex,
+    post,
+    run_cli,
+)
 
 PID = "01abcdefghjkmnpqrstvwxyz01"
 OTHER = "01abcdefghjkmnpqrstvwxyz02"
+THREAD = "01a22f41-9175-7bb3-9acb-510ce9e9a2e5"
 
 
 def _text(pid: str = PID, body: str = "hello") -> str:
@@ -110,7 +117,7 @@ def _append(path: Path, record: dict[str, Any]) -> None:
 
 def test_codex_rollout_written_after_the_listener_started(home: Path, tmp_path: Path) -> None:
     """The listener finds the thread's rollout once Codex writes it, and posts `seen` from it."""
-    fake_codex(tmp_path / "bin", "print('Queued message m1 for thread th-1.')")
+    fake_codex(tmp_path / "bin", f"print('Queued message m1 for thread {THREAD}.')")
     codex_home = tmp_path / "codex-home"
     env = cli_env(
         home,
@@ -118,15 +125,15 @@ def test_codex_rollout_written_after_the_listener_started(home: Path, tmp_path: 
         CODEX_LOG=str(tmp_path / "codex.log"),
         CODEX_HOME=str(codex_home),
     )
-    args = ("--door", "codex-queue", "--thread", "th-1")
-    with Listening(home, "bob", *args, env=env) as bob:
+    args = ("--door", "codex-queue", "--thread", THREAD)
+    with LoadedThread(codex_home, THREAD), Listening(home, "bob", *args, env=env) as bob:
         pid = post(home, "--to", "bob", "lint it")
         bob.wait_err(f"delivered {pid}")
         sent = json.loads((tmp_path / "codex.log").read_text().splitlines()[0])[-1]
         day = codex_home / "sessions" / time.strftime("%Y/%m/%d")
         day.mkdir(parents=True)
-        rollout = day / "rollout-2026-12-01T01-00-00-th-1.jsonl"
-        _append(rollout, {"type": "session_meta", "payload": {"id": "th-1"}})
+        rollout = day / f"rollout-2026-12-01T01-00-00-{THREAD}.jsonl"
+        _append(rollout, {"type": "session_meta", "payload": {"id": THREAD}})
         _append(rollout, {"type": "event_msg", "payload": {"type": "task_started"}})
         _append(rollout, _codex_item("user", sent))
         bob.wait_err(f"seen {pid} in codex-rollout")
@@ -141,8 +148,8 @@ def test_codex_rollout_written_after_the_listener_started(home: Path, tmp_path: 
 def test_the_codex_stop_hook_sees_its_reason_in_the_rollout(home: Path, tmp_path: Path) -> None:
     """Codex runs a block reason as a `<hook_prompt>` user item of the same turn."""
     pid = post(home, "--to", "bob", "taken at stop")
-    rollout = tmp_path / "rollout-2026-12-01T01-00-00-th-1.jsonl"
-    payload = {"session_id": "th-1", "transcript_path": str(rollout), "stop_hook_active": False}
+    rollout = tmp_path / f"rollout-2026-12-01T01-00-00-{THREAD}.jsonl"
+    payload = {"session_id": THREAD, "transcript_path": str(rollout), "stop_hook_active": False}
     args = ("hook", "stop", "--agent", "codex", "--as", "bob")
     first = run_cli(home, *args, input=json.dumps(payload).encode())
     reason = json.loads(first.stdout)["reason"]

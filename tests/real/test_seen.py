@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from paneboard.state.panelock import holder
-from tests.conftest import run_cli
-from tests.listener.test_listen import post
+from tests.helpers import post, run_cli
 from tests.real.test_real_clients import _claude
 
 NO_TMUX = "tmux is missing: no interactive Claude Code session"

@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Listening, cli_env, run_cli
-from tests.listener.test_listen import post
+from tests.helpers import Listening, LoadedThread, cli_env, post, run_cli
 from tests.real.conftest import free_port, offline_codex_thread
 from tests.real.seen_codex import LiveCodex
 
@@ -83,22 +82,17 @@ def test_a_queued_prompt_is_seen_when_the_live_session_runs_it(
 def test_never_seen_for_a_thread_no_live_session_runs(
     home: Path, tmp_path: Path, clients_bin: Path
 ) -> None:
-    """`codex queue` takes it (the row waits in Codex's queue) but no session ever runs it."""
+    """`codex queue` takes it (the row waits in Codex's queue), but no session runs it."""
     codex_home = tmp_path / "codex"
-    tid, rollout = offline_codex_thread(codex_home, tmp_path)
-    holder = subprocess.Popen(  # stands in for a process that keeps the rollout open
-        [sys.executable, "-c", f"import time; f = open({str(rollout)!r}); time.sleep(120)"]
-    )
-    try:
-        env = _env(home, codex_home, clients_bin)
-        args = ("--door", "codex-queue", "--thread", tid, "--door-timeout", "60")
-        with Listening(home, "codex-bob", *args, env=env) as bob:
-            pid = post(home, "--to", "codex-bob", "anyone there?")
-            bob.wait_err(f"delivered {pid}", timeout=60)
-            assert 3 == _seen(home, pid, "3")
-    finally:
-        holder.kill()
-        holder.wait()
+    tid, _ = offline_codex_thread(codex_home, tmp_path)
+    env = _env(home, codex_home, clients_bin)
+    args = ("--door", "codex-queue", "--thread", tid, "--door-timeout", "60")
+    # The thread's writer lock held (the door's check that a Codex process has it loaded),
+    # but no Codex runs it.
+    with LoadedThread(codex_home, tid), Listening(home, "codex-bob", *args, env=env) as bob:
+        pid = post(home, "--to", "codex-bob", "anyone there?")
+        bob.wait_err(f"delivered {pid}", timeout=60)
+        assert 3 == _seen(home, pid, "3")
     assert "delivered" == _bob(home, pid)["stage"]
     with sqlite3.connect(codex_home / "queue_1.sqlite") as db:
         rows = db.execute("SELECT payload_json FROM queued_items WHERE thread_id = ?", (tid,))

@@ -9,6 +9,9 @@ of a user-role record:
   not seen, and are not read.
 - a Codex rollout file: a ``response_item`` message with role ``user`` (a queued message
   once a turn runs it: ``task_started`` with ``turn_trigger: "queue"``, then this item).
+- Gemini CLI's chat file: a ``"type": "user"`` record (its ``warning`` records echo a block
+  reason too, and do not count); Copilot CLI's ``events.jsonl``: a ``user.message`` event
+  (not the ``hook.end`` event holding the reason the Stop hook returned).
 
 `Sighting` follows one such file for one pane: it reads only what was appended since its
 mark (kept in the pane's ``transcript`` file), and answers which prompt ids turned up.
@@ -32,17 +35,29 @@ from paneboard.state.transcript import FileWatch, LineReader, load_mark, save_ma
 
 NEEDLE = b"[paneboard] prompt "
 _HEADER = re.compile(r"^\[paneboard\] prompt ([0-9a-z]{26}) from ", re.MULTILINE)
-SOURCES = {"claude": "claude-transcript", "codex": "codex-rollout"}
+SOURCES = {
+    "claude": "claude-transcript",
+    "codex": "codex-rollout",
+    "gemini": "gemini-transcript",
+    "copilot": "copilot-transcript",
+}
 DOOR_AGENTS = {"claude-inbox": "claude", "codex-queue": "codex"}
 SAVE_EVERY = 5.0
 
 
 def user_texts(record: dict[str, Any]) -> list[str]:
-    """The text of a user-role record of Claude Code or Codex ([] for any other record)."""
-    if record.get("type") == "user" and not record.get("isCompactSummary"):
-        message = record.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-    elif record.get("type") == "response_item":
+    """The text of a user-role record of Claude Code, Codex, Gemini CLI or Copilot CLI.
+
+    [] for any other record.
+    """
+    kind = record.get("type")
+    if kind == "user" and not record.get("isCompactSummary"):
+        message = record.get("message")  # Claude Code; Gemini CLI has the content at the top
+        content = message.get("content") if isinstance(message, dict) else record.get("content")
+    elif kind == "user.message":  # Copilot CLI's events.jsonl
+        data = record.get("data")
+        content = data.get("content") if isinstance(data, dict) else None
+    elif kind == "response_item":
         payload = record.get("payload")
         if not (isinstance(payload, dict) and payload.get("type") == "message"):
             return []
@@ -53,7 +68,8 @@ def user_texts(record: dict[str, Any]) -> list[str]:
         return [content]
     if not isinstance(content, list):
         return []
-    parts = (p for p in content if isinstance(p, dict) and p.get("type") in ("text", "input_text"))
+    texts = ("text", "input_text")  # Gemini CLI's parts carry no type
+    parts = (p for p in content if isinstance(p, dict) and p.get("type", "text") in texts)
     return [p["text"] for p in parts if isinstance(p.get("text"), str)]
 
 

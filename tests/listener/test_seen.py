@@ -54,8 +54,17 @@ def test_user_turns_of_claude_code_and_codex_show_the_prompt() -> None:
     assert [PID, OTHER, PID] == prompt_ids(records)
 
 
+def test_user_turns_of_gemini_and_copilot_show_the_prompt() -> None:
+    """Gemini CLI's chat file and Copilot CLI's events, as their Stop-hook doors leave them."""
+    records = [
+        {"type": "user", "content": [{"text": _text()}]},
+        {"type": "user.message", "data": {"content": _text(OTHER), "transformedContent": "x"}},
+    ]
+    assert [PID, OTHER] == prompt_ids(records)
+
+
 def test_queued_and_other_records_are_not_seen() -> None:
-    """Queue lines, tool results, developer notes, a Codex event echo and compaction summaries."""
+    """Queue lines, tool results, developer notes, echoes of a turn or a block reason."""
     text = _text()
     records = [
         {"type": "queue-operation", "operation": "enqueue", "content": text},
@@ -66,6 +75,8 @@ def test_queued_and_other_records_are_not_seen() -> None:
         _codex_item("developer", text),
         _codex_item("assistant", text),
         {"type": "event_msg", "payload": {"type": "user_message", "message": text}},
+        {"type": "warning", "content": "Agent execution blocked: " + text},
+        {"type": "hook.end", "data": {"output": {"decision": "block", "reason": text}}},
     ]
     assert [] == prompt_ids(records)
 

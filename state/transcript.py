@@ -173,11 +173,16 @@ class FileWatch:
         while True:
             await anyio.wait_readable(self._fd)
             hit, gone = self._drain()
-            if gone or self._watching != self.folder:
-                self._arm()  # a folder on the way appeared, or the watched one went away
+            if gone or (hit and self._watching != self.folder):
+                self._arm()  # the watched folder went away, or the next one on the way appeared
+            if gone or hit:
                 return
-            if hit:
-                return
+
+    def _wanted(self, name: str) -> bool:
+        """Whether an event naming *name* concerns the file (or the folder on its way)."""
+        if self._watching == self.folder:
+            return self.match(name)
+        return name == self.folder.relative_to(self._watching).parts[0]
 
     def _drain(self) -> tuple[bool, bool]:
         """Read the queued events: (one concerns the file, the watched folder went away)."""
@@ -193,7 +198,7 @@ class FileWatch:
                 _, mask, _, length = _EVENT.unpack_from(data, i)
                 raw = data[i + _EVENT.size : i + _EVENT.size + length].rstrip(b"\0")
                 name = os.fsdecode(raw)
-                hit = hit or bool(mask & IN_Q_OVERFLOW) or (bool(name) and self.match(name))
+                hit = hit or bool(mask & IN_Q_OVERFLOW) or (bool(name) and self._wanted(name))
                 gone = gone or bool(mask & IN_IGNORED)
                 i += _EVENT.size + length
 

@@ -135,6 +135,8 @@ async def test_watch_waits_for_folders_that_do_not_exist_yet(tmp_path: Path) -> 
     watch = watch_file(path)
     reader = LineReader(path, NEEDLE)
     try:
+        (tmp_path / "elsewhere").mkdir()  # not on the way to the file: no wake
+        assert not await _woken(watch, 0.3)
         path.parent.mkdir(parents=True)
         append(path, line(1))
         with anyio.fail_after(5):

@@ -115,6 +115,26 @@ def headline(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                     ),
                 )
             )
+    if "seen-claude" in r:
+        s, d = r["seen-claude"]["delivered_to_seen_ms"], r["seen-claude"]["door_ms"]
+        rows.append(
+            (
+                "delivered → seen, real Claude Code (p50 / p99), vs append → delivered",
+                f"{s['p50']:.0f} / {s['p99']:.0f} ms",
+                f"{d['p50']:.1f} / {d['p99']:.1f} ms",
+                f"{s['p50'] / d['p50']:.0f}× (p50)",
+            )
+        )
+    if "transcript" in r:
+        t = r["transcript"]
+        rows.append(
+            (
+                f"following a {t['mb']:.0f} MB transcript: from the mark vs all of it",
+                f"{t['from_mark_ms']:.2f} ms",
+                f"{t['all_ms']:.0f} ms",
+                f"{t['all_ms'] / t['from_mark_ms']:.0f}× less",
+            )
+        )
     return rows
 
 

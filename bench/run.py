@@ -13,7 +13,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from bench import catchup, fanout, latency, mcpbench, natsbench, throughput, top
+from bench import catchup, fanout, latency, mcpbench, natsbench, seen, throughput, top
 from bench.baselines import Maildir, SqliteMailbox
 from bench.report import write_report
 
@@ -61,8 +61,11 @@ SCENARIOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
     "wake-nats": lambda home, quick: natsbench.wake(home, 200 if quick else 2000),
     "append-nats": lambda home, quick: natsbench.append_rate(home, 300 if quick else 2000, 1000),
     "top": top.top,
+    "seen-claude": lambda home, quick: seen.claude(home, 3 if quick else 40),
+    "transcript": lambda home, quick: seen.transcript(home, 10 if quick else 100),
 }
 NEEDS_NATS = {"wake-nats", "append-nats"}
+NEEDS_CLAUDE = {"seen-claude"}
 
 
 def machine() -> dict[str, Any]:
@@ -122,6 +125,9 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 "bench: mcp-call skipped: the MCP SDK is not installed (pip install 'paneboard[mcp]')"
             )
+            continue
+        if name in NEEDS_CLAUDE and seen.clients_bin() is None:
+            print(f"bench: {name} skipped: no Claude Code CLI (or no tmux)", flush=True)
             continue
         with tempfile.TemporaryDirectory(prefix=f"pb-bench-{name}-") as tmp:
             home = Path(tmp) / "home"

@@ -26,6 +26,7 @@ from anyio.abc import TaskStatus
 
 from paneboard.listener.context import header
 from paneboard.listener.doors import Door, Outcome
+from paneboard.listener.seen import SeenTask, Sighting
 from paneboard.listener.view import BoardView
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import BoardIOError, DoorFailed, DoorUnavailable
@@ -63,7 +64,7 @@ class Settings(msgspec.Struct, frozen=True):
 
 
 class Listener:
-    def __init__(self, settings: Settings, door: Door) -> None:
+    def __init__(self, settings: Settings, door: Door, *, seen: Sighting | None = None) -> None:
         self.settings = settings
         self.door = door
         self.backoff = settings.backoff
@@ -78,6 +79,17 @@ class Listener:
         self._presence = presence.Presence(
             os.getpid(), door.name, self.settings.now(), host=socket.gethostname()
         )
+        self.seen: SeenTask | None = None
+        if seen is not None:
+            self.seen = SeenTask(
+                seen,
+                settings.agent,
+                door.name,
+                state=lambda: self.view.state,
+                delivered=lambda p: self._key(p) in self.keys,
+                post=self._post,
+                log=self.log,
+            )
 
     def log(self, message: str) -> None:
         print(
@@ -107,10 +119,13 @@ class Listener:
                 self._checkpoint(force=True)
                 self._announce()
                 self._check_door()
-                self.log(f"listening via {self.door.name} (pid {os.getpid()})")
-                task_status.started()
                 try:
-                    await self._loop()
+                    async with anyio.create_task_group() as tg:
+                        if self.seen is not None:
+                            await tg.start(self.seen.run)
+                        self.log(f"listening via {self.door.name} (pid {os.getpid()})")
+                        task_status.started()
+                        await self._loop()
                 finally:
                     self._checkpoint(force=True)
         finally:
@@ -255,6 +270,8 @@ class Listener:
             f"delivered {prompt.id} from {prompt.sender} via {self.door.name}"
             + (" (outcome unknown: timed out)" if outcome == "unknown" else "")
         )
+        if self.seen is not None:
+            self.seen.check()  # the agent may have recorded it already
 
     def _announce(self) -> None:
         """Write this pane's presence: a local file, and the store's presence bucket where it has one."""

@@ -76,6 +76,18 @@ class Undelivered(_Post, frozen=True, tag="undelivered"):
     reason: str
 
 
+class Seen(_Post, frozen=True, tag="seen"):
+    """Receipt: the agent's own conversation file shows the prompt as a turn's input.
+
+    Written under the recipient's name by its listener (or its Stop hook); *source* names
+    the file it was read from (``claude-transcript``, ``codex-rollout``, ...).
+    """
+
+    prompt: str
+    door: str
+    source: str
+
+
 class Header(TypedDict):
     """The fields every post starts with."""
 
@@ -85,7 +97,8 @@ class Header(TypedDict):
     ts: float
 
 
-Post: TypeAlias = Prompt | Ack | Answer | Cancel | Delivered | Undelivered
+# A new kind goes last here and in words.KINDS; an older reader skips its posts, with a warning.
+Post: TypeAlias = Prompt | Ack | Answer | Cancel | Delivered | Undelivered | Seen
 KINDS = words.KINDS
 PRIORITY_RANK = words.PRIORITY_RANK
 

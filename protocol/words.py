@@ -9,13 +9,24 @@ from __future__ import annotations
 
 PRIORITIES = ("low", "normal", "high", "urgent")
 PRIORITY_RANK = {"urgent": 0, "high": 1, "normal": 2, "low": 3}  # catch-up order: urgent first
-KINDS = ("prompt", "ack", "answer", "cancel", "delivered", "undelivered")
+KINDS = ("prompt", "ack", "answer", "cancel", "delivered", "undelivered", "seen")
 OUTCOMES = ("accepted", "unknown")
-STAGES = ("posted", "delivered", "undelivered", "acked", "answered", "cancelled", "expired")
-OPEN_STAGES = ("posted", "delivered", "undelivered")  # a recipient may still close the prompt
+STAGES = (
+    "posted",
+    "delivered",
+    "undelivered",
+    "seen",
+    "acked",
+    "answered",
+    "cancelled",
+    "expired",
+)
+OPEN_STAGES = ("posted", "delivered", "undelivered", "seen")  # a recipient may still close it
 HANDED_STAGES = ("delivered", "undelivered")  # a listener has tried the door
 CLOSED_STAGES = ("acked", "answered")  # the recipient closed it
-WAIT_UNTIL = ("delivered", "closed")
+WAIT_UNTIL = ("delivered", "seen", "closed")
 DOORS = ("stdout", "exec", "maildir", "claude-inbox", "codex-queue", "opencode")  # `listen --door`
 STOP_HOOK_DOOR = "stop-hook"  # the door a Stop hook's receipts name
+# Doors whose agent keeps a conversation file that paneboard reads to prove `seen`.
+SEEING_DOORS = ("claude-inbox", "codex-queue", STOP_HOOK_DOOR)
 HOOK_AGENTS = ("claude", "codex", "gemini", "copilot", "opencode")

@@ -15,7 +15,7 @@ from paneboard.state.abc import Store
 from paneboard.state.files import write_atomic
 from paneboard.state.fold import BoardState
 
-VERSION = 2
+VERSION = 3  # 3: recipients carry `seen`
 
 
 class Checkpoint(msgspec.Struct):

@@ -30,13 +30,22 @@ from paneboard.protocol.posts import (
     Delivered,
     Post,
     Prompt,
+    Seen,
     Undelivered,
 )
 from paneboard.protocol.words import CLOSED_STAGES, OPEN_STAGES
 
 Stage: TypeAlias = Literal[
-    "posted", "delivered", "undelivered", "acked", "answered", "cancelled", "expired"
+    "posted",
+    "delivered",
+    "undelivered",
+    "seen",
+    "acked",
+    "answered",
+    "cancelled",
+    "expired",
 ]
+AboutPrompt: TypeAlias = Ack | Answer | Cancel | Delivered | Undelivered | Seen
 CLOSED = frozenset(CLOSED_STAGES)
 
 
@@ -50,6 +59,9 @@ class Recipient(msgspec.Struct):
     reason: str | None = None
     answer: str | None = None
     note: str | None = None
+    delivered_at: float | None = None  # the last `delivered` receipt's time
+    seen_at: float | None = None  # the first `seen` receipt's time
+    source: str | None = None  # the conversation file `seen` was read from
 
 
 class PromptState(msgspec.Struct):
@@ -98,28 +110,39 @@ def apply(state: BoardState, seq: int, post: Post) -> BoardState:
     return state
 
 
-def _apply_to(ps: PromptState, post: Ack | Answer | Cancel | Delivered | Undelivered) -> None:
+def _apply_to(ps: PromptState, post: AboutPrompt) -> None:
     if isinstance(post, Cancel):
         if post.sender == ps.prompt.sender and ps.cancelled is None:
             ps.cancelled = post.ts
         return
     r = ps.recipients.get(post.sender)
-    if r is None or r.stage in CLOSED or ps.cancelled is not None:
+    if r is None:
+        return
+    if isinstance(post, Seen):
+        _seen(r, post, ps.cancelled is None)
+        return
+    if r.stage in CLOSED or ps.cancelled is not None:
         return
     if isinstance(post, Ack):
         r.stage, r.ts, r.note = "acked", post.ts, post.note
     elif isinstance(post, Answer):
         r.stage, r.ts, r.answer = "answered", post.ts, post.body
     elif isinstance(post, Delivered):
-        r.stage, r.ts, r.door, r.outcome, r.reason = (
-            "delivered",
-            post.ts,
-            post.door,
-            post.outcome,
-            None,
-        )
-    elif r.stage != "delivered":
+        r.delivered_at = post.ts
+        if r.stage != "seen":  # a later copy's receipt does not unsee the prompt
+            r.stage, r.ts, r.door, r.reason = "delivered", post.ts, post.door, None
+            r.outcome = post.outcome
+    elif r.stage not in ("delivered", "seen"):
         r.stage, r.ts, r.door, r.reason = "undelivered", post.ts, post.door, post.reason
+
+
+def _seen(r: Recipient, post: Seen, still_open: bool) -> None:
+    """The first `seen` counts; it is recorded even after a close, which it does not undo."""
+    if r.seen_at is not None:
+        return
+    r.seen_at, r.source = post.ts, post.source
+    if still_open and r.stage not in CLOSED:
+        r.stage, r.ts, r.door, r.reason = "seen", post.ts, post.door, None
 
 
 def _finished(ps: PromptState) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from argparse import Namespace
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ from paneboard.listener.doors import (
 )
 from paneboard.listener.doors.process import child_env
 from paneboard.listener.listen import Listener, Settings, run_listener
+from paneboard.listener.seen import DOOR_AGENTS, SOURCES, Sighting, find_rollout
 from paneboard.protocol.errors import BadInput
 
 
@@ -71,12 +73,33 @@ def make_door(
     return CodexQueueDoor(check_thread_id(thread), codex_bin, env, timeout)
 
 
+def make_sighting(ctx: Context, door: Door, transcript: str | None) -> Sighting | None:
+    """What `listen` follows to post `seen`: the agent's conversation file, if its door has one."""
+    agent = DOOR_AGENTS.get(door.name)
+    if agent is None:
+        if transcript:
+            raise BadInput(
+                "--transcript goes with --door claude-inbox or codex-queue; "
+                f"--door {door.name} has no conversation file to prove `seen` from"
+            )
+        return None
+    mark = ctx.paths.pane(ctx.agent, "transcript")
+    if transcript:
+        return Sighting(mark, SOURCES[agent], Path(transcript).absolute())
+    if isinstance(door, CodexQueueDoor):
+        thread = door.codex_thread()
+        found = find_rollout(thread.home, thread.id)
+        return Sighting(mark, SOURCES[agent], found, rollouts=(thread.home, thread.id))
+    return None
+
+
 def run_listen(
     ctx: Context,
     door: Door,
     backoff: Sequence[float],
     parent_pid: int | None = None,
     until_unloaded: bool = False,
+    seen: Sighting | None = None,
 ) -> None:
     settings = Settings(
         ctx.board,
@@ -92,7 +115,7 @@ def run_listen(
         if not isinstance(door, CodexQueueDoor):
             raise BadInput("--until-unloaded goes with --door codex-queue")
         until = functools.partial(codex.until_unloaded, door.codex_thread())
-    anyio.run(run_listener, Listener(settings, door), parent_pid, until)
+    anyio.run(run_listener, Listener(settings, door, seen=seen), parent_pid, until)
 
 
 def listen_command(args: Namespace) -> None:
@@ -109,5 +132,13 @@ def listen_command(args: Namespace) -> None:
         timeout=args.door_timeout,
         command=args.command,
     )
+    seen = make_sighting(ctx, door, args.transcript)
+    if seen is None and door.name in DOOR_AGENTS:
+        print(
+            f"paneboard listen {ctx.agent}@{ctx.board}: no --transcript: prompts will show as "
+            "delivered, never as seen",
+            file=sys.stderr,
+            flush=True,
+        )
     backoff = DEFAULT_BACKOFF if args.backoff is None else args.backoff
-    run_listen(ctx, door, backoff, args.parent_pid, args.until_unloaded)
+    run_listen(ctx, door, backoff, args.parent_pid, args.until_unloaded, seen)

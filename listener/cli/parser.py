@@ -189,6 +189,12 @@ def _listen_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="codex-queue: stop once no Codex process has the thread loaded",
     )
+    p.add_argument(
+        "--transcript",
+        metavar="PATH",
+        help="claude-inbox, codex-queue: the agent's conversation file, followed to post `seen` "
+        "(codex-queue default: the thread's rollout file under $CODEX_HOME/sessions)",
+    )
     p.add_argument("command", nargs="*", metavar="-- CMD ARG", help="exec: the command to run")
 
 
@@ -301,7 +307,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] 
     "status": ("a prompt's lifecycle for each recipient", _id, "reading:status_command"),
     "log": ("the board's posts", _log_options, "reading:log_command"),
     "wait": (
-        "block until a prompt is delivered or closed for every recipient; print answers",
+        "block until a prompt is delivered, seen or closed for every recipient; print answers",
         _wait_options,
         "waiting:wait_command",
     ),

@@ -14,7 +14,7 @@ from paneboard.listener.cli.board import clock, emit, find_prompt, load, print_p
 from paneboard.listener.context import Context
 from paneboard.listener.view import BoardView
 from paneboard.protocol.posts import Prompt
-from paneboard.protocol.words import HANDED_STAGES
+from paneboard.protocol.words import HANDED_STAGES, SEEING_DOORS
 from paneboard.state.fold import PromptState, Recipient, open_for, stage
 
 
@@ -57,8 +57,11 @@ def run_status(ctx: Context, ref: str) -> None:
         print(line)
 
 
-def status_lines(ps: PromptState, stages: dict[str, Recipient]) -> list[str]:
-    """`status` for people: the prompt, then one line per recipient."""
+def status_lines(
+    ps: PromptState, stages: dict[str, Recipient], now: float | None = None
+) -> list[str]:
+    """`status` for people: the prompt, then one line per recipient (as of *now*)."""
+    now = time.time() if now is None else now
     p = ps.prompt
     head = f"prompt {p.id} from {p.sender} on board {p.board}, priority {p.priority}"
     lines = [f"{head}, posted {clock(p.ts)}"]
@@ -73,7 +76,10 @@ def status_lines(ps: PromptState, stages: dict[str, Recipient]) -> list[str]:
                 f"  via {r.door}"
                 + (f" ({r.outcome})" if r.outcome == "unknown" else "")
                 + (f": {r.reason}" if r.reason else "")
+                + not_seen_yet(r, now)
             )
+        elif r.stage == "seen":
+            extra = f"  via {r.door}, in {r.source}" + seen_after(r)
         when = (
             clock(p.expires)
             if r.stage == "expired" and p.expires
@@ -85,6 +91,29 @@ def status_lines(ps: PromptState, stages: dict[str, Recipient]) -> list[str]:
         )
         lines.append(f"  {name:<16} {r.stage:<11} {when}{extra}")
     return lines
+
+
+def not_seen_yet(r: Recipient, now: float) -> str:
+    """How long a prompt has been delivered through a door that can prove `seen`, and not seen."""
+    if r.stage != "delivered" or r.door not in SEEING_DOORS or r.ts is None:
+        return ""
+    return f"  (delivered {ago(now - r.ts)}, not yet seen)"
+
+
+def seen_after(r: Recipient) -> str:
+    if r.seen_at is None or r.delivered_at is None or r.seen_at < r.delivered_at:
+        return ""
+    return f" ({r.seen_at - r.delivered_at:.1f} s after delivery)"
+
+
+def ago(seconds: float) -> str:
+    """A person's reading of a duration: "40 s ago", "12 min ago", "3 h ago", "2 days ago"."""
+    s = int(max(0.0, seconds))
+    if s < 60:
+        return f"{s} s ago"
+    if s < 3600:
+        return f"{s // 60} min ago"
+    return f"{s // 3600} h ago" if s < 2 * 86400 else f"{s // 86400} days ago"
 
 
 def run_log(ctx: Context, kinds: Sequence[str] | None) -> None:

@@ -35,8 +35,8 @@ from paneboard.state.fold import PromptState, stage
 
 # The words of protocol/words.py, as types the SDK turns into JSON schema (a test keeps them equal).
 Priority = Literal["low", "normal", "high", "urgent"]
-Kind = Literal["prompt", "ack", "answer", "cancel", "delivered", "undelivered"]
-Until = Literal["delivered", "closed"]
+Kind = Literal["prompt", "ack", "answer", "cancel", "delivered", "undelivered", "seen"]
+Until = Literal["delivered", "seen", "closed"]
 Id = Annotated[str, Field(description="a post id, or a unique prefix of at least 4 characters")]
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
@@ -332,11 +332,13 @@ CANCEL = (
     "Withdraw a prompt you sent, for every recipient still holding it. Returns the cancel post."
 )
 STATUS = (
-    "Where a prompt stands for each recipient: posted, delivered, undelivered, acked, answered, "
-    "cancelled or expired, with answers and notes. Returns the prompt with `recipients`."
+    "Where a prompt stands for each recipient: posted, delivered, undelivered, seen (the "
+    "recipient's model has it), acked, answered, cancelled or expired, with answers and notes. "
+    "Returns the prompt with `recipients`."
 )
 WAIT = (
-    "Block until a prompt is closed (or delivered, with until=delivered) for every recipient, "
+    "Block until a prompt is closed (or delivered, or seen by the model, with until=delivered "
+    "or until=seen) for every recipient, "
     "then return each recipient's stage and answer as `outcomes`. Fails when the prompt is "
     f"cancelled or expires, or after `timeout` seconds (default {WAIT_TIMEOUT:g}); call it again "
     "to keep waiting."

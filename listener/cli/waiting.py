@@ -22,7 +22,11 @@ def _find(view: BoardView, ctx: Context, ref: str) -> PromptState:
 
 def _reached(ps: PromptState, until: str, now: float) -> bool:
     """True when every recipient is at *until*; raises `PromptClosed` if that cannot happen now."""
-    wanted = CLOSED_STAGES if until == "closed" else ("delivered", *CLOSED_STAGES)
+    wanted = {
+        "closed": CLOSED_STAGES,
+        "seen": ("seen", *CLOSED_STAGES),
+        "delivered": ("delivered", "seen", *CLOSED_STAGES),
+    }[until]
     stages = [stage(ps, name, now) for name in ps.recipients]
     for s in stages:
         if s in ("cancelled", "expired"):
@@ -35,18 +39,19 @@ async def wait_for(
     ref: str,
     until: str,
     limit: float | None,
-    seen: Callable[[PromptState], Awaitable[None]] | None = None,
+    progress: Callable[[PromptState], Awaitable[None]] | None = None,
 ) -> PromptState:
-    """Block until prompt *ref* is *until* (``delivered`` or ``closed``) for every recipient;
-    *seen* is awaited with the prompt each time the board changed and it is not there yet."""
+    """Block until prompt *ref* is *until* (``delivered``, ``seen``, ``closed``) for every
+    recipient; *progress* is awaited with the prompt each time the board changed and it is
+    not there yet."""
     with BoardView(ctx.store()) as view:
         view.refresh()
         ps = _find(view, ctx, ref)
         try:
             with anyio.fail_after(limit):
                 while not _reached(ps, until, time.time()):
-                    if seen is not None:
-                        await seen(ps)
+                    if progress is not None:
+                        await progress(ps)
                     expires = ps.prompt.expires
                     with anyio.move_on_after(
                         None if expires is None else max(0.0, expires - time.time())

@@ -21,6 +21,7 @@ from paneboard.listener import codex
 from paneboard.listener.context import Context, executable, header
 from paneboard.listener.doors.process import child_env
 from paneboard.listener.hooks.agents import STOP_AGENTS
+from paneboard.listener.seen import SOURCES, Sighting, due, receipt
 from paneboard.listener.view import BoardView
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import BadInput, PaneLocked
@@ -108,8 +109,10 @@ def session_start(ctx: Context, agent: str, mode: str, derived: bool, data: dict
 
 def _start_listener(ctx: Context, agent: str, exe: str, data: dict[str, Any]) -> str:
     ctx.paths.ensure()
+    transcript = data.get("transcript_path")  # followed by the listener to post `seen`
+    transcript = transcript if isinstance(transcript, str) and transcript else None
     held = holder(ctx.paths.pane(ctx.agent, "lock"))
-    if held:
+    if held and not _stopped_for_new_transcript(ctx, held, transcript):
         return f"a listener (pid {held}) already holds this pane"
     env = child_env(os.environ)
     if agent == "claude":
@@ -128,7 +131,7 @@ def _start_listener(ctx: Context, agent: str, exe: str, data: dict[str, Any]) ->
         except BadInput as exc:
             return f"{exc}: no listener started"
     env.update(ctx.child_env())
-    argv = [exe, "listen", *door]
+    argv = [exe, "listen", *door] + (["--transcript", transcript] if transcript else [])
     log = open(ctx.paths.pane(ctx.agent, "log"), "ab")  # noqa: SIM115  # handed to the child, closed here after it starts
     with log:
         proc = subprocess.Popen(
@@ -141,6 +144,27 @@ def _start_listener(ctx: Context, agent: str, exe: str, data: dict[str, Any]) ->
             close_fds=True,
         )
     return f"listener pid {proc.pid} hands prompts to this session"
+
+
+def _stopped_for_new_transcript(ctx: Context, held: int, transcript: str | None) -> bool:
+    """Stop the pane's listener if it serves this agent process but an older transcript.
+
+    Claude Code's `/clear` starts a new conversation file in the same process, and runs
+    SessionStart again with it; a listener of another process is left alone.
+    """
+    try:
+        argv = Path(f"/proc/{held}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return False
+    ours = _option(argv, "--parent-pid") == str(agent_pid())
+    if not (transcript and held > 0 and ours and _option(argv, "--transcript") != transcript):
+        return False
+    session_end(ctx)
+    return not holder(ctx.paths.pane(ctx.agent, "lock"))
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv[:-1] else None
 
 
 def session_end(ctx: Context) -> None:
@@ -156,13 +180,22 @@ def session_end(ctx: Context) -> None:
             time.sleep(0.05)
 
 
-def stop(ctx: Context, agent: str, cooldown: float, out: TextIO) -> None:
+def stop(
+    ctx: Context,
+    agent: str,
+    cooldown: float,
+    out: TextIO,
+    transcript: str | None = None,
+) -> None:
     """The Stop-hook door: write the open, undelivered prompts as a block reason, or nothing.
 
     Claude Code takes no output as "go ahead and stop"; Codex wants ``{"continue": true}``.
+    With *transcript* (the hook input's ``transcript_path``) it first posts `seen` for the
+    prompts delivered earlier that the agent's conversation now shows as a user turn (the
+    block reason it returned, run as the next turn).
     """
     limit = STOP_AGENTS[agent].per_stop if agent in STOP_AGENTS else None
-    if ctx.store().has_posts() and _deliver_at_stop(ctx, cooldown, out, limit):
+    if ctx.store().has_posts() and _deliver_at_stop(ctx, agent, cooldown, out, limit, transcript):
         return
     if agent == "codex":
         out.write(json.dumps({"continue": True}) + "\n")
@@ -170,17 +203,25 @@ def stop(ctx: Context, agent: str, cooldown: float, out: TextIO) -> None:
         out.write(STOP_AGENTS[agent].idle_reply + "\n")
 
 
-def _deliver_at_stop(ctx: Context, cooldown: float, out: TextIO, limit: int | None) -> bool:
+def _deliver_at_stop(
+    ctx: Context,
+    agent: str,
+    cooldown: float,
+    out: TextIO,
+    limit: int | None,
+    transcript: str | None,
+) -> bool:
     ctx.paths.ensure()  # the pane's lock and keys are local, whatever the store
     try:
         lock = take_pane_lock(ctx.paths.pane(ctx.agent, "lock"), ctx.board, ctx.agent)
     except PaneLocked:
         return False  # a live listener delivers for this pane
     try:
+        keys = DeliveredKeys(ctx.paths.pane(ctx.agent, "delivered"))
+        state = _note_seen(ctx, agent, Path(transcript), keys) if transcript else None
         if _cooling_down(ctx, cooldown):
             return False
-        keys = DeliveredKeys(ctx.paths.pane(ctx.agent, "delivered"))
-        state = _agent_state(ctx)
+        state = _agent_state(ctx) if state is None else state
         chosen, texts = _take(ctx, state, keys, limit)
         if not chosen:
             return False
@@ -201,6 +242,36 @@ def _deliver_at_stop(ctx: Context, cooldown: float, out: TextIO, limit: int | No
         return True
     finally:
         lock.release()
+
+
+def _note_seen(
+    ctx: Context,
+    agent: str,
+    transcript: Path,
+    keys: DeliveredKeys,
+) -> BoardState | None:
+    """Post `seen` for delivered prompts that *transcript* shows since the pane's mark.
+
+    Returns the agent's state when it had to be read (only when a prompt id turned up).
+    """
+    source = SOURCES.get(agent, f"{agent}-transcript")
+    sighting = Sighting(ctx.paths.pane(ctx.agent, "transcript"), source, transcript.absolute())
+    try:
+        ids = sighting.read_new()
+        if not ids:
+            return None
+        state = _agent_state(ctx)
+        ready, _ = due(state, ctx.agent, ids, lambda p: _key(p) in keys, time.time())
+        posts = [receipt(ps, ctx.agent, "stop-hook", source) for ps in ready]
+        if posts:
+            ctx.store().append(posts)  # folded by the next reader: they follow state.position
+        return state
+    finally:
+        sighting.close()
+
+
+def _key(prompt: Prompt) -> str:
+    return delivered_key(prompt.board, prompt.sender, prompt.id)
 
 
 def _cooling_down(ctx: Context, cooldown: float) -> bool:

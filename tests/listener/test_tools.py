@@ -263,7 +263,7 @@ REFUSALS = [
         {"kind": "gossip"},
         (
             "paneboard: bad arguments: kind: Input should be "
-            "'prompt', 'ack', 'answer', 'cancel', 'delivered' or 'undelivered'"
+            "'prompt', 'ack', 'answer', 'cancel', 'delivered', 'undelivered' or 'seen'"
         ),
     ),
     (

@@ -6,6 +6,10 @@ A request offering the Bash tool whose last user text is a paneboard prompt with
 command with TEXT as the answer (what the tool returns then gets "OK").
 A request offering paneboard's MCP `answer` tool whose last turn is a paneboard prompt is
 answered by calling that tool for the prompt's id (see "paneboard's MCP tools" below).
+
+A turn's request (one that offers tools) whose last user text holds ``PB-SLOW-<n>`` is
+answered after n seconds (a busy session); LOG gets ``{"slow": TIME}`` as it starts holding the
+answer back and ``{"done": TIME}`` as the answer goes out.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import json
 import re
 import shlex
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -232,6 +237,14 @@ class Handler(BaseHTTPRequestHandler):
             if req.get("stream"):
                 events = tool_use_events(req.get("model", "stand-in"), call)
                 return self._send(events, "text/event-stream")
+
+        slow = re.search(r"PB-SLOW-(\d+(?:\.\d+)?)", _text(users[-1]) if users else "")
+        if slow and req.get("tools"):  # the session's turn, not its side requests (a title)
+            self.log.write(json.dumps({"slow": time.time()}) + "\n")
+            self.log.flush()
+            time.sleep(float(slow.group(1)))
+            self.log.write(json.dumps({"done": time.time()}) + "\n")
+            self.log.flush()
         if req.get("stream"):
             return self._send(_events(req.get("model", "stand-in")), "text/event-stream")
         message = {

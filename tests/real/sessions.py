@@ -211,7 +211,7 @@ class AgentSession:
     """One agent CLI's live session: project, private HOME, stand-in, tmux."""
 
     def __init__(self, root: Path, bin_dir: Path, agent: str, name: str) -> None:
-        self.root, self.bin_dir, self.name = root, bin_dir, name
+        self.root, self.bin_dir, self.name, self.agent = root, bin_dir, name, agent
         self.pb_home = root / "pb"
         self.pb_home.mkdir(mode=0o700, parents=True)
         self.project = root / "proj"

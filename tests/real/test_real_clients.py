@@ -110,10 +110,11 @@ def test_claude_session_start_hook_listens_on_the_session_socket(
         pid = post(home, "--to", "claude-bob", "please say hello")
         [turn] = session.wait_user_turns(f"[paneboard] prompt {pid}")
         assert "peer" == turn["origin"]["kind"]
+        assert 0 == run_cli(home, "wait", pid, "--until", "seen", "--timeout", "30").returncode
         status = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"][
             "claude-bob"
         ]
-        assert ("delivered", "claude-inbox") == (status["stage"], status["door"])
+        assert ("seen", "claude-inbox") == (status["stage"], status["door"])
         session.type("/exit")
         deadline = time.monotonic() + 30
         while holder(lock) and time.monotonic() < deadline:
@@ -144,10 +145,18 @@ def test_claude_stop_mode_hands_a_prompt_over_at_the_next_stop_once(
         assert 1 == len(turns)
         assert "Stop hook feedback" in json.dumps(turns[0])
         assert "> check the flaky test" in turns[0]["message"]["content"]
+        # The Stop after that turn finds the reason in the transcript: `seen`.
+        assert 0 == run_cli(home, "wait", pid, "--until", "seen", "--timeout", "30").returncode
         status = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"][
             "claude-bob"
         ]
-        assert ("delivered", "stop-hook") == (status["stage"], status["door"])
+        assert ("seen", "stop-hook", "claude-transcript") == (
+            status["stage"],
+            status["door"],
+            status["source"],
+        )
+        log = run_cli(home, "log", "--json").stdout.splitlines()
+        assert ["prompt", "delivered", "seen"] == [json.loads(line)["kind"] for line in log]
     finally:
         session.close()
 

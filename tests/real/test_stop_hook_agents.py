@@ -52,8 +52,8 @@ def test_a_posted_prompt_reaches_the_model_at_the_next_turn_end_once(agent: Agen
     turn_end = agent.turn("first turn")
     handed = agent.turn(pid)
     assert handed >= turn_end
-    assert ("delivered", "stop-hook", "accepted") == tuple(
-        status(agent.pb_home, pid, agent.name)[k] for k in ("stage", "door", "outcome")
+    assert ("stop-hook", "accepted") == tuple(
+        status(agent.pb_home, pid, agent.name)[k] for k in ("door", "outcome")
     )
     assert agent.contexts(f"paneboard: you are `{agent.name}` on board `test`") >= 1
     agent.type("second turn")
@@ -65,6 +65,9 @@ def test_a_posted_prompt_reaches_the_model_at_the_next_turn_end_once(agent: Agen
         agent.screen,
     )
     assert [handed] == agent.stand_in.turns_with(pid)
+    # The Stops after the reason's turn found it in the agent's own conversation file.
+    got = status(agent.pb_home, pid, agent.name)
+    assert ("seen", f"{agent.agent}-transcript") == (got["stage"], got["source"])
 
 
 def test_two_open_prompts_go_one_per_turn_end_urgent_first(agent: AgentSession) -> None:
@@ -76,6 +79,6 @@ def test_two_open_prompts_go_one_per_turn_end_urgent_first(agent: AgentSession) 
     assert first < second
     users = [r["user"] for r in agent.stand_in.requests()]
     assert [] == [u for u in users if urgent in u and normal in u]
-    assert ["delivered", "delivered"] == [
-        status(agent.pb_home, p, agent.name)["stage"] for p in (urgent, normal)
+    assert ["stop-hook", "stop-hook"] == [
+        status(agent.pb_home, p, agent.name)["door"] for p in (urgent, normal)
     ]

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt, Undelivered
+from paneboard.protocol.posts import (
+    Ack,
+    Answer,
+    Cancel,
+    Delivered,
+    Post,
+    Prompt,
+    Seen,
+    Undelivered,
+)
 from paneboard.state.fold import BoardState, fold, open_for, prune, stage
 
 
@@ -114,3 +123,39 @@ def test_a_repeated_prompt_id_is_kept_once() -> None:
     """A post stored twice (a retried publish) is one prompt, at its first position."""
     state = fold([(0, prompt("a")), (5, prompt("a"))])
     assert 0 == state.prompts["a"].seq
+
+
+def _seen(pid: str, ts: float, sender: str = "bob") -> Seen:
+    return Seen(
+        id=f"s{ts}", board="b", sender=sender, ts=ts, prompt=pid, door="claude-inbox", source="t"
+    )
+
+
+def _delivered(pid: str, ts: float) -> Delivered:
+    return Delivered(id=f"d{ts}", board="b", sender="bob", ts=ts, prompt=pid, door="claude-inbox")
+
+
+def test_seen_follows_delivered_and_keeps_the_prompt_open() -> None:
+    """posted -> delivered -> seen; both times kept; a later receipt does not unsee it."""
+    state = _fold(prompt("a"), _delivered("a", 2.0), _seen("a", 3.0), _delivered("a", 4.0))
+    r = state.prompts["a"].recipients["bob"]
+    assert ("seen", 3.0, 4.0, 3.0, "t") == (r.stage, r.ts, r.delivered_at, r.seen_at, r.source)
+    assert ["a"] == [ps.prompt.id for ps in open_for(state, "bob", now=5.0)]
+    undelivered = Undelivered(
+        id="u", board="b", sender="bob", ts=6.0, prompt="a", door="x", reason="r"
+    )
+    assert "seen" == stage(fold([(9, undelivered)], state).prompts["a"], "bob", 7.0)
+
+
+def test_seen_after_a_close_is_kept_without_reopening() -> None:
+    """The first `seen` counts, even after the recipient closed the prompt, which stays closed."""
+    ack = Ack(id="1", board="b", sender="bob", ts=3.0, prompt="a")
+    state = _fold(prompt("a"), ack, _seen("a", 4.0), _seen("a", 5.0))
+    r = state.prompts["a"].recipients["bob"]
+    assert ("acked", 4.0) == (r.stage, r.seen_at)
+    assert [] == open_for(state, "bob", now=6.0)
+
+
+def test_seen_by_someone_who_is_not_a_recipient_changes_nothing() -> None:
+    state = _fold(prompt("a", to=("bob", "carol")), _seen("a", 2.0, "mallory"))
+    assert [None, None] == [r.seen_at for r in state.prompts["a"].recipients.values()]

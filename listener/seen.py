@@ -1,0 +1,248 @@
+"""`seen`: finding the prompts an agent's own conversation file shows as a turn's input.
+
+A prompt is seen when its header line, ``[paneboard] prompt ID from …`` (protocol/compose.py:
+every body line starts with ``> ``, so a body cannot imitate it), starts a line of the text
+of a user-role record:
+
+- Claude Code's transcript: a ``"type": "user"`` record (a peer message, or the Stop hook's
+  block reason as the next user turn). ``queue-operation`` lines say a message is queued,
+  not seen, and are not read.
+- a Codex rollout file: a ``response_item`` message with role ``user`` (a queued message
+  once a turn runs it: ``task_started`` with ``turn_trigger: "queue"``, then this item).
+- Gemini CLI's chat file: a ``"type": "user"`` record (its ``warning`` records echo a block
+  reason too, and do not count); Copilot CLI's ``events.jsonl``: a ``user.message`` event
+  (not the ``hook.end`` event holding the reason the Stop hook returned).
+
+`Sighting` follows one such file for one pane: it reads only what was appended since its
+mark (kept in the pane's ``transcript`` file), and answers which prompt ids turned up.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import TaskStatus
+
+from paneboard.listener.context import header
+from paneboard.protocol.posts import Prompt, Seen
+from paneboard.state.fold import BoardState, PromptState, is_open
+from paneboard.state.transcript import FileWatch, LineReader, load_mark, save_mark, watch_file
+
+NEEDLE = b"[paneboard] prompt "
+_HEADER = re.compile(r"^\[paneboard\] prompt ([0-9a-z]{26}) from ", re.MULTILINE)
+SOURCES = {
+    "claude": "claude-transcript",
+    "codex": "codex-rollout",
+    "gemini": "gemini-transcript",
+    "copilot": "copilot-transcript",
+}
+DOOR_AGENTS = {"claude-inbox": "claude", "codex-queue": "codex"}
+SAVE_EVERY = 5.0
+
+
+def user_texts(record: dict[str, Any]) -> list[str]:
+    """The text of a user-role record of Claude Code, Codex, Gemini CLI or Copilot CLI.
+
+    [] for any other record.
+    """
+    kind = record.get("type")
+    if kind == "user" and not record.get("isCompactSummary"):
+        message = record.get("message")  # Claude Code; Gemini CLI has the content at the top
+        content = message.get("content") if isinstance(message, dict) else record.get("content")
+    elif kind == "user.message":  # Copilot CLI's events.jsonl
+        data = record.get("data")
+        content = data.get("content") if isinstance(data, dict) else None
+    elif kind == "response_item":
+        payload = record.get("payload")
+        if not (isinstance(payload, dict) and payload.get("type") == "message"):
+            return []
+        content = payload.get("content") if payload.get("role") == "user" else None
+    else:
+        return []
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    texts = ("text", "input_text")  # Gemini CLI's parts carry no type
+    parts = (p for p in content if isinstance(p, dict) and p.get("type", "text") in texts)
+    return [p["text"] for p in parts if isinstance(p.get("text"), str)]
+
+
+def prompt_ids(records: Iterable[dict[str, Any]]) -> list[str]:
+    """The prompt ids whose header starts a line of a user-role record, in file order."""
+    return [pid for r in records for text in user_texts(r) for pid in _HEADER.findall(text)]
+
+
+def find_rollout(home: Path, thread: str) -> Path | None:
+    """The rollout file of Codex thread *thread*: ``HOME/sessions/**/rollout-*-THREAD.jsonl``."""
+    found = sorted((home / "sessions").glob(f"*/*/*/rollout-*-{thread}.jsonl"))
+    return found[-1] if found else None
+
+
+class Sighting:
+    """One pane's view of its agent's conversation file, from the pane's mark on.
+
+    *path* is the file, or None for a Codex thread whose rollout is not written yet (it is
+    looked for under *rollouts* as ``rollout-*-THREAD.jsonl`` whenever that folder changes).
+    """
+
+    def __init__(
+        self,
+        mark_path: Path,
+        source: str,
+        path: Path | None,
+        *,
+        rollouts: tuple[Path, str] | None = None,
+    ) -> None:
+        self.mark_path = mark_path
+        self.source = source
+        self.rollouts = rollouts
+        self.reader = None if path is None else self._reader(path)
+        self._saved = 0.0
+
+    def _reader(self, path: Path) -> LineReader:
+        return LineReader(path, NEEDLE, load_mark(self.mark_path))
+
+    @property
+    def path(self) -> Path | None:
+        return None if self.reader is None else self.reader.path
+
+    def read_new(self) -> list[str]:
+        """The prompt ids in what was appended since the last read (blocking file work)."""
+        if self.reader is None and self.rollouts is not None:
+            found = find_rollout(*self.rollouts)
+            self.reader = None if found is None else self._reader(found)
+        return [] if self.reader is None else prompt_ids(self.reader.read_new())
+
+    def save(self, *, force: bool = False) -> None:
+        """Keep the mark (at most every few seconds unless *force*d); never fails the caller."""
+        mark = None if self.reader is None else self.reader.mark
+        now = time.monotonic()
+        if mark is None or (not force and now - self._saved < SAVE_EVERY):
+            return
+        self._saved = now
+        try:
+            save_mark(self.mark_path, mark)
+        except OSError:
+            pass  # only an optimisation: a later reader starts further back
+
+    def close(self) -> None:
+        self.save(force=True)
+        if self.reader is not None:
+            self.reader.close()
+
+    def watch(self) -> FileWatch:
+        if self.reader is not None:
+            return watch_file(self.reader.path)
+        assert self.rollouts is not None
+        day = self.rollouts[0] / "sessions" / time.strftime("%Y/%m/%d")
+        suffix = f"-{self.rollouts[1]}.jsonl"
+        return FileWatch(day, lambda name: name.startswith("rollout-") and name.endswith(suffix))
+
+
+def due(
+    state: BoardState,
+    agent: str,
+    ids: Iterable[str],
+    delivered: Callable[[Prompt], bool],
+    now: float,
+) -> tuple[list[PromptState], list[str]]:
+    """Of the prompt ids found: those to receipt now, and those found before their delivery.
+
+    Prompts that are not *agent*'s, not open, or already seen are dropped.
+    """
+    ready: list[PromptState] = []
+    early: list[str] = []
+    for pid in dict.fromkeys(ids):
+        ps = state.prompts.get(pid)
+        if ps is None or not is_open(ps, agent, now) or ps.recipients[agent].seen_at is not None:
+            continue
+        if delivered(ps.prompt):
+            ready.append(ps)
+        else:
+            early.append(pid)
+    return ready, early
+
+
+def receipt(ps: PromptState, agent: str, door: str, source: str) -> Seen:
+    """The `seen` receipt for *ps*, naming the door that delivered it when the board knows it."""
+    r = ps.recipients[agent]
+    door = r.door or door
+    return Seen(**header(ps.prompt.board, agent), prompt=ps.prompt.id, door=door, source=source)
+
+
+class SeenTask:
+    """A listener's follower of its agent's conversation file, posting `seen` receipts.
+
+    *state* gives the listener's current fold, *delivered* whether this pane recorded a
+    prompt's delivered key, *post* appends receipts. `check()` runs after each delivery:
+    the agent may have recorded the prompt before its delivery was.
+    """
+
+    def __init__(
+        self,
+        sighting: Sighting,
+        agent: str,
+        door: str,
+        *,
+        state: Callable[[], BoardState],
+        delivered: Callable[[Prompt], bool],
+        post: Callable[[Seen], None],
+        log: Callable[[str], None],
+    ) -> None:
+        self.sighting = sighting
+        self.agent = agent
+        self.door = door
+        self.state = state
+        self.delivered = delivered
+        self.post = post
+        self.log = log
+        self.waiting: dict[str, None] = {}  # found before their delivery was recorded
+        self.posted: set[str] = set()
+        self.count = 0
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Catch up on the file, then follow it; report readiness once watching."""
+        watch = self.sighting.watch()
+        try:
+            where = self.sighting.path or "the thread's rollout, once Codex writes it"
+            self.log(f"following {where} for seen")
+            self._found(await anyio.to_thread.run_sync(self.sighting.read_new))
+            self.sighting.save(force=True)
+            task_status.started()
+            while True:
+                await watch.wait_changed()
+                had = self.sighting.path
+                self._found(await anyio.to_thread.run_sync(self.sighting.read_new))
+                self.sighting.save()
+                if self.sighting.path != had:  # the rollout appeared: watch it from now on
+                    watch.close()
+                    watch = self.sighting.watch()
+                    self._found(await anyio.to_thread.run_sync(self.sighting.read_new))
+        finally:
+            watch.close()
+            self.sighting.close()
+
+    def _found(self, ids: list[str]) -> None:
+        self.waiting.update(dict.fromkeys(ids))
+        self.check()
+
+    def check(self) -> None:
+        """Post `seen` for the waiting prompts whose delivery is recorded."""
+        if not self.waiting:
+            return
+        fresh = (pid for pid in self.waiting if pid not in self.posted)
+        ready, early = due(self.state(), self.agent, fresh, self.delivered, time.time())
+        self.waiting = dict.fromkeys(early)
+        for ps in ready:
+            self.posted.add(ps.prompt.id)
+            self.post(receipt(ps, self.agent, self.door, self.sighting.source))
+            self.count += 1
+            self.log(f"seen {ps.prompt.id} in {self.sighting.source}")
+        if ready:
+            self.sighting.save(force=True)

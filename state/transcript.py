@@ -1,0 +1,236 @@
+"""Following an agent's own conversation file: JSON lines, read forward from an offset.
+
+Claude Code's transcript and a Codex thread's rollout file are files of JSON lines that
+their agent appends to. A `LineReader` reads what was appended since its offset and no
+more (a transcript of 100 MB costs what has not been read yet), and keeps only the lines
+holding a needle, parsed. A line still being written is left for the next read; a
+malformed or overlong line is skipped. A file that was replaced (another inode) or
+truncated (shorter than the offset) is read again from its start; a deleted one is
+waited for. A `FileWatch` wakes its caller when the file may have changed, with the
+log's inotify machinery (state/tail.py), even when the file, or its folder, does not
+exist yet: it watches the nearest folder that does, and moves down as folders appear.
+Where the offset was is a `Mark`, kept in a small file so a later reader goes on from it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+
+from paneboard.state.tail import _EVENT, IN_Q_OVERFLOW, POLL_INTERVAL, _inotify_watch
+
+CHUNK = 1 << 20
+MAX_LINE = 32 << 20  # longer lines are skipped, not held in memory
+IN_IGNORED = 0x8000  # the watched folder itself went away
+
+
+class Mark(msgspec.Struct, frozen=True):
+    """Where a reader stopped in a file: its path, inode and offset."""
+
+    path: str
+    inode: int
+    offset: int
+
+
+class LineReader:
+    """Reads the lines appended to *path* since the offset; keeps those holding *needle*.
+
+    The file stays open between reads (as ``tail -F`` keeps it), so a file deleted and
+    created again is told apart from the old one even when the system reuses the inode.
+    """
+
+    def __init__(self, path: Path, needle: bytes, mark: Mark | None = None) -> None:
+        self.path = path
+        self.needle = needle
+        self.inode: int | None = None
+        self.offset = 0
+        self.skipped = 0  # malformed or overlong lines
+        self._fd: int | None = None
+        self._skipping = False  # in the middle of an overlong line
+        if mark is not None and mark.path == str(path):
+            self.inode, self.offset = mark.inode, mark.offset
+
+    @property
+    def mark(self) -> Mark | None:
+        return None if self.inode is None else Mark(str(self.path), self.inode, self.offset)
+
+    def read_new(self) -> list[dict[str, Any]]:
+        """The JSON objects on the lines appended since the last read that hold the needle."""
+        found: list[dict[str, Any]] = []
+        try:
+            if self._fd is not None:
+                found = self._read(self._fd)  # what was written before any rotation
+                if not self._still_there():
+                    self.close()
+            if self._fd is None and not self._open():
+                return found  # not there (yet, or any more): a later wake reads it
+            assert self._fd is not None
+            if os.fstat(self._fd).st_size < self.offset:
+                self.offset, self._skipping = 0, False  # truncated: from its start
+            return found + self._read(self._fd)
+        except OSError:
+            self.close()
+            return found  # not a readable file (a folder, say): nothing seen in it
+
+    def _still_there(self) -> bool:
+        """Whether the path still names the open file."""
+        try:
+            return os.stat(self.path).st_ino == self.inode
+        except FileNotFoundError:
+            return False
+
+    def _open(self) -> bool:
+        try:
+            self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return False
+        inode = os.fstat(self._fd).st_ino
+        if inode != self.inode:
+            self.inode, self.offset = inode, 0  # another file than the mark's: from its start
+            self._skipping = False
+        return True
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def _read(self, fd: int) -> list[dict[str, Any]]:
+        """Parse the complete lines after the offset; the offset moves past them."""
+        found: list[dict[str, Any]] = []
+        pieces: list[bytes] = []  # the line being put together, chunk by chunk
+        size, at = 0, self.offset
+        while chunk := os.pread(fd, CHUNK, at):
+            at += len(chunk)
+            end = chunk.rfind(b"\n")
+            if end < 0:
+                pieces.append(chunk)
+                size += len(chunk)
+                if size > MAX_LINE:  # too long to hold: drop it, and the rest of it later
+                    pieces, size, self.offset, self._skipping = [], 0, at, True
+                continue
+            lines = (b"".join(pieces) + chunk[:end] if pieces else chunk[:end]).split(b"\n")
+            if self._skipping:
+                lines, self._skipping = lines[1:], False
+                self.skipped += 1
+            found += self._parse(lines)
+            self.offset = at - len(chunk) + end + 1
+            rest = chunk[end + 1 :]
+            pieces, size = [rest] if rest else [], len(rest)
+        return found
+
+    def _parse(self, lines: list[bytes]) -> list[dict[str, Any]]:
+        out = []
+        for line in lines:
+            if len(line) > MAX_LINE:
+                self.skipped += 1
+                continue
+            if self.needle not in line:
+                continue
+            try:
+                record = msgspec.json.decode(line)
+            except msgspec.DecodeError:
+                self.skipped += 1
+                continue
+            if isinstance(record, dict):
+                out.append(record)
+        return out
+
+
+class FileWatch:
+    """`await wait_changed()` returns once a file in *folder* that *match*es may have changed.
+
+    *folder* need not exist: until it does, the nearest existing parent is watched.
+    """
+
+    def __init__(self, folder: Path, match: Callable[[str], bool]) -> None:
+        self.folder = folder
+        self.match = match
+        self._fd: int | None = None
+        self._watching = folder
+        self._arm()
+
+    def _arm(self) -> None:
+        self._close_fd()
+        at = self.folder
+        while not at.is_dir() and at.parent != at:
+            at = at.parent
+        self._watching = at
+        with contextlib.suppress(OSError):  # no inotify, or no right to watch: poll instead
+            self._fd = _inotify_watch(at)
+
+    async def wait_changed(self) -> None:
+        if self._fd is None:
+            await anyio.sleep(POLL_INTERVAL)  # no inotify on this system: a slow poll
+            self._arm()
+            return
+        while True:
+            await anyio.wait_readable(self._fd)
+            hit, gone = self._drain()
+            if gone or (hit and self._watching != self.folder):
+                self._arm()  # the watched folder went away, or the next one on the way appeared
+            if gone or hit:
+                return
+
+    def _wanted(self, name: str) -> bool:
+        """Whether an event naming *name* concerns the file (or the folder on its way)."""
+        if self._watching == self.folder:
+            return self.match(name)
+        return name == self.folder.relative_to(self._watching).parts[0]
+
+    def _drain(self) -> tuple[bool, bool]:
+        """Read the queued events: (one concerns the file, the watched folder went away)."""
+        assert self._fd is not None
+        hit = gone = False
+        while True:
+            try:
+                data = os.read(self._fd, 65536)
+            except BlockingIOError:
+                return hit, gone
+            i = 0
+            while i < len(data):
+                _, mask, _, length = _EVENT.unpack_from(data, i)
+                raw = data[i + _EVENT.size : i + _EVENT.size + length].rstrip(b"\0")
+                name = os.fsdecode(raw)
+                hit = hit or bool(mask & IN_Q_OVERFLOW) or (bool(name) and self._wanted(name))
+                gone = gone or bool(mask & IN_IGNORED)
+                i += _EVENT.size + length
+
+    def _close_fd(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def close(self) -> None:
+        self._close_fd()
+
+
+def watch_file(path: Path) -> FileWatch:
+    """A watch on one file: wakes when it is written, created, replaced or renamed into place."""
+    return FileWatch(path.parent, lambda name: name == path.name)
+
+
+def load_mark(path: Path) -> Mark | None:
+    """The mark kept at *path* (None when missing or unreadable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            return msgspec.json.decode(f.read(), type=Mark)
+    except (OSError, msgspec.DecodeError):
+        return None
+
+
+def save_mark(path: Path, mark: Mark) -> None:
+    """Keep *mark* at *path*, atomically (a temporary file renamed over the old one)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(tmp, flags, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(msgspec.json.encode(mark))
+    os.replace(tmp, path)

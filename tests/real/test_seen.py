@@ -1,0 +1,76 @@
+"""`seen` against the real Claude Code, offline: the receipt comes from the session's transcript."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paneboard.state.panelock import holder
+from tests.helpers import post, run_cli
+from tests.real.test_real_clients import _claude
+
+NO_TMUX = "tmux is missing: no interactive Claude Code session"
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason=NO_TMUX)
+Api = tuple[int, Path]
+
+
+def _bob(home: Path, pid: str) -> dict[str, Any]:
+    done = run_cli(home, "status", pid, "--json")
+    assert 0 == done.returncode, done.stderr
+    return dict(json.loads(done.stdout)["recipients"]["claude-bob"])
+
+
+def _wait_stage(home: Path, pid: str, stage: str, timeout: float = 30) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while (bob := _bob(home, pid))["stage"] != stage:
+        assert time.monotonic() < deadline, f"{pid} is {bob['stage']}, not {stage}, in {timeout} s"
+        time.sleep(0.05)
+    return bob
+
+
+def _stand_in_lines(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
+def test_claude_idle_then_busy_session(
+    home: Path,
+    tmp_path: Path,
+    clients_bin: Path,
+    api: Api,
+) -> None:
+    """Idle: seen within a second of delivered. Busy: delivered at once, seen after the turn."""
+    session = _claude(clients_bin, home, tmp_path, api[0], "listen")
+    try:
+        lock = home / "test" / "panes" / "claude-bob.lock"
+        deadline = time.monotonic() + 60
+        while not holder(lock) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert holder(lock), session.screen()
+        session.type("hello")  # the person's first turn: a session's first turn starts slowly
+        session.wait_transcript('"turn_duration"')
+        idle = post(home, "--to", "claude-bob", "say hello")
+        assert 0 == run_cli(home, "wait", idle, "--until", "seen", "--timeout", "30").returncode
+        bob = _bob(home, idle)
+        got = (bob["stage"], bob["door"], bob["source"])
+        assert ("seen", "claude-inbox", "claude-transcript") == got
+        assert 0 <= bob["seen_at"] - bob["delivered_at"] < 1.0
+
+        session.type("think hard PB-SLOW-6")
+        deadline = time.monotonic() + 30
+        while not any("PB-SLOW-6" in r.get("last", "") for r in _stand_in_lines(api[1])):
+            assert time.monotonic() < deadline, session.screen()
+            time.sleep(0.05)
+        busy = post(home, "--to", "claude-bob", "when you are free")
+        delivered = _wait_stage(home, busy, "delivered", timeout=5)
+        shown = run_cli(home, "status", busy).stdout
+        assert "not yet seen" in shown, shown
+        seen = _wait_stage(home, busy, "seen")
+        [turn_end] = [r["done"] for r in _stand_in_lines(api[1]) if "done" in r][:1]
+        assert delivered["delivered_at"] < turn_end - 3 < turn_end <= seen["seen_at"]
+    finally:
+        session.close()

@@ -1,0 +1,166 @@
+"""Following a conversation file: only what is new, any damage skipped, woken by the kernel."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import anyio
+import pytest
+
+from paneboard.state.transcript import (
+    MAX_LINE,
+    FileWatch,
+    LineReader,
+    Mark,
+    load_mark,
+    save_mark,
+    watch_file,
+)
+
+NEEDLE = b"[pb]"
+
+
+def line(n: int, text: str = "[pb]") -> bytes:
+    return json.dumps({"n": n, "text": text}).encode() + b"\n"
+
+
+def append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as f:
+        f.write(data)
+
+
+def numbers(reader: LineReader) -> list[int]:
+    return [r["n"] for r in reader.read_new()]
+
+
+def test_reads_only_appended_complete_lines_holding_the_needle(tmp_path: Path) -> None:
+    """A line still being written waits; lines without the needle are not parsed."""
+    path = tmp_path / "t.jsonl"
+    append(path, line(1) + line(2, "other") + line(3)[:-5])
+    reader = LineReader(path, NEEDLE)
+    assert [1] == numbers(reader)
+    append(path, line(3)[-5:] + line(4))
+    assert [3, 4] == numbers(reader)
+    assert [] == numbers(reader)
+
+
+def test_malformed_and_overlong_lines_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    long = b'{"text": "[pb]' + b"x" * (MAX_LINE + 10) + b'"}\n'
+    append(path, b"[pb] not json\n" + line(1) + long + b'["[pb]"]\n' + line(2))
+    reader = LineReader(path, NEEDLE)
+    assert [1, 2] == numbers(reader)
+    assert 2 == reader.skipped
+
+
+def test_from_a_mark_the_lines_before_it_are_not_read_again(tmp_path: Path) -> None:
+    """A 100 MB transcript: a reader given the mark reads only what follows it."""
+    path = tmp_path / "t.jsonl"
+    append(path, line(1))
+    with open(path, "r+b") as f:
+        f.truncate(100 << 20)  # a sparse hole: 100 MB without writing them
+    append(path, b"\n" + line(2))
+    first = LineReader(path, NEEDLE)
+    assert [1, 2] == numbers(first)
+    assert first.mark is not None
+    save_mark(tmp_path / "mark", first.mark)
+    append(path, line(3))
+    later = LineReader(path, NEEDLE, load_mark(tmp_path / "mark"))
+    assert [3] == numbers(later)
+
+
+def test_a_mark_for_another_file_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    append(path, line(1))
+    mark = Mark(str(tmp_path / "other.jsonl"), os.stat(path).st_ino, 10**6)
+    assert [1] == numbers(LineReader(path, NEEDLE, mark))
+
+
+def test_replaced_truncated_and_deleted_files_are_followed_again(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    append(path, line(1) + line(2))
+    reader = LineReader(path, NEEDLE)
+    assert [1, 2] == numbers(reader)
+    path.write_bytes(line(3))  # truncated in place, shorter than the offset
+    assert [3] == numbers(reader)
+    fresh = tmp_path / "new.jsonl"
+    fresh.write_bytes(line(4) + line(5) + line(6))
+    fresh.replace(path)  # rotated: another inode, longer than the offset
+    assert [4, 5, 6] == numbers(reader)
+    path.unlink()
+    assert [] == numbers(reader)
+    append(path, line(7))
+    assert [7] == numbers(reader)
+
+
+def test_a_folder_in_place_of_the_file_reads_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.mkdir()
+    assert [] == numbers(LineReader(path, NEEDLE))
+
+
+def test_an_unreadable_mark_is_none(tmp_path: Path) -> None:
+    (tmp_path / "mark").write_bytes(b"garbage")
+    assert None is load_mark(tmp_path / "mark")
+    assert None is load_mark(tmp_path / "missing")
+
+
+async def _woken(watch: FileWatch, limit: float = 5) -> bool:
+    with anyio.move_on_after(limit):
+        await watch.wait_changed()
+        return True
+    return False
+
+
+@pytest.mark.anyio
+async def test_watch_wakes_on_append_and_not_for_other_files(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    append(path, line(1))
+    watch = watch_file(path)
+    try:
+        append(tmp_path / "other.jsonl", line(1))
+        assert not await _woken(watch, 0.3)
+        append(path, line(2))
+        assert await _woken(watch)
+    finally:
+        watch.close()
+
+
+@pytest.mark.anyio
+async def test_watch_waits_for_folders_that_do_not_exist_yet(tmp_path: Path) -> None:
+    """Claude Code creates the transcript's folder with its first turn, after the listener starts."""
+    path = tmp_path / "projects" / "-tmp-x" / "t.jsonl"
+    watch = watch_file(path)
+    reader = LineReader(path, NEEDLE)
+    try:
+        (tmp_path / "elsewhere").mkdir()  # not on the way to the file: no wake
+        assert not await _woken(watch, 0.3)
+        path.parent.mkdir(parents=True)
+        append(path, line(1))
+        with anyio.fail_after(5):
+            while not (got := numbers(reader)):
+                await watch.wait_changed()
+        assert [1] == got
+        append(path, line(2))
+        assert await _woken(watch)
+        assert [2] == numbers(reader)
+    finally:
+        watch.close()
+
+
+@pytest.mark.anyio
+async def test_watch_follows_a_file_deleted_and_created_again(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    append(path, line(1))
+    watch = watch_file(path)
+    reader = LineReader(path, NEEDLE)
+    try:
+        assert [1] == numbers(reader)
+        path.unlink()
+        append(path, line(2))
+        assert await _woken(watch)
+        assert [2] == numbers(reader)
+    finally:
+        watch.close()

@@ -44,7 +44,7 @@ def _sessions() -> list[list[tuple[str, list[str]]]]:
 def _command_lines() -> list[str]:
     lines = []
     for _, text in BLOCKS:
-        for line in text.splitlines():
+        for line in text.replace("\\\n", " ").splitlines():  # continued lines joined
             line = line.removeprefix("$ ").split("  #")[0].strip().rstrip("&").strip()
             if line.startswith("paneboard ") and not re.search(r"[\[…|]|\.\.\.|[A-Z]{3,}", line):
                 lines.append(line)

@@ -102,6 +102,7 @@ def test_server_restart_mid_run_loses_and_repeats_nothing(
             assert 0 == done.returncode, done.stderr
             posted.append(done.stdout.strip())
         seen += [json.loads(bob.line(timeout=30))["id"] for _ in range(3)]
+        bob.wait_err(f"delivered {posted[-1]}")  # recorded: the SIGKILL below is past the window
     with Listening(home, "bob", "--door", "stdout", env=_env(home, url)) as again:
         last = run_cli(
             home,

@@ -1,11 +1,12 @@
 """`seen`: delivered → seen on the real Claude Code, and what a long transcript costs to follow.
 
 `claude()` runs a real, offline Claude Code session (as tests/real does: its API stand-in,
-tests/real/api_stand_in.py, answers every turn at once) with a `paneboard listen --door claude-inbox --transcript …`, posts one
-prompt at a time into the idle session, and reads the board's own timestamps: the prompt's
-append, its `delivered` receipt (the door latency: the listener woke and wrote the line to the
-session's socket) and its `seen` receipt (Claude Code wrote the user turn to its transcript
-and the listener read it). `transcript()` times the follower on a 100 MB transcript: reading
+tests/real/api_stand_in.py, answers every turn at once) with a
+`paneboard listen --door claude-inbox --transcript …`, posts one prompt at a time into the
+idle session, and reads the board's own timestamps: the prompt's append, its `delivered`
+receipt (the door latency: the listener woke and wrote the line to the session's socket) and
+its `seen` receipt (Claude Code wrote the user turn to its transcript and the listener read
+it). `transcript()` times the follower on a 100 MB transcript: reading
 all of it once, then only a new line from the mark.
 """
 
@@ -13,10 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
-import socket
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,8 @@ from paneboard.protocol.ids import new_id
 from paneboard.protocol.posts import Delivered, Prompt, Seen
 from paneboard.state.log import append_posts, read_posts
 from paneboard.state.transcript import LineReader
+from tests.helpers import ScriptServer, wait_until
+from tests.real.conftest import ClaudeSession, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 # Claude Code drops peer messages beyond a rate limit (about 35 in 11 s was too many: its
@@ -42,88 +42,19 @@ def clients_bin() -> Path | None:
     return found if (found / "claude").exists() and shutil.which("tmux") else None
 
 
-class Session:
-    """An interactive Claude Code in a detached tmux server, offline (as tests/real runs it)."""
-
-    def __init__(self, bin_dir: Path, home: Path, port: int) -> None:
-        self.home, self.project = home / "claude", (home / "proj").resolve()
-        self.name = f"pbbench{os.getpid()}"
-        self.project.mkdir()
-        self.home.mkdir()
-        trusted = {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
-        seed = {
-            "hasCompletedOnboarding": True,
-            "lastOnboardingVersion": "2.1.328",
-            "customApiKeyResponses": {"approved": ["sk-dummy"], "rejected": []},
-            "projects": {str(self.project): trusted},
-        }
-        (self.home / ".claude.json").write_text(json.dumps(seed))
-        env = {
-            "PATH": os.environ["PATH"],
-            "HOME": str(self.home),
-            "ANTHROPIC_API_KEY": "sk-dummy",
-            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
-            "DISABLE_AUTOUPDATER": "1",
-            "CLAUDE_CODE_MAX_RETRIES": "0",
-        }
-        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        claude = shlex.quote(str(bin_dir / "claude"))
-        command = f"cd {shlex.quote(str(self.project))} && env -i {exports} {claude}; sleep 600"
-        tmux = ["tmux", "-L", self.name, "new", "-d", "-s", self.name, "-x", "200", "-y", "50"]
-        subprocess.run([*tmux, command], check=True)
-        self.registry = _until(lambda: _registry(self.home), 60, "no Claude Code session")
-
-    def type(self, text: str) -> None:
-        keys = ["tmux", "-L", self.name, "send-keys", "-t", self.name]
-        subprocess.run([*keys, "-l", text], check=True)
-        time.sleep(0.3)
-        subprocess.run([*keys, "Enter"], check=True)
-
-    def turns(self, transcript: Path) -> int:
-        """How many turns the transcript shows finished."""
-        return transcript.read_text().count('"turn_duration"') if transcript.exists() else 0
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "-L", self.name, "kill-server"], check=False, capture_output=True)
-        _wait_gone(int(self.registry["pid"]))  # it writes its last files as it exits
-
-
-def _registry(home: Path) -> dict[str, Any] | None:
-    for path in (home / ".claude" / "sessions").glob("*.json"):
-        try:
-            data = json.loads(path.read_text())
-        except ValueError:
-            continue
-        if data.get("messagingSocketPath"):
-            return dict(data)
-    return None
-
-
-def _until(check: Any, timeout: float, what: str) -> Any:
-    """Poll *check*: Claude Code's files have nothing to be woken by."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise TimeoutError(f"{what} within {timeout} s")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def _turns(transcript: Path) -> int:
+    """How many turns the transcript shows finished."""
+    return transcript.read_text().count('"turn_duration"') if transcript.exists() else 0
 
 
 def claude(home: Path, samples: int) -> dict[str, Any]:
     bin_dir = clients_bin()
     assert bin_dir is not None
-    port = _free_port()
-    script = str(ROOT / "tests" / "real" / "api_stand_in.py")
-    api = Proc([PY, script, str(port), str(home / "api.log")], dict(os.environ))
-    api.readline()
-    session = Session(bin_dir, home, port)
+    api = ScriptServer("tests.real.api_stand_in", free_port(), home / "api.log")
+    project = home / "proj"
+    project.mkdir()
+    env = {"PATH": os.environ["PATH"]}
+    session = ClaudeSession(bin_dir, home / "claude", project, api.port, env)
     lis: Proc | None = None
     try:
         transcript = _transcript(session)
@@ -133,7 +64,7 @@ def claude(home: Path, samples: int) -> dict[str, Any]:
         lis = Proc(argv, env_for(home))
         wait_ready(home, "bob")
         session.type("hello")  # a session's first turn starts slowly: not what is measured
-        _until(lambda: session.turns(transcript), 60, "no first turn")
+        wait_until(lambda: _turns(transcript), "a first turn", 60, every=0.05)
         for i in range(samples):
             start = time.monotonic()
             _one(home, session, transcript, i)
@@ -143,7 +74,8 @@ def claude(home: Path, samples: int) -> dict[str, Any]:
         if lis is not None:
             lis.stop()
         session.close()
-        api.stop()
+        _wait_gone(int(str(session.registry["pid"])))  # it writes its last files as it exits
+        api.close()
 
 
 def _wait_gone(pid: int, timeout: float = 15.0) -> None:
@@ -152,16 +84,16 @@ def _wait_gone(pid: int, timeout: float = 15.0) -> None:
         time.sleep(0.05)
 
 
-def _transcript(session: Session) -> Path:
+def _transcript(session: ClaudeSession) -> Path:
     """Where the session's transcript will be (its folder is made at the first turn)."""
     mangled = "".join(c if c.isalnum() else "-" for c in str(session.project))
     name = f"{session.registry['sessionId']}.jsonl"
     return session.home / ".claude" / "projects" / mangled / name
 
 
-def _one(home: Path, session: Session, transcript: Path, i: int) -> None:
+def _one(home: Path, session: ClaudeSession, transcript: Path, i: int) -> None:
     """Post one prompt to the idle session; return once it is seen and its turn has ended."""
-    turns = session.turns(transcript)
+    turns = _turns(transcript)
     ts = time.time()
     pid = new_id(ts, os.urandom(10))
     prompt = Prompt(id=pid, board="bench", sender="bench", ts=ts, to=("bob",), body=f"note {i}")
@@ -171,7 +103,7 @@ def _one(home: Path, session: Session, transcript: Path, i: int) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(f"{pid} not seen within 60 s")
         time.sleep(0.01)
-    _until(lambda: session.turns(transcript) > turns, 60, f"no turn for {pid}")
+    wait_until(lambda: _turns(transcript) > turns, f"a turn for {pid}", 60, every=0.05)
 
 
 def _has_seen(log: Path, pid: str) -> bool:

@@ -15,11 +15,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Self
+from typing import Any, Self, TypeVar
 
 from paneboard.protocol.posts import Undelivered
 from paneboard.state.log import read_posts
 
+T = TypeVar("T")
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -232,13 +233,23 @@ def fake_codex(folder: Path, script: str) -> Path:
     return path
 
 
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = 10) -> None:
-    """Return once *condition()* holds; fail naming *what* after *timeout* seconds."""
+def wait_until(
+    condition: Callable[[], T | None],
+    what: str,
+    timeout: float = 10,
+    detail: Callable[[], str] = str,
+    every: float = 0.005,
+) -> T:
+    """Poll *condition()* (for a program's files and screens: nothing to be woken by) and
+    return its first true value; fail naming *what*, with *detail()*, after *timeout* s."""
     deadline = time.monotonic() + timeout
-    while not condition():
+    while True:
+        got = condition()
+        if got:
+            return got
         if time.monotonic() > deadline:
-            raise AssertionError(f"after {timeout:g} s, still not: {what}")
-        time.sleep(0.005)
+            raise AssertionError(f"after {timeout:g} s, still not: {what}\n{detail()}")
+        time.sleep(every)
 
 
 class LoadedThread:
@@ -270,3 +281,67 @@ class LoadedThread:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+class Tmux:
+    """A program in a detached tmux server of its own, with exactly *env*; the test plays its
+    person at the keyboard. *hold* keeps the pane (and its last screen) after the program ends.
+    """
+
+    pause = 0.3  # a TUI can drop an Enter that arrives with the text
+
+    def __init__(self, cwd: Path, argv: list[str], env: dict[str, str], hold: bool = False) -> None:
+        import shlex
+        import uuid
+
+        self.name = f"pb{uuid.uuid4().hex[:8]}"
+        env = {k: v for k, v in env.items() if k != "RUST_BACKTRACE"}  # a Rust CLI's crash dump
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        run = f"env -i {exports} {shlex.join(argv)}"
+        run = f"{run}; sleep 600" if hold else f"exec {run}"
+        command = f"cd {shlex.quote(str(cwd))} && {run}"
+        self._tmux("new", "-d", "-s", self.name, "-x", "200", "-y", "50", command)
+        self.pane_pid = int(self._tmux("display", "-p", "-t", self.name, "#{pane_pid}").strip())
+
+    def _tmux(self, *args: str) -> str:
+        argv = ["tmux", "-L", self.name, *args]
+        return subprocess.run(argv, capture_output=True, text=True, check=False).stdout
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p", "-t", self.name)
+
+    def type(self, text: str) -> None:
+        """Type a line and press Enter, as the person would."""
+        self._tmux("send-keys", "-t", self.name, "-l", text)
+        time.sleep(self.pause)
+        self._tmux("send-keys", "-t", self.name, "Enter")
+
+    def close(self) -> None:
+        self._tmux("kill-server")
+
+
+class ScriptServer:
+    """`python -m MODULE PORT LOG` from the project's root: a loopback stand-in that prints
+    `ready` once it listens."""
+
+    def __init__(self, module: str, port: int, log: Path) -> None:
+        self.port, self.log = port, log
+        argv = [sys.executable, "-m", module, str(port), str(log)]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        assert self.proc.stdout is not None and "ready" == self.proc.stdout.readline().strip()
+
+    def records(self) -> list[dict[str, Any]]:
+        """The log's JSON lines so far (a line still being written is left for the next look)."""
+        import json
+
+        try:
+            lines = self.log.read_text().splitlines(keepends=True)
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in lines if line.endswith("\n")]
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()

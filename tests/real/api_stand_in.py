@@ -1,6 +1,6 @@
 """A loopback stand-in for the Anthropic Messages API: every turn is answered "OK" at once.
 
-Run as `python api_stand_in.py PORT LOG`; each request's last user text goes to LOG.
+Run as `python -m tests.real.api_stand_in PORT LOG`; each request's last user text goes to LOG.
 A request offering the Bash tool whose last user text is a paneboard prompt with a body line
 `> MOCK-ANSWER: TEXT` is answered with a Bash `tool_use` running the prompt's own answer
 command with TEXT as the answer (what the tool returns then gets "OK").
@@ -17,10 +17,10 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.real import stand_in
 
 _ANSWER_LINE = re.compile(r"^\s*(\S+ answer \S+ .*) 'YOUR ANSWER'$", re.MULTILINE)
 _MOCK_ANSWER = re.compile(r"^> MOCK-ANSWER: (.+)$", re.MULTILINE)
@@ -44,24 +44,17 @@ def _text(message: dict[str, Any]) -> str:
     )
 
 
-def _tool_use(model: str, command: str) -> bytes:
-    """A streamed answer that calls Bash with *command*."""
-    message = {"id": "msg_pb_tool", "type": "message", "role": "assistant", "model": model}
-    message.update(content=[], stop_reason=None, stop_sequence=None)
+def _stream(model: str, start: dict[str, Any], delta: dict[str, Any], stop: str, mid: str) -> bytes:
+    """A streamed assistant message of one content block: *start*, one *delta*, *stop*."""
+    message = {"id": mid, "type": "message", "role": "assistant", "model": model, "content": []}
+    message.update(stop_reason=None, stop_sequence=None)
     message["usage"] = {"input_tokens": 1, "output_tokens": 1}
-    block = {
-        "type": "tool_use",
-        "id": f"toolu_pb_{abs(hash(command))}",
-        "name": "Bash",
-        "input": {},
-    }
-    delta = {"type": "input_json_delta", "partial_json": json.dumps({"command": command})}
-    done = {"stop_reason": "tool_use", "stop_sequence": None}
+    done = {"stop_reason": stop, "stop_sequence": None}
     events: list[tuple[str, dict[str, Any]]] = [
         ("message_start", {"type": "message_start", "message": message}),
         (
             "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": block},
+            {"type": "content_block_start", "index": 0, "content_block": start},
         ),
         ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
@@ -72,46 +65,15 @@ def _tool_use(model: str, command: str) -> bytes:
 
 
 def _events(model: str) -> bytes:
-    message = {
-        "id": "msg_pb",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {"input_tokens": 1, "output_tokens": 1},
-    }
-    events: list[tuple[str, dict[str, Any]]] = [
-        ("message_start", {"type": "message_start", "message": message}),
-        (
-            "content_block_start",
-            {
-                "type": "content_block_start",
-                "index": 0,
-                "content_block": {"type": "text", "text": ""},
-            },
-        ),
-        (
-            "content_block_delta",
-            {
-                "type": "content_block_delta",
-                "index": 0,
-                "delta": {"type": "text_delta", "text": "OK"},
-            },
-        ),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        (
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": 1},
-            },
-        ),
-        ("message_stop", {"type": "message_stop"}),
-    ]
-    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
+    """A streamed answer "OK" that ends the turn."""
+    text, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": "OK"}
+    return _stream(model, text, delta, "end_turn", "msg_pb")
+
+
+def _tool_use(model: str, command: str) -> bytes:
+    """A streamed answer that calls Bash with *command*."""
+    block = {"type": "tool_use", "id": f"toolu_pb_{abs(hash(command))}", "name": "Bash"}
+    return tool_use_events(model, {**block, "input": {"command": command}})
 
 
 # --- paneboard's MCP tools (tests/real/test_real_mcp.py) ------------------------------------
@@ -151,56 +113,14 @@ def mcp_answer_call(req: dict[str, Any]) -> dict[str, Any] | None:
 
 def tool_use_events(model: str, block: dict[str, Any]) -> bytes:
     """A streamed assistant turn that is one tool call, ending with `stop_reason: tool_use`."""
-    message = {
-        "id": "msg_pb_tool",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {"input_tokens": 1, "output_tokens": 1},
-    }
-    start = {**block, "input": {}}
     delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-    events: list[tuple[str, dict[str, Any]]] = [
-        ("message_start", {"type": "message_start", "message": message}),
-        (
-            "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": start},
-        ),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        (
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": "tool_use", "stop_sequence": None},
-                "usage": {"output_tokens": 1},
-            },
-        ),
-        ("message_stop", {"type": "message_stop"}),
-    ]
-    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
+    return _stream(model, {**block, "input": {}}, delta, "tool_use", "msg_pb_tool")
 
 
 # --- the handler --------------------------------------------------------------------------
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    log = sys.stderr
-
-    def log_message(self, fmt: str, *args: object) -> None:
-        pass
-
-    def _send(self, body: bytes, ctype: str = "application/json", code: int = 200) -> None:
-        self.send_response(code)
-        self.send_header("content-type", ctype)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
+class Handler(stand_in.Handler):
     def do_GET(self) -> None:
         self._send(b"{}")
 
@@ -208,11 +128,7 @@ class Handler(BaseHTTPRequestHandler):
         self._send(b"")
 
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-        try:
-            req = json.loads(raw or b"{}")
-        except ValueError:
-            req = {}
+        req = self._read_json()[1] or {}
         path = self.path.split("?")[0]
         if path.endswith("/count_tokens"):
             return self._send(b'{"input_tokens": 1}')
@@ -222,8 +138,7 @@ class Handler(BaseHTTPRequestHandler):
                 code=404,
             )
         for m in req.get("messages", [])[-1:]:
-            self.log.write(json.dumps({"last": _text(m)[-2000:]}) + "\n")
-            self.log.flush()
+            self._write({"last": _text(m)[-2000:]})
         users = [
             m for m in req.get("messages", []) if m.get("role") == "user"
         ]  # not "system" notes
@@ -232,19 +147,16 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(_tool_use(req.get("model", "stand-in"), command), "text/event-stream")
         call = mcp_answer_call(req)
         if call is not None:
-            self.log.write(json.dumps({"mcp_answer": call["input"]["id"]}) + "\n")
-            self.log.flush()
+            self._write({"mcp_answer": call["input"]["id"]})
             if req.get("stream"):
                 events = tool_use_events(req.get("model", "stand-in"), call)
                 return self._send(events, "text/event-stream")
 
         slow = re.search(r"PB-SLOW-(\d+(?:\.\d+)?)", _text(users[-1]) if users else "")
         if slow and req.get("tools"):  # the session's turn, not its side requests (a title)
-            self.log.write(json.dumps({"slow": time.time()}) + "\n")
-            self.log.flush()
+            self._write({"slow": time.time()})
             time.sleep(float(slow.group(1)))
-            self.log.write(json.dumps({"done": time.time()}) + "\n")
-            self.log.flush()
+            self._write({"done": time.time()})
         if req.get("stream"):
             return self._send(_events(req.get("model", "stand-in")), "text/event-stream")
         message = {
@@ -261,7 +173,4 @@ class Handler(BaseHTTPRequestHandler):
 
 
 if __name__ == "__main__":
-    Handler.log = open(sys.argv[2], "a", buffering=1)  # noqa: SIM115  # lives as long as the server
-    server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
-    print("ready", flush=True)
-    server.serve_forever()
+    stand_in.serve(Handler)

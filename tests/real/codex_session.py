@@ -2,7 +2,7 @@
 tests/real/codex_stand_in.py: the project's own copy of the recipe.
 
 `CodexHome` is one private `CODEX_HOME`: a config that keeps Codex off the network, never asks,
-and unloads an idle thread after `unload` seconds once no TUI is attached
+and (given `unload`) unloads an idle thread after `unload` seconds once no TUI is attached
 (`thread_unload_delay_secs`). The first TUI starts Codex's managed app-server daemon, which
 copies about 400 MB into `packages/`, runs every thread and every hook of that home (with the
 first TUI's environment) and outlives the TUIs; `close()` stops it and deletes the home.
@@ -16,20 +16,18 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
-import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from tests.helpers import ScriptServer, Tmux, wait_until
 
 CONFIG = """model = "mock-model"
 model_provider = "mock"
 approval_policy = "never"
 sandbox_mode = "danger-full-access"
 check_for_update_on_startup = false
-thread_unload_delay_secs = {unload}
-
+{unload}
 [model_providers.mock]
 name = "mock"
 base_url = "http://127.0.0.1:{port}/v1"
@@ -54,32 +52,11 @@ apps = false
 """
 
 
-def wait_until(
-    what: str, check: Callable[[], Any], timeout: float, detail: Callable[[], str]
-) -> Any:
-    """Poll *check* (an outside program's files: nothing to be woken by) until it is truthy."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError(f"{what}: not within {timeout} s\n{detail()}")
-
-
-class StandIn:
+class StandIn(ScriptServer):
     """The Responses-API stand-in on a free loopback port, logging each request and answer."""
 
     def __init__(self, log: Path, port: int) -> None:
-        self.log, self.port = log, port
-        script = str(Path(__file__).with_name("codex_stand_in.py"))
-        argv = [sys.executable, script, str(port), str(log)]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None and "ready" == self.proc.stdout.readline().strip()
-
-    def records(self) -> list[dict[str, Any]]:
-        text = self.log.read_text() if self.log.exists() else ""
-        return [json.loads(line) for line in text.splitlines()]
+        super().__init__("tests.real.codex_stand_in", port, log)
 
     def requests(self, needle: str) -> list[dict[str, Any]]:
         """The requests of turns (not titles) whose newest user text holds *needle*."""
@@ -90,29 +67,23 @@ class StandIn:
         return [r for r in self.records() if r.get("trigger") and needle in (r.get("done") or "")]
 
     def wait_request(self, needle: str, timeout: float = 30) -> dict[str, Any]:
-        found = wait_until(
-            f"a request with {needle!r}", lambda: self.requests(needle), timeout, self.tail
-        )
+        what = f"a request with {needle!r}"
+        found = wait_until(lambda: self.requests(needle), what, timeout, self.tail, every=0.05)
         return dict(found[0])
 
     def tail(self) -> str:
         return "\n".join(json.dumps(r)[:300] for r in self.records()[-8:])
 
-    def close(self) -> None:
-        self.proc.kill()
-        self.proc.wait()
-        if self.proc.stdout:
-            self.proc.stdout.close()
-
 
 class CodexHome:
     """A private CODEX_HOME with the offline config; `close()` stops its daemon and deletes it."""
 
-    def __init__(self, folder: Path, bin_dir: Path, port: int, unload: int) -> None:
+    def __init__(self, folder: Path, bin_dir: Path, port: int, unload: int | None = None) -> None:
         self.folder, self.codex = folder, str(bin_dir / "codex")
         folder.mkdir(parents=True)
         self.config = folder / "config.toml"
-        self.config.write_text(CONFIG.format(port=port, unload=unload))
+        delay = "" if unload is None else f"thread_unload_delay_secs = {unload}\n"
+        self.config.write_text(CONFIG.format(port=port, unload=delay))
 
     def trust_project(self, project: Path) -> None:
         """What the person does once per project (Codex's own trust screen, answered ahead)."""
@@ -158,18 +129,15 @@ class CodexHome:
                 stale.unlink(missing_ok=True)
 
 
-class CodexTui:
+class CodexTui(Tmux):
     """`codex [ARGS]` in PROJECT, in a detached tmux server of its own, up to its composer."""
 
+    pause = 0.5
+
     def __init__(self, home: CodexHome, project: Path, env: dict[str, str], *args: str) -> None:
-        self.name = f"pbcx{uuid.uuid4().hex[:8]}"
-        run_env = {k: v for k, v in env.items() if k != "RUST_BACKTRACE"}
-        run_env.update(CODEX_HOME=str(home.folder), MOCK_OPENAI_API_KEY="sk-dummy")
-        command = " ".join(_q(a) for a in ["cd", str(project)])
-        command += " && " + " ".join(_q(a) for a in [home.codex, *args]) + "; sleep 600"
-        tmux = ["tmux", "-L", self.name, "new", "-d", "-s", self.name, "-x", "200", "-y", "50"]
-        subprocess.run([*tmux, command], check=True, env=run_env)
-        wait_until("the Codex composer", self._composer, 30, self.screen)
+        env = {**env, "CODEX_HOME": str(home.folder), "MOCK_OPENAI_API_KEY": "sk-dummy"}
+        super().__init__(project, [home.codex, *args], env, hold=True)
+        wait_until(self._composer, "the Codex composer", 30, self.screen, every=0.05)
         time.sleep(1)  # an Enter typed in the composer's first moments can be lost
 
     def _composer(self) -> bool:
@@ -178,20 +146,15 @@ class CodexTui:
             raise AssertionError(f"Codex asks to review hooks:\n{screen}")
         return "Ask Codex to do anything" in screen
 
-    def screen(self) -> str:
-        argv = ["tmux", "-L", self.name, "capture-pane", "-p", "-t", self.name]
-        return subprocess.run(argv, capture_output=True, text=True, check=False).stdout
-
-    def type(self, text: str) -> None:
-        """Type into the composer and press Enter, as the session's person would."""
-        subprocess.run(
-            ["tmux", "-L", self.name, "send-keys", "-t", self.name, "-l", text], check=True
-        )
-        time.sleep(0.5)
-        subprocess.run(["tmux", "-L", self.name, "send-keys", "-t", self.name, "Enter"], check=True)
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "-L", self.name, "kill-server"], check=False, capture_output=True)
+    def submit(self, stand_in: StandIn, text: str) -> dict[str, Any]:
+        """Type a prompt; return the stand-in's record of its request (Enter again if lost)."""
+        self.type(text)
+        for _ in range(3):
+            try:
+                return stand_in.wait_request(text, timeout=5)
+            except AssertionError:
+                self.type("")
+        return stand_in.wait_request(text, timeout=5)
 
 
 def _open_files(pid: int) -> list[str]:
@@ -204,9 +167,3 @@ def _open_files(pid: int) -> list[str]:
         with contextlib.suppress(OSError):
             out.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
     return out
-
-
-def _q(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)

@@ -1,15 +1,16 @@
 """A loopback stand-in for the OpenAI Responses API, so the real Codex CLI finishes turns offline.
 
-Run as `python codex_stand_in.py PORT LOG`; prints `ready`. Every streamed POST …/responses
-is answered with one assistant message `MOCK-ACK`, except when the newest input item (hook
-context, a `developer` message, skipped) is a user message that
+Run as `python -m tests.real.codex_stand_in PORT LOG`; prints `ready`. Every streamed POST
+…/responses is answered with one assistant message `MOCK-ACK`, except when the newest input
+item (hook context, a `developer` message, skipped) is a user message that
 - starts `MOCK-RUN: CMD`: the answer is a call of Codex's `exec_command` tool running CMD;
 - is a paneboard prompt whose body has a line `> MOCK-ANSWER: TEXT`: the same, running the
   prompt's own answer command with TEXT as the answer.
 (Only in a thread's turn: the TUI's title requests carry no `turn_trigger` and get text.)
 `MOCK-SLOW-<n>` in that text holds the answer back n seconds (a busy session).
 LOG gets a JSON line per request, `{"ts", "text", "trigger", "thread"}` (the newest user text
-and the turn metadata Codex sends), and one `{"ts", "done", "trigger"}` once it is answered.
+and the turn metadata Codex sends), and one `{"ts", "done", "trigger"}` as the answer's
+end goes out.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ import itertools
 import json
 import re
 import shlex
-import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.real import stand_in
 
 _SLOW = re.compile(r"MOCK-SLOW-(\d+(?:\.\d+)?)")
 # A Stop hook's reason reaches the model HTML-escaped, inside <hook_prompt …>…</hook_prompt>.
@@ -89,35 +90,16 @@ def events(model: str, command: str | None) -> list[dict[str, Any]]:
     ]
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    log = sys.stderr
-
-    def log_message(self, fmt: str, *args: object) -> None:
-        pass
-
-    def _write(self, record: dict[str, Any]) -> None:
-        self.log.write(json.dumps(record) + "\n")
-        self.log.flush()
-
-    def _send(self, code: int, body: bytes) -> None:
-        self.send_response(code)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
+class Handler(stand_in.Handler):
     def do_GET(self) -> None:
-        self._send(200, b'{"models": [], "data": [], "object": "list"}')
+        self._send(b'{"models": [], "data": [], "object": "list"}')
 
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-        try:
-            req = json.loads(raw or b"{}")
-        except ValueError:
-            return self._send(400, b'{"error": {"message": "stand-in: not JSON"}}')
+        req = self._read_json()[1]
+        if req is None:
+            return self._send(b'{"error": {"message": "stand-in: not JSON"}}', code=400)
         if not self.path.split("?")[0].endswith("/responses") or not req.get("stream"):
-            return self._send(404, b'{"error": {"message": "stand-in: not found"}}')
+            return self._send(b'{"error": {"message": "stand-in: not found"}}', code=404)
         meta = json.loads((req.get("client_metadata") or {}).get("x-codex-turn-metadata") or "{}")
         text = newest_user_text(req)
         trigger, thread = meta.get("turn_trigger"), meta.get("thread_id")
@@ -133,9 +115,9 @@ class Handler(BaseHTTPRequestHandler):
         self._event(answer[0])
         if slow:
             time.sleep(float(slow.group(1)))
+        self._write({"ts": time.time(), "done": text, "trigger": trigger})
         for event in answer[1:]:
             self._event(event)
-        self._write({"ts": time.time(), "done": text, "trigger": trigger})
         return None
 
     def _event(self, event: dict[str, Any]) -> None:
@@ -144,8 +126,4 @@ class Handler(BaseHTTPRequestHandler):
 
 
 if __name__ == "__main__":
-    Handler.log = open(sys.argv[2], "a", buffering=1)  # noqa: SIM115  # lives as long as the server
-    server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
-    server.daemon_threads = True
-    print("ready", flush=True)
-    server.serve_forever()
+    stand_in.serve(Handler)

@@ -1,13 +1,14 @@
-"""The real Claude Code and Codex CLIs, offline: installed with npm into a folder of the project's own."""
+"""The real Claude Code and Codex CLIs, offline: installed with npm into a folder of the
+project's own."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -16,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import ROOT
+from paneboard.state.panelock import holder
+from tests.helpers import ROOT, Listening, LoadedThread, ScriptServer, Tmux, cli_env, wait_until
 
 CLIENTS = ROOT / ".ci" / "tools" / "clients"
 PACKAGES = [
@@ -69,24 +71,18 @@ def free_port() -> int:
 @pytest.fixture
 def api(tmp_path: Path) -> Iterator[tuple[int, Path]]:
     """The API stand-in on a free loopback port; yields (port, request log)."""
-    port, log = free_port(), tmp_path / "api.log"
-    proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("api_stand_in.py")), str(port), str(log)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None and "ready" == proc.stdout.readline().strip()
-    yield port, log
-    proc.kill()
-    proc.wait()
-    proc.stdout.close()
+    server = ScriptServer("tests.real.api_stand_in", free_port(), tmp_path / "api.log")
+    yield server.port, server.log
+    server.close()
 
 
 def offline_codex_thread(codex_home: Path, cwd: Path) -> tuple[str, Path]:
-    """A Codex thread that `codex queue` accepts, with no login, model or daemon; returns (id, rollout)."""
+    """A Codex thread that `codex queue` accepts, with no login, model or daemon; returns
+    (id, rollout)."""
     codex_home.mkdir(parents=True, exist_ok=True)
     (codex_home / "config.toml").write_text(
-        'model_provider = "localdead"\n[model_providers.localdead]\nname = "localdead"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        'model_provider = "localdead"\n[model_providers.localdead]\nname = "localdead"\n'
+        'base_url = "http://127.0.0.1:9/v1"\n'
         'wire_api = "responses"\n[features]\nplugins = false\nremote_plugin = false\napps = false\n'
     )
     tid = str(uuid.uuid4())
@@ -103,24 +99,41 @@ def offline_codex_thread(codex_home: Path, cwd: Path) -> tuple[str, Path]:
         "source": "cli",
         "model_provider": "localdead",
     }
-    import json
-
     rollout.write_text(
         json.dumps({"timestamp": now, "type": "session_meta", "payload": meta}) + "\n"
     )
     return tid, rollout
 
 
-class ClaudeSession:
-    """An interactive Claude Code session in a detached tmux server, offline against the stand-in."""
+def codex_env(home: Path, codex_home: Path, bin_dir: Path) -> dict[str, str]:
+    """The command line's environment with CODEX_HOME and the real CLIs on PATH."""
+    return cli_env(home, CODEX_HOME=str(codex_home), PATH=f"{bin_dir}:{os.environ['PATH']}")
+
+
+@contextlib.contextmanager
+def queue_listener(
+    home: Path, folder: Path, bin_dir: Path
+) -> Iterator[tuple[Path, str, Listening]]:
+    """`listen --door codex-queue` as codex-bob on an offline thread whose writer lock is held
+    (the door's check that a Codex process has it loaded) but that no Codex runs; yields
+    (CODEX_HOME, the thread's id, the listener)."""
+    codex_home = folder / "codex"
+    tid, _ = offline_codex_thread(codex_home, folder)
+    env = codex_env(home, codex_home, bin_dir)
+    args = ("--door", "codex-queue", "--thread", tid, "--door-timeout", "60")
+    with LoadedThread(codex_home, tid), Listening(home, "codex-bob", *args, env=env) as bob:
+        yield codex_home, tid, bob
+
+
+class ClaudeSession(Tmux):
+    """An interactive Claude Code session in a detached tmux server, offline against the
+    stand-in."""
 
     def __init__(
         self, bin_dir: Path, home: Path, project: Path, port: int, env: dict[str, str]
     ) -> None:
-        self.home, self.project, self.name = home, project.resolve(), f"pb{uuid.uuid4().hex[:8]}"
+        self.home, self.project = home, project.resolve()
         home.mkdir(parents=True, exist_ok=True)
-        import json
-
         (home / ".claude.json").write_text(
             json.dumps(
                 {
@@ -138,103 +151,58 @@ class ClaudeSession:
                 }
             )
         )
-        run_env = {k: v for k, v in env.items() if k not in ("RUST_BACKTRACE",)}
-        run_env.update(
-            HOME=str(home),
-            ANTHROPIC_API_KEY="sk-dummy",
-            ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}",
-            DISABLE_AUTOUPDATER="1",
-            CLAUDE_CODE_MAX_RETRIES="0",
-        )
-        exports = " ".join(f"{k}={_q(v)}" for k, v in run_env.items())
-        command = f"cd {_q(str(self.project))} && env -i {exports} {_q(str(bin_dir / 'claude'))}; sleep 600"
-        subprocess.run(
-            [
-                "tmux",
-                "-L",
-                self.name,
-                "new",
-                "-d",
-                "-s",
-                self.name,
-                "-x",
-                "200",
-                "-y",
-                "50",
-                command,
-            ],
-            check=True,
-        )
-        self.registry = self._wait_registry()
+        env = {
+            **env,
+            "HOME": str(home),
+            "ANTHROPIC_API_KEY": "sk-dummy",
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
+            "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_MAX_RETRIES": "0",
+        }
+        super().__init__(self.project, [str(bin_dir / "claude")], env, hold=True)
+        what = "a Claude Code session registry"
+        self.registry = wait_until(self._registry, what, 60, self.screen, every=0.2)
 
-    def _wait_registry(self) -> dict[str, object]:
-        import json
+    def _registry(self) -> dict[str, object] | None:
+        for reg in (self.home / ".claude" / "sessions").glob("*.json"):
+            try:
+                data = json.loads(reg.read_text())
+            except ValueError:
+                continue
+            if data.get("messagingSocketPath"):
+                return dict(data)
+        return None
 
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            for reg in (self.home / ".claude" / "sessions").glob("*.json"):
-                try:
-                    data = json.loads(reg.read_text())
-                except ValueError:
-                    continue
-                if data.get("messagingSocketPath"):
-                    return dict(data)
-            time.sleep(0.2)
-        raise AssertionError("no Claude Code session registry after 60 s:\n" + self.screen())
-
-    def screen(self) -> str:
-        return subprocess.run(
-            ["tmux", "-L", self.name, "capture-pane", "-p", "-t", self.name],
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout
-
-    def type(self, text: str) -> None:
-        """Type into the session as its person would (the test plays the person)."""
-        subprocess.run(
-            ["tmux", "-L", self.name, "send-keys", "-t", self.name, "-l", text], check=True
-        )
-        time.sleep(0.3)
-        subprocess.run(["tmux", "-L", self.name, "send-keys", "-t", self.name, "Enter"], check=True)
+    def wait_listener(self, agent: str, pb_home: Path) -> int:
+        """The pid of the listener that holds *agent*'s pane lock, once one does."""
+        lock = pb_home / "test" / "panes" / f"{agent}.lock"
+        return wait_until(lambda: holder(lock), f"{agent}'s listener", 60, self.screen, every=0.1)
 
     def transcript(self) -> str:
-        """The session's transcript (found by session id: the folder name mangles the project path)."""
+        """The session's transcript (found by session id: the folder name mangles the project
+        path)."""
         found = list(
             (self.home / ".claude" / "projects").glob(f"*/{self.registry['sessionId']}.jsonl")
         )
         return found[0].read_text() if found else ""
 
     def wait_transcript(self, needle: str, timeout: float = 90, count: int = 1) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def enough() -> str | None:
             text = self.transcript()
-            if text.count(needle) >= count:
-                return text
-            time.sleep(0.25)
-        raise AssertionError(
-            f"{needle!r} not in the transcript after {timeout} s; screen:\n{self.screen()}"
-        )
+            return text if text.count(needle) >= count else None
+
+        what = f"{needle!r} in the transcript"
+        return wait_until(enough, what, timeout, self.screen, every=0.25)
 
     def wait_user_turns(self, needle: str, timeout: float = 90) -> list[dict[str, Any]]:
         """The transcript's user turns carrying *needle*, once there is one (not queue lines)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            turns = [
+
+        def turns() -> list[dict[str, Any]]:
+            return [
                 record
                 for record in map(json.loads, self.transcript().splitlines())
                 if record.get("type") == "user" and needle in json.dumps(record)
             ]
-            if turns:
-                return turns
-            time.sleep(0.25)
-        raise AssertionError(f"no user turn with {needle!r} after {timeout} s:\n{self.screen()}")
 
-    def close(self) -> None:
-        subprocess.run(["tmux", "-L", self.name, "kill-server"], check=False, capture_output=True)
-
-
-def _q(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)
+        what = f"a user turn with {needle!r}"
+        return wait_until(turns, what, timeout, self.screen, every=0.25)

@@ -1,8 +1,9 @@
 """A loopback stand-in for the Gemini API and the OpenAI Chat Completions API: every turn is
 answered "OK", at once, or after N seconds when the newest user text holds `STAND-IN-SLOW-N`.
 
-Run as `python model_stand_in.py PORT LOG`; it prints "ready" once listening. LOG gets one JSON
-line per model request: {"ts", "api", "user", "body"}: the newest user text, and the request.
+Run as `python -m tests.real.model_stand_in PORT LOG`; it prints "ready" once listening. LOG
+gets one JSON line per model request: {"ts", "api", "user", "body"}: the newest user text, and
+the request.
 Gemini CLI: GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:PORT. Copilot CLI and OpenCode: an
 OpenAI-compatible provider with base URL http://127.0.0.1:PORT/v1.
 """
@@ -11,10 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.real import stand_in
 
 SLOW = re.compile(r"STAND-IN-SLOW-(\d+(?:\.\d+)?)")
 
@@ -54,39 +55,19 @@ def from_schema(schema: Any, depth: int = 0) -> Any:
     return False if kind == "boolean" else "ok"
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    log: Any = sys.stderr
-
-    def log_message(self, fmt: str, *args: object) -> None:
-        pass
-
-    def _send(self, body: bytes, ctype: str = "application/json") -> None:
-        self.send_response(200)
-        self.send_header("content-type", ctype)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
+class Handler(stand_in.Handler):
     def do_GET(self) -> None:
         models = [{"id": "stand-in", "object": "model", "created": 0, "owned_by": "stand-in"}]
         self._send(json.dumps({"object": "list", "data": models, "models": []}).encode())
 
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-        try:
-            req = json.loads(raw or b"{}")
-        except ValueError:
-            req = {}
+        req = self._read_json()[1] or {}
         path = self.path.split("?")[0]
         if path.endswith(":countTokens"):
             return self._send(b'{"totalTokens": 1}')
         user = newest_user_text(req)
         api = "gemini" if ":" in path.rsplit("/", 1)[-1] else "chat"
-        self.log.write(
-            json.dumps({"ts": time.time(), "api": api, "user": user, "body": req}) + "\n"
-        )
-        self.log.flush()
+        self._write({"ts": time.time(), "api": api, "user": user, "body": req})
         slow = SLOW.search(user)
         if slow:
             time.sleep(float(slow.group(1)))
@@ -140,8 +121,4 @@ class Handler(BaseHTTPRequestHandler):
 
 
 if __name__ == "__main__":
-    Handler.log = open(sys.argv[2], "a", buffering=1)  # noqa: SIM115  # lives as long as the server
-    ThreadingHTTPServer.daemon_threads = True
-    server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
-    print("ready", flush=True)
-    server.serve_forever()
+    stand_in.serve(Handler)

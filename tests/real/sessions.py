@@ -5,75 +5,38 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests.helpers import ScriptServer, Tmux, wait_until
 from tests.real.conftest import free_port
 
 OPENCODE_PLUGIN_PACKAGE = "@opencode-ai/plugin@1.18.33"
 
 
-def wait_until(
-    check: Callable[[], Any], timeout: float, what: str, show: Callable[[], str] = str
-) -> Any:
-    """Poll *check* until it returns something true (bounded); fail naming *what*."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(0.1)
-    raise AssertionError(f"{what}: not within {timeout:g} s\n{show()}")
-
-
-class StandIn:
+class StandIn(ScriptServer):
     """The model stand-in on a free loopback port; its log is one JSON line per model request."""
 
     def __init__(self, folder: Path) -> None:
-        self.port, self.log = free_port(), folder / "model.log"
-        script = Path(__file__).with_name("model_stand_in.py")
-        self.proc = subprocess.Popen(
-            [sys.executable, str(script), str(self.port), str(self.log)],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert self.proc.stdout is not None and "ready" == self.proc.stdout.readline().strip()
+        super().__init__("tests.real.model_stand_in", free_port(), folder / "model.log")
 
     def requests(self) -> list[dict[str, Any]]:
         """The requests logged so far (a line still being written is left for the next look)."""
-        try:
-            lines = self.log.read_text().splitlines(keepends=True)
-        except FileNotFoundError:
-            return []
-        return [json.loads(line) for line in lines if line.endswith("\n")]
+        return self.records()
 
     def turns_with(self, needle: str) -> list[float]:
         """The times of the model requests whose newest user text holds *needle*."""
         return [r["ts"] for r in self.requests() if needle in r["user"]]
 
     def wait_turn(self, needle: str, timeout: float = 60, show: Callable[[], str] = str) -> float:
-        return float(
-            wait_until(
-                lambda: (self.turns_with(needle) or [0.0])[0],
-                timeout,
-                f"no model request with {needle!r}",
-                show,
-            )
-        )
-
-    def close(self) -> None:
-        self.proc.kill()
-        self.proc.wait()
-        if self.proc.stdout:
-            self.proc.stdout.close()
+        what = f"no model request with {needle!r}"
+        return float(wait_until(lambda: (self.turns_with(needle) or [0.0])[0], what, timeout, show))
 
 
 def _descendants(pid: int) -> list[int]:
@@ -93,33 +56,11 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-class TmuxSession:
+class TmuxSession(Tmux):
     """A program in a detached private tmux server; the test plays its person at the keyboard."""
 
-    def __init__(self, cwd: Path, argv: list[str], env: dict[str, str]) -> None:
-        self.name = f"pb{uuid.uuid4().hex[:8]}"
-        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        command = f"cd {shlex.quote(str(cwd))} && exec env -i {exports} {shlex.join(argv)}"
-        self._tmux("new", "-d", "-s", self.name, "-x", "200", "-y", "50", command)
-        self.pane_pid = int(self._tmux("display", "-p", "-t", self.name, "#{pane_pid}").strip())
-
-    def _tmux(self, *args: str) -> str:
-        done = subprocess.run(
-            ["tmux", "-L", self.name, *args], capture_output=True, text=True, check=False
-        )
-        return done.stdout
-
-    def screen(self) -> str:
-        return self._tmux("capture-pane", "-p", "-t", self.name)
-
     def wait_screen(self, text: str, timeout: float = 60) -> None:
-        wait_until(lambda: text in self.screen(), timeout, f"{text!r} not on screen", self.screen)
-
-    def type(self, text: str) -> None:
-        """Type a line as the person would."""
-        self._tmux("send-keys", "-t", self.name, "-l", text)
-        time.sleep(0.3)  # a TUI can drop an Enter that arrives with the text
-        self._tmux("send-keys", "-t", self.name, "Enter")
+        wait_until(lambda: text in self.screen(), f"{text!r} not on screen", timeout, self.screen)
 
     def processes(self) -> list[int]:
         return [self.pane_pid, *_descendants(self.pane_pid)]
@@ -127,7 +68,7 @@ class TmuxSession:
     def close(self) -> None:
         """End the tmux server and every process of the pane (some agents outlive SIGHUP)."""
         procs = self.processes()
-        self._tmux("kill-server")
+        super().close()
         for sig in (signal.SIGTERM, signal.SIGKILL):
             for pid in procs:
                 try:

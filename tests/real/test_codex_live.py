@@ -13,12 +13,13 @@ import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from paneboard.state.panelock import holder
-from tests.helpers import run_cli
-from tests.real.codex_session import CodexHome, CodexTui, StandIn, wait_until
+from tests.helpers import run_cli, wait_until
+from tests.real.codex_session import CodexHome, CodexTui, StandIn
 from tests.real.conftest import free_port
 
 pytestmark = pytest.mark.skipif(
@@ -68,15 +69,8 @@ class Live:
         self.tuis.append(tui)
         return tui
 
-    def submit(self, tui: CodexTui, text: str) -> dict[str, object]:
-        """Type a prompt; return the stand-in's record of its request (Enter again if lost)."""
-        tui.type(text)
-        for _ in range(3):
-            try:
-                return self.stand_in.wait_request(text, timeout=5)
-            except AssertionError:
-                tui.type("")
-        return self.stand_in.wait_request(text, timeout=5)
+    def submit(self, tui: CodexTui, text: str) -> dict[str, Any]:
+        return tui.submit(self.stand_in, text)
 
     def post(self, to: str, body: str) -> tuple[str, float]:
         pid = self.cli("post", "--as", "alice", "--to", to, body).strip()
@@ -98,7 +92,7 @@ class Live:
         self.codex.close()  # the daemon lets go of every thread: the listeners end
         self.stand_in.close()
         for lock in (self.home / "test" / "panes").glob("*.lock"):
-            wait_until(f"{lock.stem}'s listener to end", lambda lk=lock: not holder(lk), 10, str)
+            wait_until(lambda lk=lock: not holder(lk), f"{lock.stem}'s listener to end", 10)
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +117,7 @@ def test_codex_live_round_trip_busy_unload_and_resume(live: Live, tmp_path: Path
     tui = live.tui(project)
     live.submit(tui, "ready")
     listener = wait_until(
-        "the SessionStart listener", lambda: holder(lock), 30, lambda: live.pane_log("codex-bob")
+        lambda: holder(lock), "the SessionStart listener", 30, lambda: live.pane_log("codex-bob")
     )
     [thread] = live.codex.threads() - before
     argv = Path(f"/proc/{listener}/cmdline").read_text().split("\0")
@@ -160,8 +154,8 @@ def test_codex_live_round_trip_busy_unload_and_resume(live: Live, tmp_path: Path
     daemon = live.codex.daemon_pids()
     tui.close()
     wait_until(
-        "the listener to end at unload",
         lambda: not holder(lock),
+        "the listener to end at unload",
         UNLOAD_S + 30,
         lambda: live.pane_log("codex-bob"),
     )
@@ -190,8 +184,8 @@ def test_codex_stop_mode_hands_a_prompt_over_once(live: Live, tmp_path: Path) ->
     assert "8080\n" == live.cli("wait", pid, "--as", "alice", "--timeout", "60")
     live.submit(tui, "anything else?")
     wait_until(
-        "the second turn's answer",
         lambda: live.stand_in.answered("anything else?"),
+        "the second turn's answer",
         30,
         live.stand_in.tail,
     )

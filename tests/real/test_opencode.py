@@ -16,16 +16,9 @@ import pytest
 from paneboard.protocol.posts import Undelivered
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
-from tests.helpers import Listening, cli_env, run_cli
+from tests.helpers import Listening, cli_env, run_cli, wait_until
 from tests.real.conftest import CLIENTS
-from tests.real.sessions import (
-    OpenCodeSession,
-    opencode_plugin_deps,
-    post,
-    running,
-    status,
-    wait_until,
-)
+from tests.real.sessions import OpenCodeSession, opencode_plugin_deps, post, running, status
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is missing: no live OpenCode session"
@@ -73,7 +66,7 @@ def test_the_plugin_starts_the_listener_and_a_prompt_reaches_the_model_once(
     _opencode_run_starts_no_listener(s)
     s.type("hello")
     listener = wait_until(
-        lambda: holder(_lock(s)), 30, "no listener after the first turn", s.screen
+        lambda: holder(_lock(s)), "no listener after the first turn", 30, s.screen
     )
     s.turn("hello")
     prompt = post(s.pb_home, s.name, "check the flaky test")
@@ -117,8 +110,8 @@ def test_a_busy_session_takes_the_prompt_after_its_current_turn(opencode: OpenCo
     queued = post(s.pb_home, s.name, "after the long turn")
     wait_until(
         lambda: status(s.pb_home, queued, s.name)["stage"] == "delivered",
-        30,
         "not accepted while busy",
+        30,
     )
     assert s.stand_in.turns_with(queued) == []
     assert s.turn(queued) >= started + 3
@@ -134,7 +127,7 @@ def test_the_listener_ends_with_opencode_and_a_dead_door_is_refused(
     assert listener is not None and s.tmux is not None
     os.kill(pid, signal.SIGKILL)  # a crash: no exit handler removes the socket or the registry
     s.tmux.close()
-    wait_until(lambda: not running(listener), 15, "the listener outlived OpenCode")
+    wait_until(lambda: not running(listener), "the listener outlived OpenCode", 15)
     assert holder(_lock(s)) is None and not running(pid)
     env = cli_env(s.pb_home)
     with Listening(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 import sys
@@ -16,7 +15,7 @@ from paneboard.protocol.posts import Undelivered
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
 from tests.helpers import Listening, LoadedThread, cli_env, post, run_cli
-from tests.real.conftest import ClaudeSession, offline_codex_thread
+from tests.real.conftest import ClaudeSession, codex_env, offline_codex_thread, queue_listener
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is missing: no interactive Claude Code session"
@@ -24,17 +23,9 @@ pytestmark = pytest.mark.skipif(
 PANEBOARD = str(Path(sys.executable).with_name("paneboard"))
 
 
-def _codex_env(home: Path, codex_home: Path, bin_dir: Path) -> dict[str, str]:
-    return cli_env(home, CODEX_HOME=str(codex_home), PATH=f"{bin_dir}:{os.environ['PATH']}")
-
-
 def test_codex_queue_door_against_real_codex(home: Path, tmp_path: Path, clients_bin: Path) -> None:
     """The item lands in codex's queue_1.sqlite with the composed text."""
-    codex_home = tmp_path / "codex"
-    tid, _ = offline_codex_thread(codex_home, tmp_path)
-    env = _codex_env(home, codex_home, clients_bin)
-    args = ("--door", "codex-queue", "--thread", tid, "--door-timeout", "60")
-    with LoadedThread(codex_home, tid), Listening(home, "codex-bob", *args, env=env) as bob:
+    with queue_listener(home, tmp_path, clients_bin) as (codex_home, tid, bob):
         pid = post(home, "--to", "codex-bob", "run the linter")
         bob.wait_err(f"delivered {pid}", timeout=90)
     with sqlite3.connect(codex_home / "queue_1.sqlite") as db:
@@ -49,7 +40,7 @@ def test_codex_unknown_thread_is_undelivered_with_codex_error(
     """A loaded thread codex has no rollout for: codex's own error is the notice's reason."""
     codex_home = tmp_path / "codex"
     offline_codex_thread(codex_home, tmp_path)
-    env = _codex_env(home, codex_home, clients_bin)
+    env = codex_env(home, codex_home, clients_bin)
     unknown = "00000000-0000-4000-8000-000000000000"
     args = (
         "--door",
@@ -99,14 +90,11 @@ def _claude(
 def test_claude_session_start_hook_listens_on_the_session_socket(
     home: Path, tmp_path: Path, clients_bin: Path, api: tuple[int, Path]
 ) -> None:
-    """SessionStart starts the listener on the session's socket; a post shows up as a peer message; /exit stops it."""
+    """SessionStart starts the listener on the session's socket; a post shows up as a peer
+    message; /exit stops it."""
     session = _claude(clients_bin, home, tmp_path, api[0], "listen")
     try:
-        lock = home / "test" / "panes" / "claude-bob.lock"
-        deadline = time.monotonic() + 60
-        while not holder(lock) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert holder(lock), session.screen()
+        session.wait_listener("claude-bob", home)
         pid = post(home, "--to", "claude-bob", "please say hello")
         [turn] = session.wait_user_turns(f"[paneboard] prompt {pid}")
         assert "peer" == turn["origin"]["kind"]
@@ -116,6 +104,7 @@ def test_claude_session_start_hook_listens_on_the_session_socket(
         ]
         assert ("seen", "claude-inbox") == (status["stage"], status["door"])
         session.type("/exit")
+        lock = home / "test" / "panes" / "claude-bob.lock"
         deadline = time.monotonic() + 30
         while holder(lock) and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -127,7 +116,8 @@ def test_claude_session_start_hook_listens_on_the_session_socket(
 def test_claude_stop_mode_hands_a_prompt_over_at_the_next_stop_once(
     home: Path, tmp_path: Path, clients_bin: Path, api: tuple[int, Path]
 ) -> None:
-    """No listener: a prompt posted while idle arrives as the next user turn after a Stop, exactly once."""
+    """No listener: a prompt posted while idle arrives as the next user turn after a Stop,
+    exactly once."""
     session = _claude(clients_bin, home, tmp_path, api[0], "stop")
     try:
         pid = post(home, "--to", "claude-bob", "check the flaky test")
@@ -167,11 +157,7 @@ def test_claude_answers_a_prompt_and_wait_prints_it(
     """The delivered prompt's turn runs its `paneboard answer` command in Bash; `wait` prints it."""
     session = _claude(clients_bin, home, tmp_path, api[0], "listen", bash=True)
     try:
-        lock = home / "test" / "panes" / "claude-bob.lock"
-        deadline = time.monotonic() + 60
-        while not holder(lock) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert holder(lock), session.screen()
+        session.wait_listener("claude-bob", home)
         pid = post(home, "--to", "claude-bob", "what is six times seven?\nMOCK-ANSWER: forty-two")
         done = run_cli(home, "wait", pid, "--timeout", "60", timeout=90)
         assert (0, "forty-two\n") == (done.returncode, done.stdout), done.stderr + session.screen()

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from paneboard.state.panelock import holder
 from tests.helpers import cli_env, post, run_cli
 from tests.real.api_stand_in import MCP_ANSWER_BODY
 from tests.real.conftest import ClaudeSession
@@ -88,11 +87,7 @@ def test_claude_answers_a_prompt_through_paneboards_mcp_tool(
     )
     waiter = None
     try:
-        lock = home / "test" / "panes" / "claude-bob.lock"
-        deadline = time.monotonic() + 60
-        while not holder(lock) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert holder(lock), session.screen()
+        session.wait_listener("claude-bob", home)
         _wait_connected(session)
         pid = post(home, "--to", "claude-bob", "what is six times seven?")
         waiter = subprocess.Popen(

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from paneboard.state.panelock import holder
 from tests.helpers import post, run_cli
 from tests.real.test_real_clients import _claude
 
@@ -46,11 +45,7 @@ def test_claude_idle_then_busy_session(
     """Idle: seen within a second of delivered. Busy: delivered at once, seen after the turn."""
     session = _claude(clients_bin, home, tmp_path, api[0], "listen")
     try:
-        lock = home / "test" / "panes" / "claude-bob.lock"
-        deadline = time.monotonic() + 60
-        while not holder(lock) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert holder(lock), session.screen()
+        session.wait_listener("claude-bob", home)
         session.type("hello")  # the person's first turn: a session's first turn starts slowly
         session.wait_transcript('"turn_duration"')
         idle = post(home, "--to", "claude-bob", "say hello")

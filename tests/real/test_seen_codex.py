@@ -2,40 +2,55 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers import Listening, LoadedThread, cli_env, post, run_cli
-from tests.real.conftest import free_port, offline_codex_thread
-from tests.real.seen_codex import LiveCodex
+from tests.helpers import Listening, post, run_cli, wait_until
+from tests.real.codex_session import CodexHome, CodexTui, StandIn
+from tests.real.conftest import codex_env, free_port, queue_listener
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
 
 
 @pytest.fixture
-def stand_in(tmp_path: Path) -> Iterator[tuple[int, Path]]:
-    """The Responses-API stand-in on a free loopback port; yields (port, request log)."""
-    port, log = free_port(), tmp_path / "responses.log"
-    script = str(Path(__file__).with_name("seen_codex.py"))
-    proc = subprocess.Popen([sys.executable, script, str(port), str(log)], stdout=subprocess.PIPE)
-    assert proc.stdout is not None and b"ready\n" == proc.stdout.readline()
-    yield port, log
-    proc.kill()
-    proc.wait()
-    proc.stdout.close()
+def stand_in(tmp_path: Path) -> Iterator[StandIn]:
+    """The Responses-API stand-in on a free loopback port."""
+    stand_in = StandIn(tmp_path / "responses.log", free_port())
+    yield stand_in
+    stand_in.close()
 
 
-def _env(home: Path, codex_home: Path, bin_dir: Path) -> dict[str, str]:
-    return cli_env(home, CODEX_HOME=str(codex_home), PATH=f"{bin_dir}:{os.environ['PATH']}")
+@pytest.fixture
+def codex(
+    tmp_path: Path, clients_bin: Path, stand_in: StandIn
+) -> Iterator[tuple[CodexHome, CodexTui, str]]:
+    """A Codex TUI on a fresh thread of a private CODEX_HOME, its first turn done: yields the
+    home, the TUI and the thread's id."""
+    with contextlib.ExitStack() as stack:
+        home = CodexHome(tmp_path / "codex-home", clients_bin, stand_in.port)
+        stack.callback(home.close)
+        project = tmp_path / "codex-project"
+        project.mkdir()
+        home.trust_project(project)
+        tui = CodexTui(home, project, {**os.environ, "TERM": "xterm-256color"})
+        stack.callback(tui.close)
+        tui.submit(stand_in, "ready")
+        [thread] = wait_until(home.threads, "the thread's rollout", 60, tui.screen, every=0.1)
+        rollout = home.rollout(thread)
+
+        def first_turn_done() -> bool:
+            return '"task_complete"' in rollout.read_text()
+
+        wait_until(first_turn_done, "the first turn", 60, tui.screen, every=0.1)
+        yield home, tui, thread
 
 
 def _bob(home: Path, pid: str) -> dict[str, Any]:
@@ -48,48 +63,40 @@ def _seen(home: Path, pid: str, timeout: str) -> int:
 
 
 def test_a_queued_prompt_is_seen_when_the_live_session_runs_it(
-    home: Path, tmp_path: Path, clients_bin: Path, stand_in: tuple[int, Path]
+    home: Path,
+    clients_bin: Path,
+    stand_in: StandIn,
+    codex: tuple[CodexHome, CodexTui, str],
 ) -> None:
     """Idle: seen at once. Busy: delivered (queued) at once, seen once the running turn ends."""
-    codex = LiveCodex(clients_bin, tmp_path, stand_in[0])
-    try:
-        env = _env(home, codex.home, clients_bin)
-        args = ("--door", "codex-queue", "--thread", codex.thread, "--door-timeout", "60")
-        with Listening(home, "codex-bob", *args, env=env) as bob:
-            idle = post(home, "--to", "codex-bob", "say hello")
-            assert 0 == _seen(home, idle, "30")
-            got = _bob(home, idle)
-            assert ("seen", "codex-queue", "codex-rollout") == (
-                got["stage"],
-                got["door"],
-                got["source"],
-            )
+    codex_home, tui, thread = codex
+    env = codex_env(home, codex_home.folder, clients_bin)
+    args = ("--door", "codex-queue", "--thread", thread, "--door-timeout", "60")
+    with Listening(home, "codex-bob", *args, env=env) as bob:
+        idle = post(home, "--to", "codex-bob", "say hello")
+        assert 0 == _seen(home, idle, "30")
+        got = _bob(home, idle)
+        assert ("seen", "codex-queue", "codex-rollout") == (
+            got["stage"],
+            got["door"],
+            got["source"],
+        )
 
-            codex.type("think hard PB-SLOW-6")
-            codex._until("the busy turn", lambda: "PB-SLOW-6" in stand_in[1].read_text(), 30)
-            busy = post(home, "--to", "codex-bob", "when you are free")
-            bob.wait_err(f"delivered {busy}", timeout=30)
-            assert 3 == _seen(home, busy, "1")
-            assert 0 == _seen(home, busy, "30")
-        records = [json.loads(line) for line in stand_in[1].read_text().splitlines()]
-        [turn_end] = [r["done"] for r in records if "done" in r]
-        got = _bob(home, busy)
-        assert got["delivered_at"] < turn_end <= got["seen_at"]
-    finally:
-        codex.close()
+        tui.submit(stand_in, "think hard MOCK-SLOW-6")
+        busy = post(home, "--to", "codex-bob", "when you are free")
+        bob.wait_err(f"delivered {busy}", timeout=30)
+        assert 3 == _seen(home, busy, "1")
+        assert 0 == _seen(home, busy, "30")
+    [turn_end] = [r["ts"] for r in stand_in.answered("think hard MOCK-SLOW-6")]
+    got = _bob(home, busy)
+    assert got["delivered_at"] < turn_end <= got["seen_at"]
 
 
 def test_never_seen_for_a_thread_no_live_session_runs(
     home: Path, tmp_path: Path, clients_bin: Path
 ) -> None:
     """`codex queue` takes it (the row waits in Codex's queue), but no session runs it."""
-    codex_home = tmp_path / "codex"
-    tid, _ = offline_codex_thread(codex_home, tmp_path)
-    env = _env(home, codex_home, clients_bin)
-    args = ("--door", "codex-queue", "--thread", tid, "--door-timeout", "60")
-    # The thread's writer lock held (the door's check that a Codex process has it loaded),
-    # but no Codex runs it.
-    with LoadedThread(codex_home, tid), Listening(home, "codex-bob", *args, env=env) as bob:
+    with queue_listener(home, tmp_path, clients_bin) as (codex_home, tid, bob):
         pid = post(home, "--to", "codex-bob", "anyone there?")
         bob.wait_err(f"delivered {pid}", timeout=60)
         assert 3 == _seen(home, pid, "3")

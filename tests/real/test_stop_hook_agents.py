@@ -8,14 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.real.sessions import (
-    AgentSession,
-    CopilotSession,
-    GeminiSession,
-    post,
-    status,
-    wait_until,
-)
+from tests.helpers import wait_until
+from tests.real.sessions import AgentSession, CopilotSession, GeminiSession, post, status
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is missing: no live agent session"
@@ -60,8 +54,8 @@ def test_a_posted_prompt_reaches_the_model_at_the_next_turn_end_once(agent: Agen
     second = agent.turn("second turn")
     wait_until(
         lambda: _stop_hook_ran_after(agent, second),
-        30,
         "no Stop hook after the second turn",
+        30,
         agent.screen,
     )
     assert [handed] == agent.stand_in.turns_with(pid)

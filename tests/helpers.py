@@ -185,16 +185,18 @@ def post(home: Path, *args: str, sender: str = "alice", input: bytes | None = No
 
 
 class SocketServer:
-    """A Unix socket server standing in for Claude Code's inbox: it records each line it reads."""
+    """A Unix socket server on *path*, serving each connection with `handle` in a thread of its
+    own. As it is, a stand-in for Claude Code's inbox: it records each line it reads (with
+    *read* False, it accepts and never reads)."""
 
     def __init__(self, path: Path, *, read: bool = True) -> None:
         self.path = path
-        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.lines: queue.Queue[Any] = queue.Queue()
+        self.held: list[socket.socket] = []
+        self.read = read
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.bind(str(path))
         self.sock.listen()
-        self.held: list[socket.socket] = []
-        self.read = read
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
@@ -203,12 +205,15 @@ class SocketServer:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
-            if not self.read:
-                self.held.append(conn)  # accepts, never reads
-                continue
-            with conn, conn.makefile("rb") as f:
-                for line in f:
-                    self.lines.put(line)
+            self.handle(conn)
+
+    def handle(self, conn: socket.socket) -> None:
+        if not self.read:
+            self.held.append(conn)  # accepts, never reads
+            return
+        with conn, conn.makefile("rb") as f:
+            for line in f:
+                self.lines.put(line)
 
     def close(self) -> None:
         self.sock.close()

@@ -17,40 +17,32 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import Listening, post, run_cli
+from tests.helpers import Listening, SocketServer, post, run_cli
 
 
-class Session:
+class Session(SocketServer):
     """An inbox socket and a transcript; *busy* holds each user turn back until `free()`."""
 
     def __init__(self, folder: Path) -> None:
         self.socket = folder / "inbox.sock"
         self.transcript = folder / "projects" / "-work-proj" / "session.jsonl"  # not there yet
         self.busy = False
-        self.held: list[str] = []
+        self.waiting: list[str] = []
         self.enqueued = threading.Event()
         self._lock = threading.Lock()
-        self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._server.bind(str(self.socket))
-        self._server.listen()
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__(self.socket)
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self._server.accept()
-            except OSError:
-                return
-            with conn, conn.makefile("rb") as lines:
-                for raw in lines:
-                    self._take(json.loads(raw)["message"]["content"])
+    def handle(self, conn: socket.socket) -> None:
+        with conn, conn.makefile("rb") as lines:
+            for raw in lines:
+                self._take(json.loads(raw)["message"]["content"])
 
     def _take(self, text: str) -> None:
         with self._lock:
             self.write({"type": "queue-operation", "operation": "enqueue", "content": text})
             self.enqueued.set()
             if self.busy:
-                self.held.append(text)
+                self.waiting.append(text)
             else:
                 self.turn("Another Claude session sent a message:\n" + text)
 
@@ -58,9 +50,9 @@ class Session:
         """The running turn ends: the held messages run as user turns."""
         with self._lock:
             self.busy = False
-            for text in self.held:
+            for text in self.waiting:
                 self.turn("Another Claude session sent a message:\n" + text)
-            self.held = []
+            self.waiting = []
 
     def turn(self, content: str) -> None:
         self.write({"type": "user", "message": {"role": "user", "content": content}})
@@ -69,9 +61,6 @@ class Session:
         self.transcript.parent.mkdir(parents=True, exist_ok=True)
         with open(self.transcript, "a") as f:
             f.write(json.dumps(record) + "\n")
-
-    def close(self) -> None:
-        self._server.close()
 
 
 @pytest.fixture

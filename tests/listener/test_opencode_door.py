@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import Listening, notices, post
+from tests.helpers import Listening, SocketServer, notices, post
 
 
-class PluginStandIn:
+class PluginStandIn(SocketServer):
     """Serves the plugin's socket and registry; answers each line with *reply* (None: never)."""
 
     def __init__(self, folder: Path, pid: int, reply: dict[str, object] | None) -> None:
@@ -25,36 +23,21 @@ class PluginStandIn:
         (folder / f"{pid}.json").write_text(
             json.dumps({"pid": pid, "socket": str(self.socket_path)})
         )
-        self.lines: queue.Queue[dict[str, str]] = queue.Queue()
         self.reply = reply
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(str(self.socket_path))
-        self.sock.listen()
-        self.held: list[socket.socket] = []
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__(self.socket_path)
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn.makefile("rb") as f:
-                line = f.readline()
-            if not line:
-                conn.close()  # connected and left without a word (doctor's probe)
-                continue
-            self.lines.put(json.loads(line))
-            if self.reply is None:
-                self.held.append(conn)  # took the line, never answers
-                continue
-            with conn:
-                conn.sendall(json.dumps(self.reply).encode() + b"\n")
-
-    def close(self) -> None:
-        self.sock.close()
-        for conn in self.held:
-            conn.close()
+    def handle(self, conn: socket.socket) -> None:
+        with conn.makefile("rb") as f:
+            line = f.readline()
+        if not line:
+            conn.close()  # connected and left without a word (doctor's probe)
+            return
+        self.lines.put(json.loads(line))
+        if self.reply is None:
+            self.held.append(conn)  # took the line, never answers
+            return
+        with conn:
+            conn.sendall(json.dumps(self.reply).encode() + b"\n")
 
 
 @pytest.fixture

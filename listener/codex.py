@@ -12,12 +12,10 @@ is read from the kernel's lock table, never from the file's existence.
 
 from __future__ import annotations
 
-import ctypes
 import fcntl
 import os
 import re
 import shutil
-import struct
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ import anyio
 import msgspec
 
 from paneboard.protocol.errors import BadInput
+from paneboard.state.tail import _inotify_watch, drained
 
 _HEX = "[0-9a-fA-F]"
 _THREAD_ID = re.compile(f"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}")
@@ -33,8 +32,6 @@ _PROC_LOCKS = Path("/proc/locks")
 # inotify: the lock file closed (its holder let go or died), deleted, or renamed away.
 _IN_CLOSE = 0x008 | 0x010
 _IN_GONE = 0x200 | 0x040 | 0x400
-_IN_Q_OVERFLOW = 0x4000
-_EVENT = struct.Struct("iIII")
 POLL_INTERVAL = 1.0
 
 
@@ -147,12 +144,13 @@ async def wait_unloaded(thread: CodexThread) -> None:
     inotify.
     """
     fd = _watch(thread.lock.parent)
+    name = thread.lock.name.encode()
     try:
         while thread_loaded(thread):
             if fd is None:
                 await anyio.sleep(POLL_INTERVAL)
                 continue
-            while not _names_lock(fd, thread.lock.name.encode()):
+            while not drained(fd, lambda got: got == name):
                 await anyio.wait_readable(fd)
     finally:
         if fd is not None:
@@ -161,32 +159,9 @@ async def wait_unloaded(thread: CodexThread) -> None:
 
 def _watch(folder: Path) -> int | None:
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        fd = int(libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC))
-    except (OSError, AttributeError):
-        return None
-    if fd < 0:
-        return None
-    if libc.inotify_add_watch(fd, os.fsencode(folder), _IN_CLOSE | _IN_GONE) < 0:
-        os.close(fd)
+        return _inotify_watch(folder, _IN_CLOSE | _IN_GONE)
+    except OSError:
         return None  # no such folder: nothing is loaded, and the lock table says so
-    return fd
-
-
-def _names_lock(fd: int, name: bytes) -> bool:
-    """Read every queued event; True if one concerns the file *name* (or events were lost)."""
-    hit = False
-    while True:
-        try:
-            data = os.read(fd, 65536)
-        except BlockingIOError:
-            return hit
-        i = 0
-        while i < len(data):
-            _, mask, _, length = _EVENT.unpack_from(data, i)
-            got = data[i + _EVENT.size : i + _EVENT.size + length].rstrip(b"\0")
-            hit = hit or got == name or bool(mask & _IN_Q_OVERFLOW)
-            i += _EVENT.size + length
 
 
 async def until_unloaded(thread: CodexThread) -> str:

@@ -11,6 +11,7 @@ import ctypes
 import errno
 import os
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -27,14 +28,33 @@ _EVENT = struct.Struct("iIII")
 POLL_INTERVAL = 0.25
 
 
-class LogWatcher:
-    """`await wait_changed()` returns after the log in *folder* may have changed."""
+def read_events(fd: int) -> list[tuple[int, bytes]]:
+    """Every inotify event queued on *fd*, as (mask, name), read until none is left."""
+    events: list[tuple[int, bytes]] = []
+    while True:
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return events
+        i = 0
+        while i < len(data):
+            _, mask, _, length = _EVENT.unpack_from(data, i)
+            events.append((mask, data[i + _EVENT.size : i + _EVENT.size + length].rstrip(b"\0")))
+            i += _EVENT.size + length
 
-    def __init__(self, folder: Path, name: str = "log") -> None:
-        self.folder = folder
-        self.name = name.encode()
-        self._fd = _inotify_watch(folder)
-        self._last = self._stat()
+
+def drained(fd: int, concerns: Callable[[bytes], bool]) -> bool:
+    """Read every queued event; True if one names a file that *concerns* the watcher (or events
+    were lost)."""
+    return any(mask & IN_Q_OVERFLOW or concerns(name) for mask, name in read_events(fd))
+
+
+class _Watcher:
+    """`await wait_changed()` returns after a file the watcher is concerned with may have changed:
+    woken by inotify on the folder, or where there is none by a slow poll of `_snapshot()`."""
+
+    _fd: int | None
+    _last: object
 
     @property
     def uses_inotify(self) -> bool:
@@ -46,36 +66,19 @@ class LogWatcher:
             return
         while True:
             await anyio.wait_readable(self._fd)
-            if self._drain():
+            if drained(self._fd, self._concerns):
                 return
 
-    def _drain(self) -> bool:
-        """Read every queued event; True if one concerns the log."""
-        assert self._fd is not None
-        hit = False
-        while True:
-            try:
-                data = os.read(self._fd, 65536)
-            except BlockingIOError:
-                return hit
-            i = 0
-            while i < len(data):
-                _, mask, _, length = _EVENT.unpack_from(data, i)
-                name = data[i + _EVENT.size : i + _EVENT.size + length].rstrip(b"\0")
-                hit = hit or name == self.name or bool(mask & IN_Q_OVERFLOW)
-                i += _EVENT.size + length
+    def _concerns(self, name: bytes) -> bool:
+        raise NotImplementedError
 
-    def _stat(self) -> tuple[int, int]:
-        try:
-            st = os.stat(self.folder / self.name.decode())
-        except FileNotFoundError:
-            return (0, 0)
-        return (st.st_ino, st.st_size)
+    def _snapshot(self) -> object:
+        raise NotImplementedError
 
     async def _poll(self) -> None:
         while True:
             await anyio.sleep(POLL_INTERVAL)
-            now = self._stat()
+            now = self._snapshot()
             if now != self._last:
                 self._last = now
                 return
@@ -86,7 +89,27 @@ class LogWatcher:
             self._fd = None
 
 
-class FolderWatcher:
+class LogWatcher(_Watcher):
+    """`await wait_changed()` returns after the log in *folder* may have changed."""
+
+    def __init__(self, folder: Path, name: str = "log") -> None:
+        self.folder = folder
+        self.name = name.encode()
+        self._fd = _inotify_watch(folder)
+        self._last = self._snapshot()
+
+    def _concerns(self, name: bytes) -> bool:
+        return name == self.name
+
+    def _snapshot(self) -> tuple[int, int]:
+        try:
+            st = os.stat(self.folder / self.name.decode())
+        except FileNotFoundError:
+            return (0, 0)
+        return (st.st_ino, st.st_size)
+
+
+class FolderWatcher(_Watcher):
     """`await wait_changed()` returns after a file in *folder* whose name ends with one of
     *suffixes* was created, written, closed after writing, renamed in or deleted.
 
@@ -100,52 +123,18 @@ class FolderWatcher:
         self.folder = folder
         self.suffixes = tuple(s.encode() for s in suffixes)
         self._fd = _inotify_watch(folder, self.MASK)
-        self._last = self._listing()
+        self._last = self._snapshot()
 
-    async def wait_changed(self) -> None:
-        if self._fd is None:
-            await self._poll()
-            return
-        while True:
-            await anyio.wait_readable(self._fd)
-            if self._drain():
-                return
+    def _concerns(self, name: bytes) -> bool:
+        return name.endswith(self.suffixes)
 
-    def _drain(self) -> bool:
-        assert self._fd is not None
-        hit = False
-        while True:
-            try:
-                data = os.read(self._fd, 65536)
-            except BlockingIOError:
-                return hit
-            i = 0
-            while i < len(data):
-                _, mask, _, length = _EVENT.unpack_from(data, i)
-                name = data[i + _EVENT.size : i + _EVENT.size + length].rstrip(b"\0")
-                hit = hit or name.endswith(self.suffixes) or bool(mask & IN_Q_OVERFLOW)
-                i += _EVENT.size + length
-
-    async def _poll(self) -> None:
-        while True:
-            await anyio.sleep(POLL_INTERVAL)
-            now = self._listing()
-            if now != self._last:
-                self._last = now
-                return
-
-    def _listing(self) -> list[tuple[str, float]]:
+    def _snapshot(self) -> list[tuple[str, float]]:
         try:
             entries = list(os.scandir(self.folder))
         except FileNotFoundError:
             return []
         ends = tuple(s.decode() for s in self.suffixes)
         return sorted((e.name, e.stat().st_mtime) for e in entries if e.name.endswith(ends))
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
 
 
 def _inotify_watch(folder: Path, mask: int = IN_MODIFY | IN_CREATE | IN_MOVED_TO) -> int | None:

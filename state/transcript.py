@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 import msgspec
 
-from paneboard.state.tail import _EVENT, IN_Q_OVERFLOW, POLL_INTERVAL, _inotify_watch
+from paneboard.state.tail import IN_Q_OVERFLOW, POLL_INTERVAL, _inotify_watch, read_events
 
 CHUNK = 1 << 20
 MAX_LINE = 32 << 20  # longer lines are skipped, not held in memory
@@ -188,19 +188,11 @@ class FileWatch:
         """Read the queued events: (one concerns the file, the watched folder went away)."""
         assert self._fd is not None
         hit = gone = False
-        while True:
-            try:
-                data = os.read(self._fd, 65536)
-            except BlockingIOError:
-                return hit, gone
-            i = 0
-            while i < len(data):
-                _, mask, _, length = _EVENT.unpack_from(data, i)
-                raw = data[i + _EVENT.size : i + _EVENT.size + length].rstrip(b"\0")
-                name = os.fsdecode(raw)
-                hit = hit or bool(mask & IN_Q_OVERFLOW) or (bool(name) and self._wanted(name))
-                gone = gone or bool(mask & IN_IGNORED)
-                i += _EVENT.size + length
+        for mask, raw in read_events(self._fd):
+            name = os.fsdecode(raw)
+            hit = hit or bool(mask & IN_Q_OVERFLOW) or (bool(name) and self._wanted(name))
+            gone = gone or bool(mask & IN_IGNORED)
+        return hit, gone
 
     def _close_fd(self) -> None:
         if self._fd is not None:

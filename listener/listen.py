@@ -26,6 +26,7 @@ from anyio.abc import TaskStatus
 
 from paneboard.listener.context import header
 from paneboard.listener.doors import Door, Outcome
+from paneboard.listener.doors.process import alive
 from paneboard.listener.seen import SeenTask, Sighting
 from paneboard.listener.view import BoardView
 from paneboard.protocol.compose import compose
@@ -332,23 +333,13 @@ async def wait_process_gone(pid: int) -> None:
     except ProcessLookupError:
         return
     except (AttributeError, OSError):
-        while _alive(pid):  # noqa: ASYNC110  # no pidfd here: nothing to wait on but time
+        while alive(pid):  # noqa: ASYNC110  # no pidfd here: nothing to wait on but time
             await anyio.sleep(1.0)
         return
     try:
         await anyio.wait_readable(fd)
     finally:
         os.close(fd)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 async def run_listener(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import anyio
 import msgspec
+from anyio.abc import ByteStream
 
 from paneboard.listener.codex import CodexThread, codex_home, thread_loaded
 from paneboard.listener.doors.base import Outcome
@@ -40,10 +41,14 @@ def check_socket(path: Path, door: str = "claude-inbox") -> None:
         )
 
 
-class ClaudeInboxDoor:
-    """One JSON user message on a Claude Code session's inbox socket."""
+class SocketDoor:
+    """A door that writes one JSON line on a Unix socket a session serves, then reads the
+    session's one-line reply if it gives one (`_reply`); subclasses say what the line is."""
 
-    name = "claude-inbox"
+    name: str
+    line_is = "line"  # what was "not taken within" the time
+    ended = "the session has ended"  # why nobody listens any more
+    replies = False  # the session answers: a timeout or a break after sending is "unknown"
 
     def __init__(self, socket: Path, timeout: float) -> None:
         self.socket = socket
@@ -52,30 +57,52 @@ class ClaudeInboxDoor:
     def check(self) -> None:
         check_socket(self.socket, self.name)
 
+    def _line(self, prompt: Prompt, text: str) -> bytes:
+        raise NotImplementedError
+
+    async def _reply(self, stream: ByteStream) -> bytes:
+        return b""
+
+    def _outcome(self, reply: bytes) -> Outcome:
+        return "accepted"
+
     async def deliver(self, prompt: Prompt, text: str, agent: str) -> Outcome:
-        line = (
-            msgspec.json.encode({"type": "user", "message": {"role": "user", "content": text}})
-            + b"\n"
-        )
+        line = self._line(prompt, text) + b"\n"
         self.check()
+        sent = False
         try:
             with anyio.fail_after(self.timeout):
-                stream = await anyio.connect_unix(str(self.socket))
-                async with stream:
+                async with await anyio.connect_unix(str(self.socket)) as stream:
                     await stream.send(line)
+                    sent = True
+                    reply = await self._reply(stream)
         except TimeoutError:
+            if sent and self.replies:
+                return "unknown"  # the session has the text and may have taken it
             raise DoorFailed(
-                self.name, f"the message was not taken within {self.timeout:g} s"
+                self.name, f"the {self.line_is} was not taken within {self.timeout:g} s"
             ) from None
         except ConnectionRefusedError:
             raise DoorUnavailable(
-                self.name, f"nobody listens on {self.socket} (the session has ended)"
+                self.name, f"nobody listens on {self.socket} ({self.ended})"
             ) from None
-        except (OSError, anyio.BrokenResourceError) as exc:
+        except (OSError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
             if getattr(exc, "errno", None) == errno.ENOENT:
                 raise DoorUnavailable(self.name, f"no socket at {self.socket}") from None
+            if sent and self.replies:
+                return "unknown"
             raise DoorFailed(self.name, f"cannot write to {self.socket}: {exc}") from exc
-        return "accepted"
+        return self._outcome(reply)
+
+
+class ClaudeInboxDoor(SocketDoor):
+    """One JSON user message on a Claude Code session's inbox socket."""
+
+    name = "claude-inbox"
+    line_is = "message"
+
+    def _line(self, prompt: Prompt, text: str) -> bytes:
+        return msgspec.json.encode({"type": "user", "message": {"role": "user", "content": text}})
 
 
 _RECEIPT = re.compile(rb"Queued message \S+ for thread \S+")

@@ -9,7 +9,6 @@ session is idle, after the current one if it is busy), else ``{"ok": false, "err
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import socket
@@ -17,12 +16,12 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-import anyio
 import msgspec
 from anyio.abc import ByteStream
 
-from paneboard.listener.doors.agents import check_socket
+from paneboard.listener.doors.agents import SocketDoor, check_socket
 from paneboard.listener.doors.base import Outcome
+from paneboard.listener.doors.process import alive
 from paneboard.protocol.errors import DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
 
@@ -55,26 +54,9 @@ def registry_pid(path: Path, door: str = "opencode") -> int:
         raise DoorUnavailable(door, f"cannot read the registry {registry}: {exc}") from None
     if pid <= 0:
         raise DoorUnavailable(door, f"the registry {registry} names no process (pid {pid})")
-    if not _alive(pid):
+    if not alive(pid, zombie=False):
         raise DoorUnavailable(door, f"the OpenCode process {pid} behind {path} has ended")
     return pid
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return not _zombie(pid)
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return False
 
 
 def live_doors(folder: Path | None = None) -> Iterator[tuple[int, Path]]:
@@ -94,45 +76,24 @@ def live_doors(folder: Path | None = None) -> Iterator[tuple[int, Path]]:
         yield pid, path
 
 
-class OpenCodeDoor:
+class OpenCodeDoor(SocketDoor):
     """Hands a prompt to an OpenCode session through paneboard's plugin."""
 
     name = "opencode"
-
-    def __init__(self, path: Path, timeout: float) -> None:
-        self.socket = path
-        self.timeout = timeout
+    ended = "OpenCode has ended"
+    replies = True
 
     def check(self) -> None:
-        check_socket(self.socket, self.name)
+        super().check()
         registry_pid(self.socket, self.name)
 
-    async def deliver(self, prompt: Prompt, text: str, agent: str) -> Outcome:
-        line = msgspec.json.encode({"id": prompt.id, "text": text}) + b"\n"
-        self.check()
-        sent = False
-        try:
-            with anyio.fail_after(self.timeout):
-                async with await anyio.connect_unix(str(self.socket)) as stream:
-                    await stream.send(line)
-                    sent = True
-                    reply = await _read_line(stream)
-        except TimeoutError:
-            if sent:
-                return "unknown"  # the plugin has the text and may have handed it over
-            raise DoorFailed(
-                self.name, f"the line was not taken within {self.timeout:g} s"
-            ) from None
-        except ConnectionRefusedError:
-            raise DoorUnavailable(
-                self.name, f"nobody listens on {self.socket} (OpenCode has ended)"
-            ) from None
-        except (OSError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
-            if getattr(exc, "errno", None) == errno.ENOENT:
-                raise DoorUnavailable(self.name, f"no socket at {self.socket}") from None
-            if sent:
-                return "unknown"
-            raise DoorFailed(self.name, f"cannot write to {self.socket}: {exc}") from exc
+    def _line(self, prompt: Prompt, text: str) -> bytes:
+        return msgspec.json.encode({"id": prompt.id, "text": text})
+
+    async def _reply(self, stream: ByteStream) -> bytes:
+        return await _read_line(stream)
+
+    def _outcome(self, reply: bytes) -> Outcome:
         return _outcome(self.name, reply)
 
 

@@ -44,6 +44,11 @@ def _terminal_width() -> int:
         return 80
 
 
+def _flag(p: argparse._ActionsContainer, name: str, help_: str) -> None:
+    """An option that is on or off."""
+    p.add_argument(name, action="store_true", help=help_)
+
+
 def _common() -> _Parser:
     common = _Parser(add_help=False)
     g = common.add_argument_group("where and who")
@@ -57,7 +62,7 @@ def _common() -> _Parser:
         metavar="AGENT",
         help="act as this agent (env PANEBOARD_AGENT; default: login name)",
     )
-    g.add_argument("--json", action="store_true", help="machine output: one JSON object per line")
+    _flag(g, "--json", "machine output: one JSON object per line")
     g.add_argument(
         "--store",
         metavar="URL",
@@ -65,7 +70,7 @@ def _common() -> _Parser:
     )
     g.add_argument("--nats-creds", metavar="FILE", help="NATS credentials file")
     g.add_argument("--nats-tls-ca", metavar="FILE", help="CA certificate for NATS over TLS")
-    g.add_argument("--verbose", action="store_true", help="show tracebacks")
+    _flag(g, "--verbose", "show tracebacks")
     return common
 
 
@@ -135,9 +140,7 @@ def _answer_options(p: argparse.ArgumentParser) -> None:
 
 def _log_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kind", action="append", choices=KINDS)
-    p.add_argument(
-        "--follow", action="store_true", help="keep printing new posts until interrupted"
-    )
+    _flag(p, "--follow", "keep printing new posts until interrupted")
 
 
 def _wait_options(p: argparse.ArgumentParser) -> None:
@@ -184,11 +187,7 @@ def _listen_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--parent-pid", type=int, metavar="PID", help="stop when process PID (the agent) exits"
     )
-    p.add_argument(
-        "--until-unloaded",
-        action="store_true",
-        help="codex-queue: stop once no Codex process has the thread loaded",
-    )
+    _flag(p, "--until-unloaded", "codex-queue: stop once no Codex process has the thread loaded")
     p.add_argument(
         "--transcript",
         metavar="PATH",
@@ -238,22 +237,12 @@ def _hook_options(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="stop: check at most every S seconds",
     )
-    p.add_argument(
-        "--trust",
-        action="store_true",
-        help="install codex: also record the hooks as trusted in Codex's config.toml",
-    )
-    p.add_argument(
-        "--mcp",
-        action="store_true",
-        help="install: also register `paneboard mcp` in .mcp.json or .codex/config.toml",
-    )
+    _flag(p, "--trust", "install codex: also record the hooks as trusted in Codex's config.toml")
+    _flag(p, "--mcp", "install: also register `paneboard mcp` in .mcp.json or .codex/config.toml")
 
 
 def _compact_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--archive", action="store_true", help="keep the old log as HOME/BOARD/archive/log-TIME"
-    )
+    _flag(p, "--archive", "keep the old log as HOME/BOARD/archive/log-TIME")
 
 
 def _doctor_options(p: argparse.ArgumentParser) -> None:
@@ -262,11 +251,7 @@ def _doctor_options(p: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="the Claude Code inbox socket to check (default $CLAUDE_CODE_MESSAGING_SOCKET)",
     )
-    p.add_argument(
-        "--probe",
-        action="store_true",
-        help="send a harmless test prompt through the agent's door and wait for it",
-    )
+    _flag(p, "--probe", "send a harmless test prompt through the agent's door and wait for it")
 
 
 def _top_options(p: argparse.ArgumentParser) -> None:
@@ -367,7 +352,7 @@ def command_parser(name: str) -> argparse.ArgumentParser:
 def top_parser() -> argparse.ArgumentParser:
     """`paneboard --help` and `--version`: the list of commands."""
     parser = _Parser(prog="paneboard", description=DESCRIPTION)
-    parser.add_argument("--version", action="store_true", help="print paneboard's version")
+    _flag(parser, "--version", "print paneboard's version")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_, _, _) in COMMANDS.items():
         sub.add_parser(name, help=help_, add_help=False)

@@ -35,33 +35,17 @@ def make_board(log: Path, n: int, open_for_bob: int = 300) -> None:
                 )
             ]
         else:
-            posts = [
-                Prompt(
-                    id=pid,
-                    board="bench",
-                    sender=sender,
-                    ts=ts,
-                    to=(to,),
-                    body=f"please look at item {i} " + "x" * 60,
-                ),
-                Delivered(
-                    id=f"d{i:025d}",
-                    board="bench",
-                    sender=to,
-                    ts=ts,
-                    prompt=pid,
-                    door="claude-inbox",
-                ),
-                Ack(id=f"a{i:025d}", board="bench", sender=to, ts=ts, prompt=pid)
+            about: dict[str, Any] = {"board": "bench", "sender": to, "ts": ts, "prompt": pid}
+            body = f"please look at item {i} " + "x" * 60
+            closing: Post = (
+                Ack(id=f"a{i:025d}", **about)
                 if i % 2
-                else Answer(
-                    id=f"a{i:025d}",
-                    board="bench",
-                    sender=to,
-                    ts=ts,
-                    prompt=pid,
-                    body="done, see commit abc123",
-                ),
+                else Answer(id=f"a{i:025d}", body="done, see commit abc123", **about)
+            )
+            posts = [
+                Prompt(id=pid, board="bench", sender=sender, ts=ts, to=(to,), body=body),
+                Delivered(id=f"d{i:025d}", door="claude-inbox", **about),
+                closing,
             ]
         batch += [encode(p) for p in posts]
         i += len(posts)

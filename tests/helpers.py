@@ -22,6 +22,7 @@ from paneboard.state.log import read_posts
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parent.parent
+PANEBOARD = (sys.executable, "-m", "paneboard.listener")  # the command line, as a process
 
 
 def cli_env(home: Path, **extra: str) -> dict[str, str]:
@@ -88,7 +89,7 @@ def run_cli(
 ) -> subprocess.CompletedProcess[str]:
     """Run `paneboard ARGS` as a real process."""
     done = subprocess.run(
-        [sys.executable, "-m", "paneboard.listener", *args],
+        [*PANEBOARD, *args],
         input=input,
         capture_output=True,
         env=cli_env(home, **env),
@@ -101,6 +102,15 @@ def run_cli(
         done.stdout.decode(errors="replace"),
         done.stderr.decode(errors="replace"),
     )
+
+
+def run_hook(
+    home: Path, action: str, agent: str, event: dict[str, Any], *args: str
+) -> subprocess.CompletedProcess[str]:
+    """`paneboard hook ACTION --agent AGENT ARGS` as the agent runs it: *event* on stdin."""
+    import json
+
+    return run_cli(home, "hook", action, "--agent", agent, *args, input=json.dumps(event).encode())
 
 
 class Listening:
@@ -121,7 +131,7 @@ class Listening:
         self.err: queue.Queue[str] = queue.Queue()
         self.stderr_lines: list[str] = []
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "paneboard.listener", "listen", "--as", agent, *args],
+            [*PANEBOARD, "listen", "--as", agent, *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -182,6 +192,11 @@ def post(home: Path, *args: str, sender: str = "alice", input: bytes | None = No
     done = run_cli(home, "post", "--as", sender, *args, input=input)
     assert 0 == done.returncode, done.stderr
     return done.stdout.strip()
+
+
+def python_door(script: str, *options: str) -> tuple[str, ...]:
+    """`listen` arguments for an exec door running `python -c SCRIPT`, *options* before it."""
+    return ("--door", "exec", *options, "--", sys.executable, "-c", script)
 
 
 class SocketServer:

@@ -7,21 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import Listening, cli_env, post, run_cli
+from tests.helpers import Listening, cli_env, post, run_hook
 
 
 def test_stop_hook_then_listener_hand_over_once(home: Path, store_url: str) -> None:
     first = post(home, "--to", "bob", "taken at stop")
-    reply = run_cli(
-        home,
-        "hook",
-        "stop",
-        "--agent",
-        "claude",
-        "--as",
-        "bob",
-        input=json.dumps({"hook_event_name": "Stop", "stop_hook_active": False}).encode(),
-    )
+    event = {"hook_event_name": "Stop", "stop_hook_active": False}
+    reply = run_hook(home, "stop", "claude", event, "--as", "bob")
     assert first in json.loads(reply.stdout)["reason"]
     with Listening(home, "bob", "--door", "stdout") as bob:
         second = post(home, "--to", "bob", "taken by the listener")

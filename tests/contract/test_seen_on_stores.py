@@ -7,6 +7,7 @@ the session is free). tests/real/test_seen.py runs the same against the real Cla
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
@@ -75,6 +76,17 @@ def _listen(home: Path, s: Session) -> Listening:
     return Listening(home, "bob", *door, "--transcript", str(s.transcript))
 
 
+@contextlib.contextmanager
+def _busy(home: Path, session: Session, body: str) -> Iterator[tuple[Listening, str]]:
+    """bob listening on a busy *session*; *body* posted to bob and handed to the session, which
+    holds its turn back until `free()`. Yields the listener and the prompt's id."""
+    session.busy = True
+    with _listen(home, session) as bob:
+        pid = post(home, "--to", "bob", body)
+        bob.wait_err(f"delivered {pid}")
+        yield bob, pid
+
+
 def _bob(home: Path, pid: str) -> dict[str, Any]:
     return dict(json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"]["bob"])
 
@@ -108,10 +120,7 @@ def test_queued_is_not_seen_until_the_turn_runs(
     home: Path, session: Session, store_url: str
 ) -> None:
     """A busy session's `enqueue` line is not `seen`; status says how long it has waited."""
-    session.busy = True
-    with _listen(home, session) as bob:
-        pid = post(home, "--to", "bob", "when you are free")
-        bob.wait_err(f"delivered {pid}")
+    with _busy(home, session, "when you are free") as (bob, pid):
         assert session.enqueued.wait(10)
         assert 3 == run_cli(home, "wait", pid, "--until", "seen", "--timeout", "1").returncode
         line = run_cli(home, "status", pid).stdout.splitlines()[1]
@@ -126,10 +135,7 @@ def test_a_listener_started_later_sees_what_was_delivered_before(
     home: Path, session: Session, store_url: str
 ) -> None:
     """The turn runs while no listener is there; the next one finds it, and reads on from there."""
-    session.busy = True
-    with _listen(home, session) as bob:
-        pid = post(home, "--to", "bob", "while busy")
-        bob.wait_err(f"delivered {pid}")
+    with _busy(home, session, "while busy") as (bob, pid):
         bob.stop()
     session.free()
     with _listen(home, session) as bob:  # catches up on the transcript before it is ready

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Listening, fake_codex, notices, post, run_cli, wait_until
+from tests.helpers import Listening, fake_codex, notices, post, python_door, run_cli, wait_until
 
 
 @pytest.fixture
@@ -71,21 +70,8 @@ def test_hostile_sockets(home: Path, hostile_socket: Path) -> None:
 
 
 def _exec(home: Path, script: str, *args: str) -> Listening:
-    return Listening(
-        home,
-        "bob",
-        "--door",
-        "exec",
-        "--door-timeout",
-        "2",
-        "--backoff",
-        "0.05",
-        *args,
-        "--",
-        sys.executable,
-        "-c",
-        script,
-    )
+    timing = ("--door-timeout", "2", "--backoff", "0.05")
+    return Listening(home, "bob", *python_door(script, *timing, *args))
 
 
 def test_exec_that_hangs_is_killed_at_its_limit_and_shutdown_is_prompt(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from tests.helpers import (
     fake_codex,
     notices,
     post,
+    python_door,
     run_cli,
 )
 
@@ -183,7 +183,7 @@ def test_exec_gets_text_on_stdin_and_facts_in_env(home: Path, tmp_path: Path) ->
     out = tmp_path / "exec.json"
     script = f"import json, os, sys; json.dump({{'stdin': sys.stdin.read(), 'env': {{k: v for k, v in os.environ.items() if k.startswith('PANEBOARD_')}}}}, open({str(out)!r}, 'w'))"
     body = "rm -rf / ; $(reboot) `id` 'q' \"dq\" | & > <"
-    with Listening(home, "bob", "--door", "exec", "--", sys.executable, "-c", script) as bob:
+    with Listening(home, "bob", *python_door(script)) as bob:
         pid = post(home, "--to", "bob", "--thread", "t9", "--priority", "high", body)
         bob.wait_err(f"delivered {pid}")
     got = json.loads(out.read_text())
@@ -203,20 +203,8 @@ def test_exec_timeout_is_an_unknown_outcome_not_retried(home: Path, tmp_path: Pa
     """A command killed at its limit may have acted: recorded, receipt says `unknown`, no retry."""
     marker = tmp_path / "runs"
     script = f"import time; open({str(marker)!r}, 'a').write('x'); time.sleep(60)"
-    with Listening(
-        home,
-        "bob",
-        "--door",
-        "exec",
-        "--door-timeout",
-        "0.5",
-        "--backoff",
-        "0.05",
-        "--",
-        sys.executable,
-        "-c",
-        script,
-    ) as bob:
+    timing = ("--door-timeout", "0.5", "--backoff", "0.05")
+    with Listening(home, "bob", *python_door(script, *timing)) as bob:
         pid = post(home, "--to", "bob", "slow")
         bob.wait_err(f"delivered {pid}")
     assert "x" == marker.read_text()

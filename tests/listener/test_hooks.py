@@ -10,7 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Listening, LoadedThread, SocketServer, cli_env, post, run_cli
+from tests.helpers import (
+    PANEBOARD,
+    Listening,
+    LoadedThread,
+    SocketServer,
+    cli_env,
+    post,
+    run_cli,
+    run_hook,
+)
 
 UNRELATED = {
     "model": "opus",
@@ -89,17 +98,7 @@ def stop_hook(
         "hook_event_name": "Stop",
         "stop_hook_active": active,
     }
-    return run_cli(
-        home,
-        "hook",
-        "stop",
-        "--agent",
-        agent,
-        "--as",
-        "bob",
-        *extra,
-        input=json.dumps(payload).encode(),
-    )
+    return run_hook(home, "stop", agent, payload, "--as", "bob", *extra)
 
 
 def test_stop_hook_blocks_with_the_open_prompts_once(home: Path) -> None:
@@ -190,18 +189,7 @@ def test_session_start_runs_a_detached_listener_that_ends_with_its_agent(
         PANEBOARD_AGENT="bob",
     )
     parent = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            PARENT,
-            sys.executable,
-            "-m",
-            "paneboard.listener",
-            "hook",
-            "session-start",
-            "--agent",
-            "claude",
-        ],
+        [sys.executable, "-c", PARENT, *PANEBOARD, "hook", "session-start", "--agent", "claude"],
         stdout=subprocess.PIPE,
         text=True,
         env=env,
@@ -244,15 +232,8 @@ def _running(pid: int) -> bool:
 
 def test_session_end_stops_the_listener(home: Path) -> None:
     with Listening(home, "bob", "--door", "stdout") as bob:
-        done = run_cli(
-            home,
-            "hook",
-            "session-end",
-            "--agent",
-            "claude",
-            "--as",
-            "bob",
-            input=b'{"hook_event_name": "SessionEnd"}',
+        done = run_hook(
+            home, "session-end", "claude", {"hook_event_name": "SessionEnd"}, "--as", "bob"
         )
         assert 0 == done.returncode, done.stderr
         assert 0 == bob.proc.wait(timeout=10)
@@ -262,10 +243,8 @@ def test_session_start_derives_a_name_from_the_project(home: Path, tmp_path: Pat
     """Without --as or PANEBOARD_AGENT: `<project folder>-<agent>`, said in the context line."""
     project = tmp_path / "web app"
     project.mkdir()
-    payload = json.dumps({"hook_event_name": "SessionStart", "cwd": str(project)}).encode()
-    done = run_cli(
-        home, "hook", "session-start", "--agent", "codex", "--mode", "stop", input=payload
-    )
+    event = {"hook_event_name": "SessionStart", "cwd": str(project)}
+    done = run_hook(home, "session-start", "codex", event, "--mode", "stop")
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert (
         "you are `web-app-codex`" in context and "name derived from the project folder" in context
@@ -394,7 +373,7 @@ def test_install_writes_the_options_it_was_given(home: Path, tmp_path: Path) -> 
     bare_text = _settings(bare, "claude").read_text()
     assert ("--home" not in bare_text, "--store" not in bare_text) == (True, True)
     doctor = subprocess.run(
-        [sys.executable, "-m", "paneboard.listener", "doctor"],
+        [*PANEBOARD, "doctor"],
         capture_output=True, text=True, env=cli_env(home), cwd=project, check=False,
     )  # fmt: skip
     assert (

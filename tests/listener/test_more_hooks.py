@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import post, run_cli
+from tests.helpers import post, run_cli, run_hook
 
 FILES = {"gemini": ".gemini/settings.json", "copilot": ".github/hooks/paneboard.json"}
 EVENTS = {"gemini": ["SessionStart", "AfterAgent"], "copilot": ["SessionStart", "Stop"]}
@@ -253,19 +253,8 @@ def test_stop_hands_over_one_prompt_per_turn_end_urgent_first(
 
 @pytest.mark.parametrize("agent", ["gemini", "copilot"])
 def test_session_start_context_in_each_agents_format(home: Path, agent: str) -> None:
-    payload = json.dumps({"hook_event_name": "SessionStart", "cwd": str(home)}).encode()
-    done = run_cli(
-        home,
-        "hook",
-        "session-start",
-        "--agent",
-        agent,
-        "--mode",
-        "stop",
-        "--as",
-        "bob",
-        input=payload,
-    )
+    event = {"hook_event_name": "SessionStart", "cwd": str(home)}
+    done = run_hook(home, "session-start", agent, event, "--mode", "stop", "--as", "bob")
     reply = json.loads(done.stdout)
     text = (
         reply["hookSpecificOutput"]["additionalContext"]

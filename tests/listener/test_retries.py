@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from paneboard.protocol.posts import Undelivered
 from paneboard.state.log import read_posts
-from tests.helpers import Listening, post, run_cli, wait_until
+from tests.helpers import Listening, post, python_door, run_cli, wait_until
 
 # An exec door that refuses any prompt whose body says FAIL and records the others' ids.
 RECORDER = (
@@ -21,9 +20,7 @@ def recorder(home: Path, tmp_path: Path, *args: str) -> Listening:
     from tests.helpers import cli_env
 
     env = cli_env(home, OUT=str(tmp_path / "got"))
-    return Listening(
-        home, "bob", "--door", "exec", *args, "--", sys.executable, "-c", RECORDER, env=env
-    )
+    return Listening(home, "bob", *python_door(RECORDER, *args), env=env)
 
 
 def test_a_failing_door_retries_then_posts_undelivered_and_a_restart_delivers(
@@ -87,7 +84,7 @@ def test_sigterm_during_a_delivery_lets_it_finish(home: Path, tmp_path: Path) ->
         f"import os, time; open({str(started)!r}, 'w').close()\n"
         f"while not os.path.exists({str(release)!r}): time.sleep(0.01)"
     )
-    with Listening(home, "bob", "--door", "exec", "--", sys.executable, "-c", script) as bob:
+    with Listening(home, "bob", *python_door(script)) as bob:
         pid = post(home, "--to", "bob", "slow one")
         wait_until(started.exists, "the door's command runs")
         bob.proc.terminate()

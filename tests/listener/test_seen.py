@@ -16,6 +16,7 @@ from paneboard.protocol.compose import compose
 from paneboard.protocol.posts import Prompt
 from paneboard.state.panelock import holder
 from tests.helpers import (
+    PANEBOARD,
     Listening,
     LoadedThread,
     SocketServer,
@@ -207,15 +208,7 @@ def test_claude_clear_moves_the_listener_to_the_new_transcript(home: Path, tmp_p
     server = SocketServer(tmp_path / "cc.sock")
     old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
     env = cli_env(home, CLAUDE_CODE_MESSAGING_SOCKET=str(server.path), PANEBOARD_AGENT="bob")
-    hook = [
-        sys.executable,
-        "-m",
-        "paneboard.listener",
-        "hook",
-        "session-start",
-        "--agent",
-        "claude",
-    ]
+    hook = [*PANEBOARD, "hook", "session-start", "--agent", "claude"]
     argv = [sys.executable, "-c", CLEARING, str(old), str(new), *hook]
     agent = subprocess.Popen(
         argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env

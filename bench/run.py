@@ -123,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if name == "mcp-call" and find_spec("mcp") is None:
             print(
-                "bench: mcp-call skipped: the MCP SDK is not installed (pip install 'paneboard[mcp]')"
+                "bench: mcp-call skipped: the MCP SDK is not installed"
+                " (pip install 'paneboard[mcp]')"
             )
             continue
         if name in NEEDS_CLAUDE and seen.clients_bin() is None:

@@ -160,7 +160,8 @@ class Listener:
                 self._refresh()
 
     def _refresh(self) -> None:
-        """Fold what is new; queue the new prompts for this agent (all of them again after a compaction)."""
+        """Fold what is new; queue the new prompts for this agent (all of them again after a
+        compaction)."""
         new = self.view.refresh()
         if self.view.replaced:
             self.view.replaced = False
@@ -195,7 +196,8 @@ class Listener:
         return ps
 
     def _next(self) -> PromptState | None:
-        """The first queued prompt still wanted (urgent first, then oldest); closed ones are dropped."""
+        """The first queued prompt still wanted (urgent first, then oldest); closed ones are
+        dropped."""
         while self._queue:
             prompt_id = self._queue[0][2]
             ps = self._wanted(prompt_id)
@@ -275,7 +277,8 @@ class Listener:
             self.seen.check()  # the agent may have recorded it already
 
     def _announce(self) -> None:
-        """Write this pane's presence: a local file, and the store's presence bucket where it has one."""
+        """Write this pane's presence: a local file, and the store's presence bucket where it has
+        one."""
         presence.write(self.paths.pane(self.settings.agent, "presence"), self._presence)
         try:
             self.store.put_presence(self.settings.agent, msgspec.json.encode(self._presence))
@@ -327,7 +330,8 @@ def _failpoint(name: str) -> None:
 
 
 async def wait_process_gone(pid: int) -> None:
-    """Return once process *pid* has exited: a pidfd wakes us on Linux; elsewhere, a check a second."""
+    """Return once process *pid* has exited: a pidfd wakes us on Linux; elsewhere, a check a
+    second."""
     try:
         fd = os.pidfd_open(pid)
     except ProcessLookupError:

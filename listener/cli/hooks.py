@@ -85,9 +85,8 @@ def _install(args: argparse.Namespace) -> None:
         path, changed = settings.install(
             args.target, project, args.mode, executable(), _given_options(args)
         )
-        print(
-            f"{'installed paneboard hooks in' if changed else 'paneboard hooks already installed in'} {path} (mode {args.mode})"
-        )
+        done = "installed paneboard hooks in" if changed else "paneboard hooks already installed in"
+        print(f"{done} {path} (mode {args.mode})")
         if args.mcp:
             _register(args, project)
         if args.target == "codex":

@@ -52,7 +52,8 @@ def read_hook_input() -> dict[str, Any]:
 
 
 def agent_name(explicit: str | None, agent: str, cwd: str) -> tuple[str, bool]:
-    """--as, else PANEBOARD_AGENT, else `<project folder>-<agent type>`; and whether it was derived."""
+    """--as, else PANEBOARD_AGENT, else `<project folder>-<agent type>`; and whether it was
+    derived."""
     if explicit:
         return explicit, False
     if os.environ.get("PANEBOARD_AGENT"):
@@ -85,9 +86,11 @@ def _is_agent_cli(pid: int) -> bool:
 
 def context_line(ctx: Context, exe: str, how: str) -> str:
     return (
-        f"paneboard: you are `{ctx.agent}` on board `{ctx.board}` ({how}). Post work to another agent with "
-        f"`{exe} post --home {ctx.home} --board {ctx.board} --as {ctx.agent} --to NAME 'TEXT'`; prompts for you "
-        f"arrive as `[paneboard] prompt …` messages: close each with the ack or answer command it gives."
+        f"paneboard: you are `{ctx.agent}` on board `{ctx.board}` ({how}). "
+        "Post work to another agent with "
+        f"`{exe} post --home {ctx.home} --board {ctx.board} --as {ctx.agent} --to NAME 'TEXT'`; "
+        "prompts for you arrive as `[paneboard] prompt …` messages: "
+        "close each with the ack or answer command it gives."
     )
 
 
@@ -225,7 +228,10 @@ def _deliver_at_stop(
         chosen, texts = _take(ctx, state, keys, limit)
         if not chosen:
             return False
-        intro = f"paneboard: {len(chosen)} prompt(s) for you, `{ctx.agent}`, arrived on board `{ctx.board}`; handle them now."
+        intro = (
+            f"paneboard: {len(chosen)} prompt(s) for you, `{ctx.agent}`, "
+            f"arrived on board `{ctx.board}`; handle them now."
+        )
         out.write(json.dumps({"decision": "block", "reason": "\n\n".join([intro, *texts])}) + "\n")
         out.flush()  # handed over: now record it (a crash here costs a duplicate, never a loss)
         for prompt in chosen:

@@ -53,7 +53,8 @@ def hook_commands(
 
 
 def load(path: Path) -> dict[str, Any]:
-    """The settings at *path* ({} if missing); `BadInput` if it is not a JSON object with a valid `hooks`."""
+    """The settings at *path* ({} if missing); `BadInput` if it is not a JSON object with a valid
+    `hooks`."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -64,7 +65,8 @@ def load(path: Path) -> dict[str, Any]:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
         raise BadInput(
-            f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); fix or move it, nothing was changed"
+            f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); "
+            "fix or move it, nothing was changed"
         ) from None
     hooks = data.get("hooks", {}) if isinstance(data, dict) else None
     if (
@@ -73,7 +75,8 @@ def load(path: Path) -> dict[str, Any]:
         or not all(isinstance(v, list) for v in hooks.values())
     ):
         raise BadInput(
-            f"{path} does not hold a settings object with a `hooks` map of lists; nothing was changed"
+            f"{path} does not hold a settings object with a `hooks` map of lists; "
+            "nothing was changed"
         )
     return data
 

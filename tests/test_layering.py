@@ -7,7 +7,7 @@
 | listener | the listener proper (listen, view, doors/) and the context | protocol, state |
 | listener.hooks | what the agents' hooks run, and their settings files | + listener |
 | listener.cli | the parser and one module per group of commands | + listener.hooks |
-| listener.top | `paneboard top` (Textual); the parser names it, imports nothing of it | + listener.cli |
+| listener.top | `paneboard top` (Textual): the parser names it, never imports it | + listener.cli |
 """
 
 from __future__ import annotations

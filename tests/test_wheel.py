@@ -116,7 +116,8 @@ def test_installed_round_trip(installed: Installed) -> None:
 
 
 def test_installed_hooks_and_doctor(installed: Installed) -> None:
-    """The agent integration runs from the wheel: install, session-start, stop, uninstall, doctor."""
+    """The agent integration runs from the wheel: install, session-start, stop, uninstall,
+    doctor."""
     project = installed.folder / "project"
     project.mkdir()
     done = installed.run("hook", "install", "--mode", "stop", "--as", "bob", "claude",

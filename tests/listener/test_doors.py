@@ -179,9 +179,14 @@ def test_maildir_file_reads_back(home: Path, tmp_path: Path) -> None:
 
 
 def test_exec_gets_text_on_stdin_and_facts_in_env(home: Path, tmp_path: Path) -> None:
-    """Body with shell metacharacters arrives byte for byte; env names the prompt, never the body."""
+    """Body with shell metacharacters arrives byte for byte; env names the prompt, never the
+    body."""
     out = tmp_path / "exec.json"
-    script = f"import json, os, sys; json.dump({{'stdin': sys.stdin.read(), 'env': {{k: v for k, v in os.environ.items() if k.startswith('PANEBOARD_')}}}}, open({str(out)!r}, 'w'))"
+    script = (
+        "import json, os, sys; json.dump({'stdin': sys.stdin.read(), 'env': "
+        "{k: v for k, v in os.environ.items() if k.startswith('PANEBOARD_')}}, "
+        f"open({str(out)!r}, 'w'))"
+    )
     body = "rm -rf / ; $(reboot) `id` 'q' \"dq\" | & > <"
     with Listening(home, "bob", *python_door(script)) as bob:
         pid = post(home, "--to", "bob", "--thread", "t9", "--priority", "high", body)

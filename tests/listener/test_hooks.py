@@ -38,7 +38,8 @@ def _settings(project: Path, agent: str) -> Path:
 @pytest.mark.parametrize("agent", ["claude", "codex"])
 @pytest.mark.parametrize("start", ["missing", "unrelated"])
 def test_install_twice_then_uninstall(home: Path, tmp_path: Path, agent: str, start: str) -> None:
-    """Install adds our hooks and keeps the rest; again changes nothing; uninstall restores the original."""
+    """Install adds our hooks and keeps the rest; again changes nothing; uninstall restores the
+    original."""
     project = tmp_path / "proj"
     project.mkdir()
     path = _settings(project, agent)
@@ -79,8 +80,8 @@ def test_a_malformed_settings_file_is_refused_and_untouched(home: Path, tmp_path
     done = run_cli(home, "hook", "install", "claude", "--project", str(project))
     assert 1 == done.returncode
     assert (
-        f"paneboard: {path} is not valid JSON (line 1: Expecting value); fix or move it, nothing was changed\n"
-        == done.stderr
+        f"paneboard: {path} is not valid JSON (line 1: Expecting value); "
+        "fix or move it, nothing was changed\n" == done.stderr
     )
     assert '{"hooks": {"Stop": [' == path.read_text()
     path.write_text('{"hooks": {"Stop": "not a list"}}')
@@ -102,7 +103,8 @@ def stop_hook(
 
 
 def test_stop_hook_blocks_with_the_open_prompts_once(home: Path) -> None:
-    """The reason carries the prompts in catch-up order; the next stop, with nothing new, is silent."""
+    """The reason carries the prompts in catch-up order; the next stop, with nothing new, is
+    silent."""
     normal = post(home, "--to", "bob", "normal work")
     urgent = post(home, "--to", "bob", "--priority", "urgent", "urgent work")
     first = stop_hook(home)
@@ -170,7 +172,8 @@ def test_stop_hook_limits_the_reason(home: Path) -> None:
 
 PARENT = """
 import json, subprocess, sys, time
-done = subprocess.run(sys.argv[1:], input=json.dumps({"hook_event_name": "SessionStart", "cwd": sys.argv[-1] if False else ".", "source": "startup"}), capture_output=True, text=True)
+done = subprocess.run(sys.argv[1:], input=json.dumps({"hook_event_name": "SessionStart", \
+"cwd": sys.argv[-1] if False else ".", "source": "startup"}), capture_output=True, text=True)
 print(done.returncode, flush=True)
 print(done.stdout.strip(), flush=True)
 time.sleep(120)
@@ -180,7 +183,8 @@ time.sleep(120)
 def test_session_start_runs_a_detached_listener_that_ends_with_its_agent(
     home: Path, tmp_path: Path
 ) -> None:
-    """With a real parent process and a socket: the listener delivers, carries no CLAUDE_CODE_ variables, and exits when the parent dies."""
+    """With a real parent process and a socket: the listener delivers, carries no CLAUDE_CODE_
+    variables, and exits when the parent dies."""
     server = SocketServer(tmp_path / "cc.sock")
     env = cli_env(
         home,
@@ -252,7 +256,8 @@ def test_session_start_derives_a_name_from_the_project(home: Path, tmp_path: Pat
 
 
 def test_doctor_healthy_and_broken(home: Path, tmp_path: Path) -> None:
-    """ok lines and exit 0 with a live listener and a good socket; fail lines and exit 1 with a bad socket."""
+    """ok lines and exit 0 with a live listener and a good socket; fail lines and exit 1 with a
+    bad socket."""
     server = SocketServer(tmp_path / "cc.sock")
     try:
         post(home, "--to", "bob", "hi")
@@ -334,7 +339,8 @@ def test_codex_queue_to_a_thread_nobody_runs_is_undelivered(home: Path, tmp_path
 
 
 def test_options_stand_before_or_after_the_agent(home: Path, tmp_path: Path) -> None:
-    """`hook install --mode stop --as bob claude` writes what `hook install claude --mode …` does."""
+    """`hook install --mode stop --as bob claude` writes what `hook install claude --mode …`
+    does."""
     written = []
     for argv in (
         ["hook", "install", "--mode", "stop", "--as", "bob", "claude"],

@@ -130,7 +130,8 @@ async def test_watch_wakes_on_append_and_not_for_other_files(tmp_path: Path) -> 
 
 @pytest.mark.anyio
 async def test_watch_waits_for_folders_that_do_not_exist_yet(tmp_path: Path) -> None:
-    """Claude Code creates the transcript's folder with its first turn, after the listener starts."""
+    """Claude Code creates the transcript's folder with its first turn, after the listener
+    starts."""
     path = tmp_path / "projects" / "-tmp-x" / "t.jsonl"
     watch = watch_file(path)
     reader = LineReader(path, NEEDLE)

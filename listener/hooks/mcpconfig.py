@@ -18,6 +18,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from paneboard.listener.hooks.settings import parse_json
 from paneboard.protocol.errors import BadInput, BoardIOError
 
 NAME = "paneboard"
@@ -126,13 +127,7 @@ def _write(path: Path, text: str) -> None:
 
 
 def _load_json(path: Path, text: str) -> dict[str, Any]:
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise BadInput(
-            f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); fix or move it, "
-            "nothing was changed"
-        ) from None
+    data = parse_json(path, text)
     if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
         raise BadInput(
             f"{path} does not hold an object with an `mcpServers` map; nothing was changed"

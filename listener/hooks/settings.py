@@ -52,6 +52,17 @@ def hook_commands(
     return events
 
 
+def parse_json(path: Path, text: str) -> Any:
+    """The JSON *text* of the file *path* ({} if blank); `BadInput` if it is not JSON."""
+    try:
+        return json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise BadInput(
+            f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); "
+            "fix or move it, nothing was changed"
+        ) from None
+
+
 def load(path: Path) -> dict[str, Any]:
     """The settings at *path* ({} if missing); `BadInput` if it is not a JSON object with a valid
     `hooks`."""
@@ -61,13 +72,7 @@ def load(path: Path) -> dict[str, Any]:
         return {}
     except OSError as exc:
         raise BoardIOError(f"cannot read {path}: {exc.strerror}") from exc
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise BadInput(
-            f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); "
-            "fix or move it, nothing was changed"
-        ) from None
+    data = parse_json(path, text)
     hooks = data.get("hooks", {}) if isinstance(data, dict) else None
     if (
         not isinstance(data, dict)

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.real.conftest import CLIENTS
+from tests.real.clients import CLIENTS
 from tests.real.sessions import (
     AgentSession,
     CopilotSession,

@@ -26,7 +26,7 @@ from paneboard.protocol.posts import Delivered, Prompt, Seen
 from paneboard.state.log import append_posts, read_posts
 from paneboard.state.transcript import LineReader
 from tests.helpers import ScriptServer, wait_until
-from tests.real.conftest import ClaudeSession, free_port
+from tests.real.clients import ClaudeSession, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 # Claude Code drops peer messages beyond a rate limit (about 35 in 11 s was too many: its

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.helpers import ScriptServer, Tmux, wait_until
-from tests.real.conftest import free_port
+from tests.real.clients import free_port
 
 OPENCODE_PLUGIN_PACKAGE = "@opencode-ai/plugin@1.18.33"
 

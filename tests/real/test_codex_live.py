@@ -19,8 +19,8 @@ import pytest
 
 from paneboard.state.panelock import holder
 from tests.helpers import run_cli, wait_until
+from tests.real.clients import free_port
 from tests.real.codex_session import CodexHome, CodexTui, StandIn
-from tests.real.conftest import free_port
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is missing: no Codex TUI"

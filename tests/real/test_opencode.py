@@ -17,7 +17,7 @@ from paneboard.protocol.posts import Undelivered
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
 from tests.helpers import Listening, cli_env, run_cli, wait_until
-from tests.real.conftest import CLIENTS
+from tests.real.clients import CLIENTS
 from tests.real.sessions import OpenCodeSession, opencode_plugin_deps, post, running, status
 
 pytestmark = pytest.mark.skipif(

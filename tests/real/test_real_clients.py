@@ -15,7 +15,7 @@ from paneboard.protocol.posts import Undelivered
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
 from tests.helpers import Listening, LoadedThread, cli_env, post, run_cli
-from tests.real.conftest import ClaudeSession, codex_env, offline_codex_thread, queue_listener
+from tests.real.clients import ClaudeSession, codex_env, offline_codex_thread, queue_listener
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is missing: no interactive Claude Code session"

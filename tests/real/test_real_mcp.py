@@ -19,7 +19,7 @@ import pytest
 
 from tests.helpers import cli_env, post, run_cli
 from tests.real.api_stand_in import MCP_ANSWER_BODY
-from tests.real.conftest import ClaudeSession
+from tests.real.clients import ClaudeSession
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is missing: no interactive Claude Code session"

@@ -11,16 +11,6 @@ PRIORITIES = ("low", "normal", "high", "urgent")
 PRIORITY_RANK = {"urgent": 0, "high": 1, "normal": 2, "low": 3}  # catch-up order: urgent first
 KINDS = ("prompt", "ack", "answer", "cancel", "delivered", "undelivered", "seen")
 OUTCOMES = ("accepted", "unknown")
-STAGES = (
-    "posted",
-    "delivered",
-    "undelivered",
-    "seen",
-    "acked",
-    "answered",
-    "cancelled",
-    "expired",
-)
 OPEN_STAGES = ("posted", "delivered", "undelivered", "seen")  # a recipient may still close it
 HANDED_STAGES = ("delivered", "undelivered")  # a listener has tried the door
 CLOSED_STAGES = ("acked", "answered")  # the recipient closed it

@@ -2,16 +2,7 @@
 
 from __future__ import annotations
 
-from paneboard.protocol.posts import (
-    Ack,
-    Answer,
-    Cancel,
-    Delivered,
-    Post,
-    Prompt,
-    Seen,
-    Undelivered,
-)
+from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt, Seen, Undelivered
 from paneboard.state.fold import BoardState, fold, open_for, prune, stage
 
 

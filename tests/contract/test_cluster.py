@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from paneboard.state.natsstore import RETRY_FOR, NatsStore
+from paneboard.state.natsurl import shown
 from tests.helpers import ROOT, Listening, cli_env, run_cli
 from tests.natscluster import NAMES, NatsCluster
 
@@ -260,14 +261,15 @@ def test_replicas_are_asked_for_and_an_existing_stream_is_used_as_it_is(
     finally:
         r3.close()
     doctor = run_cli(home, "doctor", "--as", "bob", PANEBOARD_STORE=url).stdout.splitlines()
-    others = sorted(set(NAMES) - {report.leader})
-    peers = "".join(f"; {name} lag 0" for name in others)
-    expected = f"{r3.stream}: 3 replica(s), cluster `paneboard`, leader {report.leader}{peers}"
-    assert f"ok    stream   {expected}" in doctor
+    assert set(NAMES) == {report.leader, *(peer.name for peer in report.peers)}
+    peers = "".join(f"; {peer.name} lag 0" for peer in report.peers)
+    stream = f"{r3.stream}: 3 replica(s), cluster `paneboard`, leader {report.leader}{peers}"
+    assert f"ok    board    `test` on {shown(url)}: 0 posts; {stream}" in doctor
 
     prefix = _prefix()
     NatsStore(cluster.url(prefix, replicas=1), "test").close()
-    monkeypatch.setenv("PANEBOARD_TEST_STORE", cluster.url(prefix, replicas=3))
+    url = cluster.url(prefix, replicas=3)
+    monkeypatch.setenv("PANEBOARD_TEST_STORE", url)
     assert 0 == run_cli(home, "post", "--as", "alice", "--to", "bob", "hi").returncode
     r1 = NatsStore(cluster.url(prefix, replicas=3), "test")
     try:
@@ -276,6 +278,6 @@ def test_replicas_are_asked_for_and_an_existing_stream_is_used_as_it_is(
         r1.close()
     assert (1, 3, ()) == (report.replicas, report.wanted, report.peers)
     asked = "1 replica(s) (the address asks for 3)"
-    expected = f"{r1.stream}: {asked}, cluster `paneboard`, leader {report.leader}"
+    stream = f"{r1.stream}: {asked}, cluster `paneboard`, leader {report.leader}"
     doctor = run_cli(home, "doctor", "--as", "bob").stdout.splitlines()
-    assert f"warn  stream   {expected}" in doctor
+    assert f"warn  board    `test` on {shown(url)}: 1 posts; {stream}" in doctor

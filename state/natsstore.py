@@ -215,7 +215,7 @@ class NatsStore:
         try:
             return await self.js.add_stream(config)
         except BadRequestError as exc:
-            if exc.err_code != 10058:  # not "name already in use": created by another since
+            if exc.err_code != 10058:  # 10058: the name is taken (another process, just now)
                 raise
             return await self.js.stream_info(self.stream)
 

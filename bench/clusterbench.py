@@ -92,9 +92,9 @@ def leader_loss(home: Path, trials: int) -> dict[str, Any]:
                 nodes.node(leader).kill(signal.SIGKILL)
                 start = time.perf_counter()
                 done = subprocess.run(post, env=env, capture_output=True, check=False)
-                waits.append(time.perf_counter() - start)
+                waits.append((time.perf_counter() - start) * 1000)
                 codes.append(done.returncode)
                 nodes.start()
         finally:
             admin.close()
-    return {"wait_s": summary(waits), "samples_s": waits, "exit_codes": codes}
+    return {"wait_ms": summary(waits), "samples_ms": waits, "exit_codes": codes}

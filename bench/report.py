@@ -158,16 +158,11 @@ def _cluster_rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             label = f"acknowledged appends/s, {what}, R3 cluster vs R1 server"
             rows.append((label, f"{c[key]:,.0f}/s", base, ratio))
     if "leader-loss" in r:
-        w = r["leader-loss"]["wait_s"]
+        w = r["leader-loss"]["wait_ms"]
         failed = sum(code != 0 for code in r["leader-loss"]["exit_codes"])
-        rows.append(
-            (
-                "`paneboard post` right after its leader is killed: wait (median / max)",
-                f"{w['median']:.1f} / {w['max']:.1f} s",
-                f"{failed} of {w['n']} failed",
-                "–",
-            )
-        )
+        wait = f"{w['median'] / 1000:.1f} / {w['max'] / 1000:.1f} s"
+        what = "`paneboard post` right after its leader is killed: wait (median / max)"
+        rows.append((what, wait, f"{failed} of {w['n']} failed", "–"))
     return rows
 
 

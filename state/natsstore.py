@@ -120,6 +120,7 @@ class NatsStore:
         self._thread.start()
         self._created = ""
         self._kv_handle: Any = None
+        self._opened: float | None = None  # when the first operation began (loop time)
         try:
             self.run(self._connect(creds, tls_ca, reconnect))
         except BaseException:
@@ -142,9 +143,15 @@ class NatsStore:
         Only what a leader election or a lost server causes is tried again (no answer, no
         responders, "temporarily unavailable", a connection being replaced); anything else,
         and the last failure once the time is up, is a `BoardIOError` naming *what* failed.
+        The operations of a store's first `RETRY_FOR` seconds share them (a command's wait is
+        bounded as a whole); each later one has its own.
         """
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + RETRY_FOR
+        now = loop.time()
+        if self._opened is None:
+            self._opened = now
+        first = self._opened + RETRY_FOR
+        deadline = first if now < first else now + RETRY_FOR
         pause = 0.05
         while True:
             left = deadline - loop.time()

@@ -236,7 +236,7 @@ def test_seeds_fail_over_and_without_a_quorum_a_post_fails_in_one_line(
     )
     assert said is not None, down.stderr
     assert f"nats://{cluster.seeds}" == said[1]
-    assert RETRY_FOR <= took < RETRY_FOR + 8
+    assert RETRY_FOR - 1 <= took < RETRY_FOR + 6  # retries end a pause early; a slow start
     cluster.start()
     shown = run_cli(home, "log", "--json", "--kind", "prompt", timeout=60)
     assert ids == [json.loads(line)["id"] for line in shown.stdout.splitlines()]

@@ -3,16 +3,19 @@
 JetStream's ordered consumer is an ephemeral push consumer (no acks, one replica, in memory)
 that the client replaces when it notices a gap: a message whose consumer sequence skips
 one, or a heartbeat naming a later one. Here it is also replaced when it falls silent for
-`SILENT` seconds (its server died, or a whole cluster restarted and brought back an old
-copy of it), again and again until a new one is made: on a cluster, the consumer of a
-listener resumes on the new leader from the sequence after the last one it handed on.
+`SILENT` seconds (its server died), again and again until a new one is made: on a cluster,
+the consumer of a listener resumes on the new leader from the sequence after the last one
+it handed on.
 Messages of a replaced consumer are dropped, and a sequence already handed on is never
 handed on again, so nothing is delivered twice and nothing is skipped.
 
-nats-py has an ordered consumer of its own; it tries to replace a lost consumer once per
-two heartbeats, with tasks that may overlap and a configuration they share, and after a
-whole cluster restarted it was seen to stay silent for good. This one is small enough
-to read, and tested against real servers (tests/contract/test_cluster.py).
+nats-py has an ordered consumer of its own, but it starts a replacement from sequence 1
+when it loses its consumer before the first message came (a whole stream replayed), makes
+each replacement once, in a task that may overlap the next one's, and tries again only
+two heartbeats later. After a whole cluster restarts, the servers also bring back the old
+consumer, which replays the stream from its first sequence: its consumer sequences do not
+follow on, so it is replaced like any other. Tested against real servers
+(tests/contract/test_cluster.py).
 """
 
 from __future__ import annotations

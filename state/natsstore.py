@@ -19,7 +19,8 @@ starts again, on the new leader, from the sequence after the last one it handed 
 
 nats-py is asynchronous; paneboard's store interface is not. A store runs its own event
 loop in a daemon thread and waits on it: the commands stay simple, and the listener's own
-event loop is never blocked for longer than a publish.
+event loop is never blocked for longer than a publish (seconds, through an election: its
+receipts wait, as its deliveries do, one at a time).
 """
 
 from __future__ import annotations

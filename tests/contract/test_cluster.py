@@ -86,6 +86,13 @@ class Senders:
         done = [(n, r) for n, rs in self.results.items() for r in rs]
         return {(n, r["i"]): r["out"].strip() for n, r in done if r["rc"] == 0}
 
+    def stop(self) -> None:
+        """Kill the senders still running (a test that failed half way)."""
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+
     def finish(self) -> None:
         self.wait_done(SENDERS * POSTS)
         for proc in self.procs:
@@ -158,8 +165,8 @@ def test_losing_the_leader_twice_is_a_pause_never_a_loss(
     admin = NatsStore(url, "test", reconnect=True)
     bob = _listen(homes["laptop"], "bob", url)
     carol = _listen(homes["buildbox"], "carol", url)
+    senders = Senders(homes["senders"], url)
     try:
-        senders = Senders(homes["senders"], url)
         killed = []
         for at in (200, 600):
             senders.wait_done(at)
@@ -200,6 +207,7 @@ def test_losing_the_leader_twice_is_a_pause_never_a_loss(
             _check_order(seen[listener], senders)
             assert 0 == listener.stop()
     finally:
+        senders.stop()
         bob.__exit__()
         carol.__exit__()
         admin.close()

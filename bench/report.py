@@ -102,6 +102,7 @@ def headline(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                 f"{an['batched_per_s'] / base_a['batched_per_s']:.2f}×" if base_a else "–",
             )
         )
+    rows += _cluster_rows(r)
     if "catch-up" in r:
         for n, row in r["catch-up"].items():
             rows.append(
@@ -135,6 +136,33 @@ def headline(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                 f"{t['all_ms'] / t['from_mark_ms']:.0f}× less",
             )
         )
+    return rows
+
+
+def _cluster_rows(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """The three-node cluster (R3) beside one NATS server (R1), and a post through a leader loss."""
+    rows = []
+    if "wake-cluster" in r:
+        c = r["wake-cluster"]["latency_ms"]
+        one = r.get("wake-nats", {}).get("latency_ms")
+        base = f"{one['median']:.2f} ms (p99 {one['p99']:.2f})" if one else "–"
+        ratio = f"{c['median'] / one['median']:.1f}×" if one else "–"
+        cell = f"{c['median']:.2f} ms (p99 {c['p99']:.2f})"
+        rows.append(("delivery latency, median, R3 cluster vs R1 server", cell, base, ratio))
+    if "append-cluster" in r:
+        c = r["append-cluster"]
+        one = r.get("append-nats")
+        for key, what in (("one_by_one_per_s", "one by one"), ("batched_per_s", "batches of 1000")):
+            base = f"{one[key]:,.0f}/s" if one else "–"
+            ratio = f"{c[key] / one[key]:.2f}×" if one else "–"
+            label = f"acknowledged appends/s, {what}, R3 cluster vs R1 server"
+            rows.append((label, f"{c[key]:,.0f}/s", base, ratio))
+    if "leader-loss" in r:
+        w = r["leader-loss"]["wait_ms"]
+        failed = sum(code != 0 for code in r["leader-loss"]["exit_codes"])
+        wait = f"{w['median'] / 1000:.1f} / {w['max'] / 1000:.1f} s"
+        what = "`paneboard post` right after its leader is killed: wait (median / max)"
+        rows.append((what, wait, f"{failed} of {w['n']} failed", "–"))
     return rows
 
 

@@ -13,7 +13,17 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from bench import catchup, fanout, latency, mcpbench, natsbench, seen, throughput, top
+from bench import (
+    catchup,
+    clusterbench,
+    fanout,
+    latency,
+    mcpbench,
+    natsbench,
+    seen,
+    throughput,
+    top,
+)
 from bench.baselines import Maildir, SqliteMailbox
 from bench.report import write_report
 
@@ -63,8 +73,13 @@ SCENARIOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
     "top": top.top,
     "seen-claude": lambda home, quick: seen.claude(home, 3 if quick else 40),
     "transcript": lambda home, quick: seen.transcript(home, 10 if quick else 100),
+    "wake-cluster": lambda home, quick: clusterbench.wake(home, 200 if quick else 2000),
+    "append-cluster": lambda home, quick: clusterbench.append_rate(
+        home, 300 if quick else 2000, 1000
+    ),
+    "leader-loss": lambda home, quick: clusterbench.leader_loss(home, 1 if quick else 5),
 }
-NEEDS_NATS = {"wake-nats", "append-nats"}
+NEEDS_NATS = {"wake-nats", "append-nats", "wake-cluster", "append-cluster", "leader-loss"}
 NEEDS_CLAUDE = {"seen-claude"}
 
 

@@ -1,16 +1,26 @@
-"""A board on NATS JetStream, for agents on several machines (`--store nats://HOST:PORT[/PREFIX]`).
+"""A board on NATS JetStream, for agents on several machines (`--store nats://…`, see `natsurl`).
 
 One stream per board, ``PREFIX_BOARD`` with the subject ``PREFIX.BOARD.posts`` (a dot in
-a board's name is written ``~``), file storage, created on first use. A post is published
-with its id as ``Nats-Msg-Id``, so a retried publish is stored once, and `append` returns
-only after JetStream acknowledged it. A position is the stream sequence. Followers tail
-with an ordered consumer from their position, and wake the listener through a pipe, as
-inotify does for the file log. Presence (for `who`) lives in the key-value bucket
-``PREFIX_presence`` with a time-to-live.
+a board's name is written ``~``), file storage, created on first use with the address's
+``replicas``; a stream that exists already is used as it is, whatever its settings
+(`stream_report` tells them). A post is published with its id as ``Nats-Msg-Id`` and
+`append` returns only after JetStream acknowledged it. A position is the stream sequence.
+Followers tail with an ordered consumer from their position, and wake the listener through
+a pipe, as inotify does for the file log. Presence (for `who`) lives in the key-value
+bucket ``PREFIX_presence`` with a time-to-live.
+
+On a cluster, losing a stream's leader is a pause, never a loss: while the survivors elect
+another (JetStream takes 4 to 9 s), a publish finds no one to store it. Every operation
+is retried for `RETRY_FOR` seconds (a publish with the same message id, so JetStream
+stores it once: its duplicate window, 2 minutes by default, is far longer), then fails
+with one `BoardIOError`. The client knows every seed, and reconnects to another when its
+server goes; a follower's ordered consumer (`natstail`) that stops hearing from its server
+starts again, on the new leader, from the sequence after the last one it handed out.
 
 nats-py is asynchronous; paneboard's store interface is not. A store runs its own event
 loop in a daemon thread and waits on it: the commands stay simple, and the listener's own
-event loop is never blocked for longer than a publish.
+event loop is never blocked for longer than a publish (seconds, through an election: its
+receipts wait, as its deliveries do, one at a time).
 """
 
 from __future__ import annotations
@@ -21,35 +31,65 @@ import contextlib
 import os
 import ssl
 import threading
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import anyio
 import msgspec
 
 from paneboard.protocol.errors import BadInput, BoardIOError, DamagedRecord, PaneboardError
 from paneboard.protocol.posts import Post, decode, encode
+from paneboard.state.natsurl import parse_url, shown
 
 if TYPE_CHECKING:
     from paneboard.state.compact import Compacted
 
 T = TypeVar("T")
 PRESENCE_TTL = 30.0
-TIMEOUT = 10.0
+RETRY_FOR = 15.0  # how long an operation keeps trying through a leader election
+ATTEMPT = 2.0  # how long one try waits for JetStream's answer
+TIMEOUT = RETRY_FOR + ATTEMPT + 3  # a caller's wait: always longer than the retries
+RECONNECT_WAIT = 0.25
+CONNECT_WITHIN = 5.0  # the first connection, every seed tried
 
 
-def parse_url(url: str) -> tuple[str, str]:
-    """(server URL, subject prefix) of ``nats://HOST:PORT[/PREFIX]``."""
-    scheme, _, rest = url.partition("://")
-    host, _, prefix = rest.partition("/")
-    return f"{scheme}://{host}", (prefix.strip("/") or "paneboard").replace(".", "~")
+class Peer(NamedTuple):
+    name: str
+    current: bool
+    offline: bool
+    lag: int
 
 
-def shown(server: str) -> str:
-    """*server* as messages show it: without any user or password in it."""
-    scheme, _, rest = server.partition("://")
-    return f"{scheme}://{rest.rpartition('@')[2]}"
+class StreamReport(NamedTuple):
+    """What JetStream says of a board's stream, for `doctor`."""
+
+    stream: str
+    replicas: int  # as the stream was created
+    wanted: int  # as the address asks
+    cluster: str  # "" on a single server
+    leader: str
+    peers: tuple[Peer, ...]  # the replicas other than the leader
+    messages: int
+
+    @property
+    def healthy(self) -> bool:
+        peers_ok = all(p.current and not p.offline for p in self.peers)
+        return self.replicas >= self.wanted and peers_ok and (self.leader != "" or not self.cluster)
+
+    def text(self) -> str:
+        asked = f" (the address asks for {self.wanted})" if self.replicas != self.wanted else ""
+        where = "one server"
+        if self.cluster:
+            where = f"cluster `{self.cluster}`, leader {self.leader or 'none'}"
+        peers = "".join(f"; {p.name} {_peer_state(p)}" for p in self.peers)
+        return f"{self.stream}: {self.replicas} replica(s){asked}, {where}{peers}"
+
+
+def _peer_state(peer: Peer) -> str:
+    if peer.offline:
+        return "offline"
+    return f"lag {peer.lag}" + ("" if peer.current else " (catching up)")
 
 
 class NatsStore:
@@ -65,21 +105,25 @@ class NatsStore:
         reconnect: bool = False,
     ) -> None:
         self.url = url
-        self.server, self.prefix = parse_url(url)
-        self.where = shown(self.server)
+        self.address = parse_url(url)
+        self.where = self.address.shown
         token = board.replace(".", "~")
-        self.stream = f"{self.prefix}_{token}"
-        self.subject = f"{self.prefix}.{token}.posts"
-        self.presence_bucket = f"{self.prefix}_presence"
+        self.stream = f"{self.address.prefix}_{token}"
+        self.subject = f"{self.address.prefix}.{token}.posts"
+        self.presence_bucket = f"{self.address.prefix}_presence"
         self.board = board
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
-            target=self._loop.run_forever, name="paneboard-nats", daemon=True
+            target=self._loop.run_forever,
+            name="paneboard-nats",
+            daemon=True,
         )
         self._thread.start()
         self._created = ""
+        self._kv_handle: Any = None
+        self._opened: float | None = None  # when the first operation began (loop time)
         try:
-            self.run(self._connect(creds, tls_ca, reconnect), timeout=5)
+            self.run(self._connect(creds, tls_ca, reconnect))
         except BaseException:
             self.close()
             raise
@@ -91,51 +135,97 @@ class NatsStore:
             return future.result(timeout)
         except TimeoutError:
             future.cancel()
-            raise BoardIOError(
-                f"NATS at {self.where} did not answer within {timeout:g} s"
-            ) from None
+            message = f"NATS at {self.where} did not answer within {timeout:g} s"
+            raise BoardIOError(message) from None
+
+    async def retrying(self, what: str, attempt: Callable[[], Awaitable[T]]) -> T:
+        """``await attempt()`` until it succeeds, for up to `RETRY_FOR` seconds.
+
+        Only what a leader election or a lost server causes is tried again (no answer, no
+        responders, "temporarily unavailable", a connection being replaced); anything else,
+        and the last failure once the time is up, is a `BoardIOError` naming *what* failed.
+        The operations of a store's first `RETRY_FOR` seconds share them (a command's wait is
+        bounded as a whole); each later one has its own.
+        """
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        if self._opened is None:
+            self._opened = now
+        first = self._opened + RETRY_FOR
+        deadline = first if now < first else now + RETRY_FOR
+        pause = 0.05
+        while True:
+            left = deadline - loop.time()
+            try:
+                return await asyncio.wait_for(attempt(), max(0.1, min(ATTEMPT, left)))
+            except Exception as exc:  # nats-py raises many types; sorted by _transient
+                if not _transient(exc) or loop.time() + pause >= deadline:
+                    detail = _quiet(exc, self.address.servers[0])
+                    raise BoardIOError(f"NATS at {self.where}: {what}: {detail}") from exc
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.5)
 
     async def _connect(self, creds: str | None, tls_ca: str | None, reconnect: bool) -> None:
         import nats
-        from nats.js.errors import NotFoundError
 
-        # nats-py bounds its first connection only by a positive max_reconnect_attempts: two tries, then fail.
+        # nats-py bounds its first connection only by a positive max_reconnect_attempts:
+        # every seed is tried twice, then the command fails.
         options: dict[str, Any] = {
             "connect_timeout": 2,
             "allow_reconnect": True,
             "max_reconnect_attempts": 1,
-            "reconnect_time_wait": 0.25,
+            "reconnect_time_wait": RECONNECT_WAIT,
         }
         if creds:
             options["user_credentials"] = creds
         if tls_ca:
             options["tls"] = ssl.create_default_context(cafile=tls_ca)
 
+        seen: list[Exception] = []
+
         async def quiet(exc: Exception) -> None:
-            pass  # nats-py's default prints every reconnect attempt; failures surface as errors where they matter
+            seen.append(exc)  # nats-py's default prints every reconnect; failures surface below
 
+        servers = list(self.address.servers)
         try:
-            self.nc = await nats.connect(self.server, error_cb=quiet, **options)
+            # Bounded here: nats-py may keep trying a server whose TLS handshake fails.
+            connecting = nats.connect(servers, error_cb=quiet, **options)
+            self.nc = await asyncio.wait_for(connecting, CONNECT_WITHIN)
         except Exception as exc:  # nats-py raises several unrelated types for "cannot connect"
-            raise BoardIOError(
-                f"cannot reach NATS at {self.where}: {_quiet(exc, self.server)}"
-            ) from exc
-        if reconnect:
-            self.nc.options[
-                "max_reconnect_attempts"
-            ] = -1  # connected: from now on, keep reconnecting
-        else:
-            self.nc.options["allow_reconnect"] = False
-        self.js = self.nc.jetstream()
-        try:
-            info = await self.js.stream_info(self.stream)
-        except NotFoundError:
-            from nats.js.api import StorageType, StreamConfig
-
-            info = await self.js.add_stream(
-                StreamConfig(name=self.stream, subjects=[self.subject], storage=StorageType.FILE)
-            )
+            detail = _quiet(exc, self.address.servers[0])
+            if isinstance(exc, TimeoutError):  # say why, if nats-py told
+                late = f"no answer within {CONNECT_WITHIN:g} s"
+                detail = _quiet(seen[-1], self.address.servers[0]) if seen else late
+            raise BoardIOError(f"cannot reach NATS at {self.where}: {detail}") from exc
+        # Connected: a server that goes is replaced by another seed. A listener keeps trying for
+        # as long as it runs; a command for about as long as its operation retries.
+        attempts = -1 if reconnect else int(RETRY_FOR / RECONNECT_WAIT)
+        self.nc.options["max_reconnect_attempts"] = attempts
+        self.js = self.nc.jetstream(timeout=ATTEMPT)  # each JetStream request: one try
+        info = await self.retrying("cannot open the board's stream", self._stream_info)
         self._created = str(info.created or info.config.name)
+
+    async def _stream_info(self) -> Any:
+        """The stream's info, creating the stream first when it does not exist."""
+        from nats.js.api import StorageType, StreamConfig
+        from nats.js.errors import BadRequestError, NotFoundError
+
+        try:
+            return await self.js.stream_info(self.stream)
+        except NotFoundError:
+            pass
+        config = StreamConfig(
+            name=self.stream,
+            subjects=[self.subject],
+            storage=StorageType.FILE,
+            num_replicas=self.address.replicas,
+        )
+        try:
+            return await self.js.add_stream(config)
+        except BadRequestError as exc:
+            if exc.err_code != 10058:  # 10058: the name is taken (another process, just now)
+                raise
+            return await self.js.stream_info(self.stream)
 
     # -- the Store interface -------------------------------------------------------------
 
@@ -156,42 +246,50 @@ class NatsStore:
         )
 
     def check(self) -> tuple[str, str]:
+        """For `doctor`: the board's posts, and its stream's replicas, cluster, leader, lags."""
         try:
             count = len(self.read_all())
+            report = self.stream_report()
         except PaneboardError as exc:
             return "fail", str(exc)
-        return "ok", f"`{self.board}` on {shown(self.url)}: {count} posts"
+        level = "ok" if report.healthy else "warn"
+        return level, f"`{self.board}` on {shown(self.url)}: {count} posts; {report.text()}"
 
     def append(
-        self, posts: Sequence[Post], *, guard: Callable[[], None] | None = None
+        self,
+        posts: Sequence[Post],
+        *,
+        guard: Callable[[], None] | None = None,
     ) -> list[int]:
         if guard is not None:
             guard()
         return self.run(self._publish([(p.id, encode(p)) for p in posts]))
 
     async def _publish(self, items: list[tuple[str, bytes]]) -> list[int]:
-        try:
-            if len(items) == 1:
-                msg_id, payload = items[0]
-                return [
-                    (
-                        await self.js.publish(
-                            self.subject, payload, timeout=5, headers={"Nats-Msg-Id": msg_id}
-                        )
-                    ).seq
-                ]
-            # A batch: each publish_async emits its message before returning (so the stream keeps
-            # their order), then every acknowledgement is awaited together.
-            pending = [
-                await self.js.publish_async(self.subject, payload, headers={"Nats-Msg-Id": msg_id})
-                for msg_id, payload in items
-            ]
-            acks = await asyncio.wait_for(asyncio.gather(*pending), timeout=30)
-            return [ack.seq for ack in acks]
-        except Exception as exc:  # not acknowledged, whatever the cause: not posted
-            raise BoardIOError(
-                f"NATS at {self.where} did not store the post: {_quiet(exc, self.server)}"
-            ) from exc
+        if len(items) > 1:
+            with contextlib.suppress(Exception):  # any failure: the one-by-one path below says it
+                return await self._publish_batch(items)
+        return [await self._publish_one(msg_id, payload) for msg_id, payload in items]
+
+    async def _publish_one(self, msg_id: str, payload: bytes) -> int:
+        headers = {"Nats-Msg-Id": msg_id}
+
+        async def attempt() -> int:
+            ack = await self.js.publish(self.subject, payload, headers=headers)
+            return int(ack.seq)
+
+        return await self.retrying(f"post {msg_id} was not acknowledged", attempt)
+
+    async def _publish_batch(self, items: list[tuple[str, bytes]]) -> list[int]:
+        """Each publish_async emits its message before returning (so the stream keeps their
+        order), then every acknowledgement is awaited together. After a failure the batch is
+        published again one by one: the message ids make the copies already stored no-ops."""
+        pending = []
+        for msg_id, data in items:
+            headers = {"Nats-Msg-Id": msg_id}
+            pending.append(await self.js.publish_async(self.subject, data, headers=headers))
+        acks = await asyncio.wait_for(asyncio.gather(*pending), timeout=30)
+        return [int(ack.seq) for ack in acks]
 
     def read_all(self) -> list[tuple[int, Post]]:
         follower = self.follow(0)
@@ -210,8 +308,29 @@ class NatsStore:
         return position <= self.run(self._last_seq()) + 1
 
     async def _last_seq(self) -> int:
-        info = await self.js.stream_info(self.stream)
+        info = await self.retrying("cannot read the board's stream", self._info)
         return int(info.state.last_seq)
+
+    async def _info(self) -> Any:
+        return await self.js.stream_info(self.stream)
+
+    def stream_report(self) -> StreamReport:
+        """The stream's replicas, cluster, leader and each replica's lag, as JetStream tells."""
+        info = self.run(self.retrying("cannot read the board's stream", self._info))
+        cluster = info.cluster
+        peers = tuple(
+            Peer(p.name or "?", bool(p.current), bool(p.offline), int(p.lag or 0))
+            for p in (cluster.replicas or [] if cluster else [])
+        )
+        return StreamReport(
+            stream=self.stream,
+            replicas=int(info.config.num_replicas or 1),
+            wanted=self.address.replicas,
+            cluster=(cluster.name or "") if cluster else "",
+            leader=(cluster.leader or "") if cluster else "",
+            peers=peers,
+            messages=int(info.state.messages),
+        )
 
     def close(self) -> None:
         if not self._loop.is_closed():
@@ -230,24 +349,36 @@ class NatsStore:
         self.run(self._put_presence(agent, data))
 
     async def _kv(self) -> Any:
+        if self._kv_handle is None:
+            self._kv_handle = await self.retrying("cannot open the presence bucket", self._open_kv)
+        return self._kv_handle
+
+    async def _open_kv(self) -> Any:
+        from nats.js.api import KeyValueConfig
         from nats.js.errors import BucketNotFoundError
 
         try:
             return await self.js.key_value(self.presence_bucket)
         except BucketNotFoundError:
-            from nats.js.api import KeyValueConfig
-
-            return await self.js.create_key_value(
-                KeyValueConfig(bucket=self.presence_bucket, ttl=PRESENCE_TTL)
+            replicas = self.address.replicas
+            config = KeyValueConfig(
+                bucket=self.presence_bucket,
+                ttl=PRESENCE_TTL,
+                replicas=replicas,
             )
+            return await self.js.create_key_value(config)
 
     async def _put_presence(self, agent: str, data: bytes) -> None:
         kv = await self._kv()
-        await kv.put(f"{self.stream}.{agent}", data)
+
+        async def attempt() -> None:
+            await kv.put(f"{self.stream}.{agent}", data)
+
+        await self.retrying("presence was not stored", attempt)
 
     def presences(self) -> dict[str, bytes]:
         """agent -> presence record, for the listeners seen within the time-to-live."""
-        return self.run(self._presences())
+        return self.run(self.retrying("cannot read presence", self._presences))
 
     async def _presences(self) -> dict[str, bytes]:
         from nats.js.errors import NoKeysError
@@ -266,6 +397,23 @@ class NatsStore:
         return out
 
 
+def _transient(exc: BaseException) -> bool:
+    """Whether *exc* is what a leader election or a server going away causes: worth a retry."""
+    from nats import errors
+    from nats.js.errors import NoStreamResponseError, ServiceUnavailableError
+
+    transient = (
+        TimeoutError,  # nats-py's TimeoutError is asyncio's, and so the built-in
+        errors.NoRespondersError,
+        NoStreamResponseError,
+        ServiceUnavailableError,
+        errors.StaleConnectionError,
+        errors.ConnectionReconnectingError,
+        errors.OutboundBufferLimitError,
+    )
+    return isinstance(exc, transient)
+
+
 def _quiet(exc: BaseException, server: str) -> str:
     """An exception's text, with the server's credentials (if the URL has any) taken out."""
     text = str(exc) or type(exc).__name__
@@ -274,7 +422,7 @@ def _quiet(exc: BaseException, server: str) -> str:
 
 
 async def _cancel_the_rest() -> None:
-    """Cancel every other task on this loop and wait for them (a timed-out call leaves one behind)."""
+    """Cancel every other task on this loop and wait for them (a timed-out call leaves one)."""
     tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
     for task in tasks:
         task.cancel()
@@ -282,7 +430,7 @@ async def _cancel_the_rest() -> None:
 
 
 class NatsFollower:
-    """An ordered consumer from a stream sequence; new messages wake `wait_changed` through a pipe."""
+    """An ordered consumer from a stream sequence; new messages wake `wait_changed` (a pipe)."""
 
     def __init__(self, store: NatsStore, position: int) -> None:
         self.store = store
@@ -292,28 +440,30 @@ class NatsFollower:
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
-        self._caught_up = store.run(self._subscribe())
+        self._reached = asyncio.Event()
+        try:
+            self._caught_up = store.run(self._subscribe())
+        except BaseException:
+            self.close()
+            raise
 
     @property
     def offset(self) -> int:
         return self._position
 
     async def _subscribe(self) -> int:
-        from nats.js.api import ConsumerConfig, DeliverPolicy
+        from paneboard.state.natstail import OrderedTail
 
         last = await self.store._last_seq()
-        self._target, self._reached = last, asyncio.Event()
-        config = ConsumerConfig(
-            deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=self._position
-        )
-        self._sub = await self.store.js.subscribe(
-            self.store.subject, cb=self._arrived, ordered_consumer=True, config=config
-        )
+        self._target = last
+        store = self.store
+        where = (store.stream, store.subject)
+        self._tail = OrderedTail(store.js, where, self._position, self._arrived)
+        await store.retrying("cannot follow the board's stream", self._tail.open)
         return last
 
-    async def _arrived(self, msg: Any) -> None:
-        seq = int(msg.metadata.sequence.stream)
-        self._buffer.append((seq, bytes(msg.data)))
+    def _arrived(self, seq: int, data: bytes) -> None:
+        self._buffer.append((seq, data))
         if seq >= self._target:
             self._reached.set()
         try:
@@ -323,15 +473,14 @@ class NatsFollower:
 
     def batches(self) -> Iterator[list[tuple[int, Post]]]:
         if self._caught_up >= self._position:
-            self._wait_for(
-                self._caught_up
-            )  # the first read returns everything stored when it began
+            # The first read returns everything stored when it began.
+            self._wait_for(self._caught_up)
         self._caught_up = 0
         batch: list[tuple[int, Post]] = []
         while self._buffer:
             seq, data = self._buffer.popleft()
             if seq < self._position:
-                continue  # an ordered consumer's redelivery after a reset
+                continue  # read already (a follower never goes back)
             self._position = seq + 1
             try:
                 batch.append((seq, decode(data)))
@@ -358,9 +507,9 @@ class NatsFollower:
             pass
 
     def close(self) -> None:
-        if hasattr(self, "_sub"):
+        if hasattr(self, "_tail"):
             with contextlib.suppress(Exception):  # the connection may be gone already
-                self.store.run(self._sub.unsubscribe(), timeout=3)
+                self.store.run(self._tail.close(), timeout=3)
         for fd in (self._wake_r, self._wake_w):
             try:
                 os.close(fd)

@@ -9,15 +9,13 @@ TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
 if TYPE_CHECKING:
     from paneboard.state.abc import Store
 
-SCHEMES = ("nats://", "tls://")
-
 
 def check_url(url: str) -> str:
     """*url* if it names a store ("" is the file log); `BadInput` otherwise."""
-    if url and not url.startswith(SCHEMES):
-        from paneboard.protocol.errors import BadInput
+    if url:
+        from paneboard.state.natsurl import parse_url
 
-        raise BadInput(f"--store {url!r} is not a nats://HOST:PORT[/PREFIX] address")
+        parse_url(url)  # every part checked before anything is written
     return url
 
 

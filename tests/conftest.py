@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import NatsServer
+from tests.natscluster import NatsCluster
 
 
 @pytest.fixture
@@ -47,14 +48,47 @@ def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer
     server.stop()
 
 
-@pytest.fixture(params=["file", "nats"])
+@pytest.fixture(scope="session")
+def nats_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsCluster]:
+    """Three nats-server processes forming one JetStream cluster, shared by the session.
+
+    A test that stops nodes starts them again before it ends (`NatsCluster.start`).
+    """
+    import shutil
+
+    if shutil.which("nats-server") is None:
+        pytest.skip("nats-server is missing (Debian package nats-server): no cluster to test")
+    cluster = NatsCluster(tmp_path_factory.mktemp("cluster"))
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test taking `store_url` runs on the file log and on one NATS server; marked
+    ``cluster``, on a three-node JetStream cluster too (a few representative ones: a cluster
+    costs seconds a test)."""
+    if "store_url" in metafunc.fixturenames:
+        stores = ["file", "nats"]
+        if metafunc.definition.get_closest_marker("cluster") is not None:
+            stores.append("cluster")
+        metafunc.parametrize("store_url", stores, indirect=True)
+
+
+@pytest.fixture
 def store_url(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """One suite, two stores: "" for the file log, or a NATS URL with a prefix of the test's own."""
+    """ "" for the file log, or a NATS URL with a prefix of the test's own, on one server or on
+    the three-node cluster with three replicas."""
     if request.param == "file":
         return ""
     import uuid
 
-    server = request.getfixturevalue("nats_server")
-    url = f"{server.url}/t{uuid.uuid4().hex[:12]}"
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    if request.param == "cluster":
+        cluster = request.getfixturevalue("nats_cluster")
+        cluster.start()  # every node up, whatever a test before did
+        url = cluster.url(prefix, replicas=3)
+    else:
+        url = f"{request.getfixturevalue('nats_server').url}/{prefix}"
     monkeypatch.setenv("PANEBOARD_TEST_STORE", url)
     return url

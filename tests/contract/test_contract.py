@@ -7,9 +7,12 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import Listening, post, run_cli
 
 
+@pytest.mark.cluster
 def test_post_open_ack_answer_cancel_status_log(home: Path, store_url: str) -> None:
     a = post(home, "--to", "bob", "first")
     b = post(home, "--to", "bob", "--to", "carol", "--priority", "urgent", "second")
@@ -56,6 +59,7 @@ def test_listener_catches_up_in_order_then_delivers_live(home: Path, store_url: 
     assert "delivered" == stage
 
 
+@pytest.mark.cluster
 def test_exactly_once_across_restarts(home: Path, store_url: str) -> None:
     seen, posted = [], []
     for sig in (signal.SIGTERM, signal.SIGKILL, signal.SIGTERM):
@@ -79,6 +83,7 @@ def test_ask_and_wait(home: Path, store_url: str) -> None:
     assert 3 == run_cli(home, "wait", pid, "--timeout", "0.5").returncode
 
 
+@pytest.mark.cluster
 def test_who_sees_the_listener(home: Path, store_url: str) -> None:
     with Listening(home, "bob", "--door", "stdout") as bob:
         rows = {

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import Listening, cli_env, post, run_hook
 
 
+@pytest.mark.cluster
 def test_stop_hook_then_listener_hand_over_once(home: Path, store_url: str) -> None:
     first = post(home, "--to", "bob", "taken at stop")
     event = {"hook_event_name": "Stop", "stop_hook_active": False}

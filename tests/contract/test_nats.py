@@ -13,6 +13,7 @@ import pytest
 
 from paneboard.protocol.posts import Prompt
 from paneboard.state.natsstore import NatsStore
+from paneboard.state.natsurl import FORM
 from tests.helpers import Listening, NatsServer, cli_env, run_cli
 
 pytestmark = pytest.mark.skipif(
@@ -149,7 +150,7 @@ def test_a_bad_store_address_is_refused(home: Path) -> None:
     done = run_cli(home, "post", "--as", "alice", "--to", "bob", "hi", "--store", "http://example")
     assert (
         1,
-        "paneboard: --store 'http://example' is not a nats://HOST:PORT[/PREFIX] address\n",
+        f"paneboard: --store 'http://example' is not a {FORM} address\n",
     ) == (
         done.returncode,
         done.stderr,
@@ -175,7 +176,8 @@ def test_doctor_and_compact_on_nats(home: Path, nats_server: NatsServer) -> None
     url = _url(nats_server)
     run_cli(home, "post", "--as", "alice", "--to", "bob", "hi", PANEBOARD_STORE=url)
     doctor = run_cli(home, "doctor", "--as", "bob", PANEBOARD_STORE=url)
-    assert f"ok    board    `test` on {url}: 1 posts" in doctor.stdout.splitlines()
+    stream = f"{url.rpartition('/')[2]}_test: 1 replica(s), one server"
+    assert f"ok    board    `test` on {url}: 1 posts; {stream}" in doctor.stdout.splitlines()
     compact = run_cli(home, "compact", PANEBOARD_STORE=url)
     assert 1 == compact.returncode and compact.stderr.startswith(
         "paneboard: compact rewrites the file log; on NATS"

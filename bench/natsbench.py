@@ -46,7 +46,8 @@ def available() -> bool:
 
 
 def wake(home: Path, samples: int) -> dict[str, Any]:
-    """As `wake`, with the board on JetStream: append in-process, time until the listener's door line."""
+    """As `wake`, with the board on JetStream: append in-process, time until the listener's
+    door line."""
     from paneboard.state.natsstore import NatsStore
 
     with nats_server(home / "nats") as url:

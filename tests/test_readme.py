@@ -52,7 +52,9 @@ def _command_lines() -> list[str]:
 
 
 @pytest.mark.parametrize("steps", _sessions(), ids=lambda steps: steps[0][0][:40])
-def test_the_readme_sessions_print_what_they_show(home: Path, steps: list) -> None:  # type: ignore[type-arg]
+def test_the_readme_sessions_print_what_they_show(
+    home: Path, steps: list[tuple[str, list[str]]]
+) -> None:
     """Each command exits 0 and prints the README's lines, with the README's ids mapped to ours."""
     ids: dict[str, str] = {}  # the README's id -> the one this run made
 

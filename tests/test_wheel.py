@@ -120,14 +120,16 @@ def test_installed_hooks_and_doctor(installed: Installed) -> None:
     doctor."""
     project = installed.folder / "project"
     project.mkdir()
-    done = installed.run("hook", "install", "--mode", "stop", "--as", "bob", "claude",
-                         "--project", str(project))  # fmt: skip
+    done = installed.run(
+        "hook", "install", "--mode", "stop", "--as", "bob", "claude", "--project", str(project)
+    )
     assert 0 == done.returncode, done.stderr
     settings = json.loads((project / ".claude" / "settings.local.json").read_text())
     assert "Stop" in settings["hooks"]
     hook_input = json.dumps({"session_id": "s1", "cwd": str(project)})
-    started = installed.run("hook", "session-start", "--as", "bob", "--mode", "stop",
-                            input=hook_input)  # fmt: skip
+    started = installed.run(
+        "hook", "session-start", "--as", "bob", "--mode", "stop", input=hook_input
+    )
     assert 0 == started.returncode, started.stderr
     assert "bob" in json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
     pid = installed.run("post", "--as", "alice", "--to", "bob", "at your stop").stdout.strip()

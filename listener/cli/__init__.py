@@ -32,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         sys.stderr.close()  # a reader such as `head` went away: nothing left to say
         return exitcodes.OK
-    except Exception as exc:  # noqa: BLE001  # the top level turns every error into a message and an exit code
+    # The top level turns every error into a message and an exit code.
+    except Exception as exc:  # noqa: BLE001
         return _report(exc, verbose=args.verbose)
     return exitcodes.OK
 

@@ -135,7 +135,8 @@ def _start_listener(ctx: Context, agent: str, exe: str, data: dict[str, Any]) ->
             return f"{exc}: no listener started"
     env.update(ctx.child_env())
     argv = [exe, "listen", *door] + (["--transcript", transcript] if transcript else [])
-    log = open(ctx.paths.pane(ctx.agent, "log"), "ab")  # noqa: SIM115  # handed to the child, closed here after it starts
+    # Handed to the child, and closed here once it has started.
+    log = open(ctx.paths.pane(ctx.agent, "log"), "ab")  # noqa: SIM115
     with log:
         proc = subprocess.Popen(
             argv,

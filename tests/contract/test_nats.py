@@ -1,4 +1,5 @@
-"""What only the NATS store has to show: two machines, a server restart, deduplication, lost connections."""
+"""What only the NATS store has to show: two machines, a server restart, deduplication,
+lost connections."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def _url(server: NatsServer) -> str:
 
 
 def test_two_machines_share_a_board(tmp_path: Path, nats_server: NatsServer) -> None:
-    """A listener with one home, a sender with another: delivered, and `who` on the sender's side sees it."""
+    """A listener with one home, a sender with another: delivered, and `who` on the sender's
+    side sees it."""
     url = _url(nats_server)
     laptop, buildbox = tmp_path / "laptop", tmp_path / "buildbox"
     with Listening(laptop, "bob", "--door", "stdout", env=_env(laptop, url)) as bob:
@@ -127,7 +129,8 @@ def test_server_restart_mid_run_loses_and_repeats_nothing(
 
 
 def test_a_retried_publish_is_stored_once(nats_server: NatsServer) -> None:
-    """The post id is the message id: JetStream drops the second copy and answers with the first's position."""
+    """The post id is the message id: JetStream drops the second copy and answers with the
+    first's position."""
     store = NatsStore(_url(nats_server), "test")
     try:
         post = Prompt(
@@ -259,7 +262,8 @@ def _certs(folder: Path) -> tuple[Path, Path, Path]:
     shutil.which("openssl") is None, reason="openssl is missing: no certificates for the TLS test"
 )
 def test_tls_with_a_ca_file(home: Path, tmp_path: Path) -> None:
-    """A TLS-only server: --nats-tls-ca connects; without it, one line and exit 1, and no secret printed."""
+    """A TLS-only server: --nats-tls-ca connects; without it, one line and exit 1, and no
+    secret printed."""
     ca, cert, key = _certs(tmp_path / "certs")
     server = NatsServer(tmp_path / "nats", "--tls", "--tlscert", str(cert), "--tlskey", str(key))
     try:

@@ -363,9 +363,23 @@ def test_install_writes_the_options_it_was_given(home: Path, tmp_path: Path) -> 
     other = tmp_path / "elsewhere"
     store = "nats://127.0.0.1:4999/pfx"
     done = run_cli(
-        home, "hook", "install", "claude", "--project", str(project), "--mode", "both",
-        "--home", str(other), "--board", "team", "--store", store, "--nats-creds", "my.creds",
-    )  # fmt: skip
+        home,
+        "hook",
+        "install",
+        "claude",
+        "--project",
+        str(project),
+        "--mode",
+        "both",
+        "--home",
+        str(other),
+        "--board",
+        "team",
+        "--store",
+        store,
+        "--nats-creds",
+        "my.creds",
+    )
     assert 0 == done.returncode, done.stderr
     hooks = json.loads(_settings(project, "claude").read_text())["hooks"]
     commands = [entry["hooks"][0]["command"] for entries in hooks.values() for entry in entries]
@@ -380,8 +394,12 @@ def test_install_writes_the_options_it_was_given(home: Path, tmp_path: Path) -> 
     assert ("--home" not in bare_text, "--store" not in bare_text) == (True, True)
     doctor = subprocess.run(
         [*PANEBOARD, "doctor"],
-        capture_output=True, text=True, env=cli_env(home), cwd=project, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=cli_env(home),
+        cwd=project,
+        check=False,
+    )
     assert (
         f"ok    hooks    claude hooks use agent named by the session, home {other}, "
         f"board team, store {store}"
@@ -391,9 +409,15 @@ def test_install_writes_the_options_it_was_given(home: Path, tmp_path: Path) -> 
 def test_session_hooks_honour_the_store_option(home: Path) -> None:
     """A hook given --store acts on that store (here one that cannot be reached: it says so)."""
     reply = run_cli(
-        home, "hook", "stop", "--as", "bob", "--store", "nats://127.0.0.1:9/x",
+        home,
+        "hook",
+        "stop",
+        "--as",
+        "bob",
+        "--store",
+        "nats://127.0.0.1:9/x",
         input=json.dumps({"hook_event_name": "Stop"}).encode(),
-    )  # fmt: skip
+    )
     assert 1 == reply.returncode
     assert reply.stderr.startswith("paneboard: cannot reach NATS at nats://127.0.0.1:9"), (
         reply.stderr

@@ -10,7 +10,9 @@ from paneboard.state.fold import BoardState, apply
 def prompt(n: int, to: tuple[str, ...] = ("bob",), **fields: object) -> Prompt:
     base: dict[str, object] = {"sender": "alice", "priority": "normal", "thread": None}
     base.update(fields)
-    return Prompt(id=f"p{n:025d}", board="b", ts=float(n), to=to, body=f"body {n}", **base)  # type: ignore[arg-type]
+    return Prompt(  # type: ignore[arg-type]
+        id=f"p{n:025d}", board="b", ts=float(n), to=to, body=f"body {n}", **base
+    )
 
 
 def feed(model: TopModel, posts: list[Post], now: float = 100.0) -> None:
@@ -38,7 +40,8 @@ def test_open_counts_follow_each_recipient() -> None:
     model = TopModel(BoardState())
     feed(model, [prompt(1, to=("bob", "carol")), prompt(2, to=("carol",))])
     assert (1, 2) == (model.open_count["bob"], model.open_count["carol"])
-    feed(model, [Answer(**head(3, "carol"), prompt=prompt(1).id, body="done")])  # type: ignore[arg-type]
+    answer = Answer(**head(3, "carol"), prompt=prompt(1).id, body="done")  # type: ignore[arg-type]
+    feed(model, [answer])
     assert (1, 1) == (model.open_count["bob"], model.open_count["carol"])
     feed(model, [Cancel(**head(4, "alice"), prompt=prompt(2).id)])  # type: ignore[arg-type]
     assert (1, 0) == (model.open_count["bob"], model.open_count["carol"])

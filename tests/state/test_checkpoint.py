@@ -46,7 +46,10 @@ def boards(draw: st.DrawFn) -> list[Post]:
                 )
             )  # type: ignore[arg-type]
             head = {**head, "id": target}
-            out[-1] = Prompt(**head, to=to, body="b", priority=out[-1].priority, expires=expires)  # type: ignore[arg-type, attr-defined]
+            priority = out[-1].priority  # type: ignore[attr-defined]
+            out[-1] = Prompt(  # type: ignore[arg-type]
+                **head, to=to, body="b", priority=priority, expires=expires
+            )
         elif kind in ("ack", "prompt"):
             out.append(Ack(**head, prompt=target))  # type: ignore[arg-type]
         elif kind == "answer":
@@ -56,7 +59,8 @@ def boards(draw: st.DrawFn) -> list[Post]:
         elif kind == "delivered":
             out.append(Delivered(**head, prompt=target, door="stdout"))  # type: ignore[arg-type]
         else:
-            out.append(Undelivered(**head, prompt=target, door="stdout", reason="r"))  # type: ignore[arg-type]
+            reason = {"door": "stdout", "reason": "r"}
+            out.append(Undelivered(**head, prompt=target, **reason))  # type: ignore[arg-type]
     return out
 
 

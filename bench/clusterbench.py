@@ -10,8 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.harness import PY, Proc, env_for, summary, wait_ready
-from bench.latency import prompt
+from bench import natsbench
+from bench.harness import PY, env_for, summary
 from tests.natscluster import NatsCluster
 
 
@@ -27,48 +27,14 @@ def cluster(folder: Path) -> Iterator[NatsCluster]:
 
 def wake(home: Path, samples: int) -> dict[str, Any]:
     """As natsbench.wake, on an R3 stream: append in-process, time until the door's line."""
-    from paneboard.state.natsstore import NatsStore
-
     with cluster(home / "cluster") as nodes:
-        url = nodes.url("bench", replicas=3)
-        store = NatsStore(url, "bench")
-        listen = [PY, "-m", "paneboard.listener", "listen", "--as", "bob", "--door", "stdout"]
-        lis = Proc(listen, env_for(home, PANEBOARD_STORE=url))
-        try:
-            wait_ready(home, "bob")
-            lat = []
-            for _ in range(samples):
-                store.append([prompt(("bob",))])
-                start = time.perf_counter()
-                lis.readline()
-                lat.append((time.perf_counter() - start) * 1000)
-                time.sleep(0.002)
-            return {"latency_ms": summary(lat), "samples_ms": lat}
-        finally:
-            lis.stop()
-            store.close()
+        return natsbench.wake_on(nodes.url("bench", replicas=3), home, samples)
 
 
 def append_rate(home: Path, n: int, batch: int) -> dict[str, Any]:
     """Acknowledged publishes per second on an R3 stream, one by one and in batches."""
-    from paneboard.state.natsstore import NatsStore
-
     with cluster(home / "cluster") as nodes:
-        store = NatsStore(nodes.url("bench", replicas=3), "bench")
-        try:
-            posts = [prompt(("bob",), f"message {i}") for i in range(n)]
-            t0 = time.perf_counter()
-            for p in posts:
-                store.append([p])
-            one = n / (time.perf_counter() - t0)
-            many = [prompt(("bob",), f"message {i}") for i in range(n * 5)]
-            t0 = time.perf_counter()
-            for i in range(0, len(many), batch):
-                store.append(many[i : i + batch])
-            batched = len(many) / (time.perf_counter() - t0)
-        finally:
-            store.close()
-    return {"one_by_one_per_s": one, "batched_per_s": batched, "batch": batch}
+        return natsbench.append_rate_on(nodes.url("bench", replicas=3), n, batch)
 
 
 def leader_loss(home: Path, trials: int) -> dict[str, Any]:

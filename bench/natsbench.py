@@ -48,46 +48,54 @@ def available() -> bool:
 def wake(home: Path, samples: int) -> dict[str, Any]:
     """As `wake`, with the board on JetStream: append in-process, time until the listener's
     door line."""
+    with nats_server(home / "nats") as url:
+        return wake_on(url, home, samples)
+
+
+def wake_on(url: str, home: Path, samples: int) -> dict[str, Any]:
+    """Append to the board at *url* in-process; time until bob's listener prints the prompt."""
     from paneboard.state.natsstore import NatsStore
 
-    with nats_server(home / "nats") as url:
-        env = env_for(home, PANEBOARD_STORE=url)
-        lis = Proc(
-            [PY, "-m", "paneboard.listener", "listen", "--as", "bob", "--door", "stdout"], env
-        )
-        store = NatsStore(url, "bench")
-        try:
-            wait_ready(home, "bob")
-            lat = []
-            for _ in range(samples):
-                store.append([prompt(("bob",))])
-                start = time.perf_counter()
-                lis.readline()
-                lat.append((time.perf_counter() - start) * 1000)
-                time.sleep(0.002)
-            return {"latency_ms": summary(lat), "samples_ms": lat}
-        finally:
-            lis.stop()
-            store.close()
+    env = env_for(home, PANEBOARD_STORE=url)
+    lis = Proc([PY, "-m", "paneboard.listener", "listen", "--as", "bob", "--door", "stdout"], env)
+    store = NatsStore(url, "bench")
+    try:
+        wait_ready(home, "bob")
+        lat = []
+        for _ in range(samples):
+            store.append([prompt(("bob",))])
+            start = time.perf_counter()
+            lis.readline()
+            lat.append((time.perf_counter() - start) * 1000)
+            time.sleep(0.002)
+        return {"latency_ms": summary(lat), "samples_ms": lat}
+    finally:
+        lis.stop()
+        store.close()
 
 
 def append_rate(home: Path, n: int, batch: int) -> dict[str, Any]:
     """Acknowledged publishes per second, one by one and in batches, through the Python API."""
+    with nats_server(home / "nats") as url:
+        return append_rate_on(url, n, batch)
+
+
+def append_rate_on(url: str, n: int, batch: int) -> dict[str, Any]:
+    """Acknowledged publishes per second to the board at *url*, one by one and in batches."""
     from paneboard.state.natsstore import NatsStore
 
-    with nats_server(home / "nats") as url:
-        store = NatsStore(url, "bench")
-        try:
-            posts = [prompt(("bob",), f"message {i}") for i in range(n)]
-            t0 = time.perf_counter()
-            for p in posts:
-                store.append([p])
-            one = n / (time.perf_counter() - t0)
-            many = [prompt(("bob",), f"message {i}") for i in range(n * 5)]
-            t0 = time.perf_counter()
-            for i in range(0, len(many), batch):
-                store.append(many[i : i + batch])
-            batched = len(many) / (time.perf_counter() - t0)
-        finally:
-            store.close()
+    store = NatsStore(url, "bench")
+    try:
+        posts = [prompt(("bob",), f"message {i}") for i in range(n)]
+        t0 = time.perf_counter()
+        for p in posts:
+            store.append([p])
+        one = n / (time.perf_counter() - t0)
+        many = [prompt(("bob",), f"message {i}") for i in range(n * 5)]
+        t0 = time.perf_counter()
+        for i in range(0, len(many), batch):
+            store.append(many[i : i + batch])
+        batched = len(many) / (time.perf_counter() - t0)
+    finally:
+        store.close()
     return {"one_by_one_per_s": one, "batched_per_s": batched, "batch": batch}

@@ -44,11 +44,7 @@ def test_two_machines_share_a_board(tmp_path: Path, nats_server: NatsServer) -> 
     with Listening(laptop, "bob", "--door", "stdout", env=_env(laptop, url)) as bob:
         done = run_cli(
             buildbox,
-            "post",
-            "--as",
-            "alice",
-            "--to",
-            "bob",
+            *["post", "--as", "alice", "--to", "bob"],
             "from the build box",
             PANEBOARD_STORE=url,
         )
@@ -109,11 +105,7 @@ def test_server_restart_mid_run_loses_and_repeats_nothing(
     with Listening(home, "bob", "--door", "stdout", env=_env(home, url)) as again:
         last = run_cli(
             home,
-            "post",
-            "--as",
-            "alice",
-            "--to",
-            "bob",
+            *["post", "--as", "alice", "--to", "bob"],
             "after a listener restart",
             PANEBOARD_STORE=url,
         ).stdout.strip()
@@ -270,11 +262,7 @@ def test_tls_with_a_ca_file(home: Path, tmp_path: Path) -> None:
         url = f"{server.url}/t{uuid.uuid4().hex[:8]}"
         ok = run_cli(
             home,
-            "post",
-            "--as",
-            "alice",
-            "--to",
-            "bob",
+            *["post", "--as", "alice", "--to", "bob"],
             "over tls",
             "--nats-tls-ca",
             str(ca),
@@ -285,11 +273,7 @@ def test_tls_with_a_ca_file(home: Path, tmp_path: Path) -> None:
         assert "over tls" in shown.stdout
         refused = run_cli(
             home,
-            "post",
-            "--as",
-            "alice",
-            "--to",
-            "bob",
+            *["post", "--as", "alice", "--to", "bob"],
             "no ca",
             PANEBOARD_STORE=url.replace("nats://", "nats://user:s3cret@"),
         )

@@ -182,13 +182,7 @@ def test_stdin_body_and_json_output(home: Path) -> None:
     """`-` reads the body from stdin; --json prints the post written."""
     done = run_cli(
         home,
-        "post",
-        "--as",
-        "alice",
-        "--to",
-        "bob",
-        "--json",
-        "-",
+        *["post", "--as", "alice", "--to", "bob", "--json", "-"],
         input=b"line 1\nline 2 $(rm -rf /) `x` 'q'\n",
     )
     assert 0 == done.returncode, done.stderr

@@ -266,10 +266,7 @@ def test_doctor_healthy_and_broken(home: Path, tmp_path: Path) -> None:
             runtime = str(tmp_path / "run")  # no OpenCode door of another test in sight
             healthy = run_cli(
                 home,
-                "doctor",
-                "--as",
-                "bob",
-                "--socket",
+                *["doctor", "--as", "bob", "--socket"],
                 str(server.path),
                 "--probe",
                 XDG_RUNTIME_DIR=runtime,
@@ -364,10 +361,7 @@ def test_install_writes_the_options_it_was_given(home: Path, tmp_path: Path) -> 
     store = "nats://127.0.0.1:4999/pfx"
     done = run_cli(
         home,
-        "hook",
-        "install",
-        "claude",
-        "--project",
+        *["hook", "install", "claude", "--project"],
         str(project),
         "--mode",
         "both",
@@ -410,12 +404,7 @@ def test_session_hooks_honour_the_store_option(home: Path) -> None:
     """A hook given --store acts on that store (here one that cannot be reached: it says so)."""
     reply = run_cli(
         home,
-        "hook",
-        "stop",
-        "--as",
-        "bob",
-        "--store",
-        "nats://127.0.0.1:9/x",
+        *["hook", "stop", "--as", "bob", "--store", "nats://127.0.0.1:9/x"],
         input=json.dumps({"hook_event_name": "Stop"}).encode(),
     )
     assert 1 == reply.returncode

@@ -70,10 +70,7 @@ def _claude(
         (project / ".claude" / "settings.local.json").write_text(json.dumps(allow))
     done = run_cli(
         home,
-        "hook",
-        "install",
-        "claude",
-        "--project",
+        *["hook", "install", "claude", "--project"],
         str(project),
         "--mode",
         mode,

@@ -74,11 +74,8 @@ def _pane(c: Checks, ctx: Context) -> int | None:
         door = seen.door if seen else "?"
         c.line("ok", "pane", f"`{ctx.agent}`: listener pid {pid}, door {door}")
     else:
-        c.line(
-            "warn",
-            "pane",
-            f"`{ctx.agent}`: no listener (prompts wait on the board, or for a Stop hook)",
-        )
+        waiting = "no listener (prompts wait on the board, or for a Stop hook)"
+        c.line("warn", "pane", f"`{ctx.agent}`: {waiting}")
     return pid
 
 
@@ -243,11 +240,8 @@ def _probe(c: Checks, ctx: Context, pid: int | None) -> None:
     except PaneboardError as exc:
         c.line("fail", "probe", f"not delivered: {exc}")
     else:
-        c.line(
-            "ok",
-            "probe",
-            f"delivered through the door in {(time.monotonic() - started) * 1000:.0f} ms",
-        )
+        took = (time.monotonic() - started) * 1000
+        c.line("ok", "probe", f"delivered through the door in {took:.0f} ms")
     finally:
         from paneboard.listener.cli.closing import run_cancel
 

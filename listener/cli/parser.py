@@ -107,13 +107,8 @@ def _timeout(p: argparse.ArgumentParser) -> None:
 
 
 def _post_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--to",
-        action="append",
-        required=True,
-        metavar="AGENT",
-        help="recipient (repeat for several)",
-    )
+    to = "recipient (repeat for several)"
+    p.add_argument("--to", action="append", required=True, metavar="AGENT", help=to)
     p.add_argument("--priority", default="normal", choices=PRIORITIES)
     p.add_argument("--thread", metavar="NAME")
     p.add_argument("--reply-to", metavar="ID")
@@ -265,12 +260,8 @@ def _top_options(p: argparse.ArgumentParser) -> None:
 
 
 def _mcp_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--agent",
-        dest="agent_type",
-        choices=HOOK_AGENTS,
-        help="without --as: act as `<folder>-<agent>`, the name this agent's hooks use",
-    )
+    named = "without --as: act as `<folder>-<agent>`, the name this agent's hooks use"
+    p.add_argument("--agent", dest="agent_type", choices=HOOK_AGENTS, help=named)
 
 
 def _no_options(p: argparse.ArgumentParser) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -52,8 +53,12 @@ class Installed:
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     folder = tmp_path_factory.mktemp("wheel")
+    clone = folder / "clone"  # the tracked files only, as a fresh clone has them (no build/)
+    for name in _tracked():
+        (clone / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, clone / name)
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder), str(clone)],
         check=True,
         capture_output=True,
         timeout=300,
@@ -65,19 +70,26 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     yield Installed(folder, wheel)
 
 
-def _tree_modules() -> set[str]:
+def _tracked() -> list[str]:
+    listed = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return [name for name in listed.stdout.splitlines() if (ROOT / name).is_file()]
+
+
+def _tree_files() -> set[str]:
     return {
-        f"paneboard/{path.relative_to(ROOT)}"
-        for package in PACKAGES
-        for path in (ROOT / package).rglob("*")
-        if path.suffix in (".py", ".typed") and "__pycache__" not in path.parts
+        f"paneboard/{name}"
+        for name in _tracked()
+        if name.split("/")[0] in PACKAGES and not name.endswith((".md", ".txt"))
     }
 
 
-def test_the_wheel_holds_every_module_of_the_tree(installed: Installed) -> None:
-    """Every module of protocol/, state/ and listener/ is in the wheel, under paneboard/."""
-    names = set(zipfile.ZipFile(installed.wheel).namelist())
-    assert set() == _tree_modules() - names
+def test_the_wheel_holds_every_module_of_the_tree_and_no_other(installed: Installed) -> None:
+    """The wheel's paneboard/ is exactly protocol/, state/ and listener/: every module (and
+    the OpenCode plugin), nothing left over from an earlier build."""
+    names = {n for n in zipfile.ZipFile(installed.wheel).namelist() if n.startswith("paneboard/")}
+    assert _tree_files() == names
 
 
 def test_the_wheel_installs_nothing_but_paneboard(installed: Installed) -> None:

@@ -157,13 +157,25 @@ class FileWatch:
         self._arm()
 
     def _arm(self) -> None:
-        self._close_fd()
-        at = self.folder
-        while not at.is_dir() and at.parent != at:
-            at = at.parent
-        self._watching = at
-        with contextlib.suppress(OSError):  # no inotify, or no right to watch: poll instead
-            self._fd = _inotify_watch(at)
+        """Watch the nearest existing folder on the way to *folder*.
+
+        The next folder down is looked for again once the watch holds: `mkdir -p` makes it in
+        the same instant as its parent, maybe after the first look and before the watch.
+        """
+        while True:
+            self._close_fd()
+            at = self.folder
+            while not at.is_dir() and at.parent != at:
+                at = at.parent
+            self._watching = at
+            with contextlib.suppress(OSError):  # no inotify, or no right to watch: poll instead
+                self._fd = _inotify_watch(at)
+            if at == self.folder or not (at / self._next_part()).is_dir():
+                return
+
+    def _next_part(self) -> str:
+        """The name of the folder below the watched one on the way to *folder*."""
+        return self.folder.relative_to(self._watching).parts[0]
 
     async def wait_changed(self) -> None:
         if self._fd is None:
@@ -182,7 +194,7 @@ class FileWatch:
         """Whether an event naming *name* concerns the file (or the folder on its way)."""
         if self._watching == self.folder:
             return self.match(name)
-        return name == self.folder.relative_to(self._watching).parts[0]
+        return name == self._next_part()
 
     def _drain(self) -> tuple[bool, bool]:
         """Read the queued events: (one concerns the file, the watched folder went away)."""

@@ -77,7 +77,7 @@ def test_exactly_once_across_restarts(home: Path, store_url: str) -> None:
 def test_ask_and_wait(home: Path, store_url: str) -> None:
     script = f'exec {sys.executable} -m paneboard.listener answer "$PANEBOARD_ID" "pong"'
     with Listening(home, "bob", "--door", "exec", "--", "sh", "-c", script):
-        done = run_cli(home, "ask", "--as", "alice", "--to", "bob", "--timeout", "30", "ping")
+        done = run_cli(home, "ask", "--as", "alice", "--to", "bob", "--timeout", "20", "ping")
     assert (0, "pong\n") == (done.returncode, done.stdout), done.stderr
     pid = post(home, "--to", "carol", "nobody home")
     assert 3 == run_cli(home, "wait", pid, "--timeout", "0.5").returncode

@@ -95,7 +95,12 @@ def test_claude_session_start_hook_listens_on_the_session_socket(
         pid = post(home, "--to", "claude-bob", "please say hello")
         [turn] = session.wait_user_turns(f"[paneboard] prompt {pid}")
         assert "peer" == turn["origin"]["kind"]
-        assert 0 == run_cli(home, "wait", pid, "--until", "seen", "--timeout", "30").returncode
+        assert (
+            0
+            == run_cli(
+                home, "wait", pid, "--until", "seen", "--timeout", "30", timeout=60
+            ).returncode
+        )
         status = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"][
             "claude-bob"
         ]
@@ -133,7 +138,12 @@ def test_claude_stop_mode_hands_a_prompt_over_at_the_next_stop_once(
         assert "Stop hook feedback" in json.dumps(turns[0])
         assert "> check the flaky test" in turns[0]["message"]["content"]
         # The Stop after that turn finds the reason in the transcript: `seen`.
-        assert 0 == run_cli(home, "wait", pid, "--until", "seen", "--timeout", "30").returncode
+        assert (
+            0
+            == run_cli(
+                home, "wait", pid, "--until", "seen", "--timeout", "30", timeout=60
+            ).returncode
+        )
         status = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"][
             "claude-bob"
         ]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import post, run_cli
+from tests.real.clients import ClaudeSession
 from tests.real.test_real_clients import _claude
 
 NO_TMUX = "tmux is missing: no interactive Claude Code session"
@@ -24,10 +25,18 @@ def _bob(home: Path, pid: str) -> dict[str, Any]:
     return dict(json.loads(done.stdout)["recipients"]["claude-bob"])
 
 
-def _wait_stage(home: Path, pid: str, stage: str, timeout: float = 30) -> dict[str, Any]:
+def _wait_stage(
+    home: Path, pid: str, stage: str, session: ClaudeSession, timeout: float = 30
+) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while (bob := _bob(home, pid))["stage"] != stage:
-        assert time.monotonic() < deadline, f"{pid} is {bob['stage']}, not {stage}, in {timeout} s"
+        if time.monotonic() > deadline:
+            log = home / "test" / "panes" / "claude-bob.log"
+            pytest.fail(
+                f"{pid} is {bob}, not {stage}, after {timeout} s\n"
+                f"listener log:\n{log.read_text() if log.exists() else '(none)'}\n"
+                f"transcript:\n{session.transcript()[-6000:]}\nscreen:\n{session.screen()}"
+            )
         time.sleep(0.05)
     return bob
 
@@ -49,8 +58,7 @@ def test_claude_idle_then_busy_session(
         session.type("hello")  # the person's first turn: a session's first turn starts slowly
         session.wait_transcript('"turn_duration"')
         idle = post(home, "--to", "claude-bob", "say hello")
-        assert 0 == run_cli(home, "wait", idle, "--until", "seen", "--timeout", "30").returncode
-        bob = _bob(home, idle)
+        bob = _wait_stage(home, idle, "seen", session)
         got = (bob["stage"], bob["door"], bob["source"])
         assert ("seen", "claude-inbox", "claude-transcript") == got
         assert 0 <= bob["seen_at"] - bob["delivered_at"] < 1.0
@@ -61,10 +69,10 @@ def test_claude_idle_then_busy_session(
             assert time.monotonic() < deadline, session.screen()
             time.sleep(0.05)
         busy = post(home, "--to", "claude-bob", "when you are free")
-        delivered = _wait_stage(home, busy, "delivered", timeout=5)
+        delivered = _wait_stage(home, busy, "delivered", session, timeout=5)
         shown = run_cli(home, "status", busy).stdout
         assert "not yet seen" in shown, shown
-        seen = _wait_stage(home, busy, "seen")
+        seen = _wait_stage(home, busy, "seen", session)
         [turn_end] = [r["done"] for r in _stand_in_lines(api[1]) if "done" in r][:1]
         assert delivered["delivered_at"] < turn_end - 3 < turn_end <= seen["seen_at"]
     finally:

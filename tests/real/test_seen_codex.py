@@ -59,7 +59,9 @@ def _bob(home: Path, pid: str) -> dict[str, Any]:
 
 
 def _seen(home: Path, pid: str, timeout: str) -> int:
-    return run_cli(home, "wait", pid, "--until", "seen", "--timeout", timeout).returncode
+    return run_cli(
+        home, "wait", pid, "--until", "seen", "--timeout", timeout, timeout=float(timeout) + 30
+    ).returncode
 
 
 def test_a_queued_prompt_is_seen_when_the_live_session_runs_it(

@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from paneboard.state import transcript
 from paneboard.state.transcript import (
     MAX_LINE,
     FileWatch,
@@ -147,6 +148,34 @@ async def test_watch_waits_for_folders_that_do_not_exist_yet(tmp_path: Path) -> 
         append(path, line(2))
         assert await _woken(watch)
         assert [2] == numbers(reader)
+    finally:
+        watch.close()
+
+
+@pytest.mark.anyio
+async def test_watch_misses_no_folder_made_while_it_moves_down(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`mkdir -p` makes a folder and the next one in the same instant: one made after the
+    watch looked for it, before the watch on its parent took hold, still wakes the watch."""
+    path = tmp_path / "projects" / "-tmp-x" / "t.jsonl"
+    real = transcript._inotify_watch
+
+    def late(folder: Path) -> int | None:
+        if folder == tmp_path / "projects" and not path.parent.exists():
+            path.parent.mkdir()  # in the window between the look and the watch
+        return real(folder)
+
+    monkeypatch.setattr(transcript, "_inotify_watch", late)
+    watch = watch_file(path)
+    reader = LineReader(path, NEEDLE)
+    try:
+        (tmp_path / "projects").mkdir()
+        assert await _woken(watch)  # projects/: the watch moves down, and -tmp-x is made
+        assert [] == numbers(reader)
+        append(path, line(1))
+        assert await _woken(watch)
+        assert [1] == numbers(reader)
     finally:
         watch.close()
 

@@ -92,8 +92,13 @@ def _install(args: argparse.Namespace) -> None:
         if args.target == "codex":
             _codex_trust(path, project, args.trust)
     else:
+        trusted = _codex_trusted(project) if args.target == "codex" else None
         path, changed = settings.uninstall(args.target, project)
         print(f"{'removed paneboard hooks from' if changed else 'no paneboard hooks in'} {path}")
+        if trusted is not None:
+            config, entries = trusted
+            if gone := codex_trust.remove_trust(config, entries):
+                print(f"removed the trust of {gone} paneboard hook(s) from {config}")
         if mcp:
             path, changed = mcpconfig.uninstall(args.target, project)
             if changed:
@@ -111,13 +116,21 @@ def _register(args: argparse.Namespace, project: Path) -> None:
     print(f"{done} {path} ({exe} mcp)")
 
 
+def _codex_trusted(project: Path) -> tuple[Path, dict[str, str]]:
+    """Codex's config, and the trust entries paneboard's hooks in *project* would have there
+    (refusing a config that is not TOML before anything is written)."""
+    config = codex_trust.config_path(os.environ)
+    codex_trust.trust_state(config, {})
+    hooks_json = settings.settings_path("codex", project)
+    return config, codex_trust.wanted(hooks_json, settings.load(hooks_json), settings.is_ours)
+
+
 def _codex_trust(hooks_json: Path, project: Path, trust: bool) -> None:
     """Say that Codex will ask to review the hooks; with --trust, record the trust as Codex does."""
-    config = codex_trust.config_path(os.environ)
+    config, entries = _codex_trusted(project)
     if not trust:
         print(CODEX_REVIEW.format(config=config))
     else:
-        entries = codex_trust.wanted(hooks_json, settings.load(hooks_json), settings.is_ours)
         changed = codex_trust.write_trust(config, entries)
         done = "trusted" if changed else "already trusted:"
         print(f"{done} {len(entries)} paneboard hook(s) in {config}")

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from paneboard.listener.codex import codex_home
 from paneboard.protocol.errors import BadInput, BoardIOError
+from paneboard.state.files import write_atomic
 
 Trust = Literal["trusted", "untrusted", "changed"]
 _NO_MATCHER = ("user_prompt_submit", "stop")
@@ -150,13 +151,40 @@ def write_trust(config: Path, entries: Mapping[str, str]) -> bool:
     if any(_hash_of(written.get(k)) != v for k, v in entries.items()):
         why = "keeps hook trust in a form paneboard cannot edit"
         raise BadInput(f"{config} {why}; nothing was changed")
-    config.parent.mkdir(parents=True, exist_ok=True)
-    tmp = config.with_name(f".{config.name}.paneboard-tmp")
-    tmp.write_text(new, encoding="utf-8")
-    if text:
-        os.chmod(tmp, config.stat().st_mode & 0o777)
-    os.replace(tmp, config)
+    _replace(config, text, new)
     return True
+
+
+def remove_trust(config: Path, entries: Mapping[str, str]) -> int:
+    """Drop the trust tables of *entries* that still hold their hash (paneboard's own, as
+    `write_trust` or Codex wrote them); a key trusted with another hash is left alone.
+
+    Every other line is kept. Returns how many tables went.
+    """
+    text, doc = _read(config)
+    state = _state(doc)
+    gone = {k for k, v in entries.items() if _hash_of(state.get(k)) == v}
+    if not gone:
+        return 0
+    kept = _without_tables(text, gone).rstrip("\n")
+    new = kept + "\n" if kept else ""  # the blank line written before a table goes with it
+    try:
+        left = _state(tomllib.loads(new))
+    except tomllib.TOMLDecodeError as exc:
+        why = f"cannot remove hook trust from {config} ({exc})"
+        raise BadInput(f"{why}; nothing was changed") from None
+    if gone & set(left) or set(state) - gone != set(left):
+        why = "keeps hook trust in a form paneboard cannot edit"
+        raise BadInput(f"{config} {why}; nothing was changed")
+    _replace(config, text, new)
+    return len(gone)
+
+
+def _replace(config: Path, old: str, new: str) -> None:
+    """Write *new* in place of *config* (whose text was *old*), atomically, keeping its mode."""
+    config.parent.mkdir(parents=True, exist_ok=True)
+    mode = config.stat().st_mode & 0o777 if old else 0o600
+    write_atomic(config, new.encode(), mode=mode)
 
 
 def _table(key: str, digest: str) -> str:

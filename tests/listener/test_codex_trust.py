@@ -62,6 +62,37 @@ def test_install_trust_writes_codexs_entries_once(home: Path, tmp_path: Path) ->
     assert 1 == config.read_text().count("[hooks.state.")
 
 
+def test_uninstall_removes_the_trust_it_wrote_and_nothing_else(home: Path, tmp_path: Path) -> None:
+    """`hook uninstall codex` drops paneboard's trust tables; the rest of config.toml, a table
+    of another hook, and a key trusted for another command since, are kept as they were."""
+    project, codex_home = tmp_path / "proj", tmp_path / "ch"
+    project.mkdir()
+    codex_home.mkdir()
+    config = codex_home / "config.toml"
+    theirs = '[hooks.state."/elsewhere/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:00"\n'
+    before = f'model = "m"\n\n[projects."{project}"]\ntrust_level = "trusted"\n\n{theirs}'
+    config.write_text(before)
+    assert 0 == _install(home, project, codex_home, "--mode", "both", "--trust")[0]
+    assert 3 == len(_trust_tables(config))
+    env = {"CODEX_HOME": str(codex_home)}
+    args = ("hook", "uninstall", "codex", "--project", str(project))
+    done = run_cli(home, *args, **env)
+    assert 0 == done.returncode, done.stderr
+    assert f"removed the trust of 2 paneboard hook(s) from {config}" in done.stdout.splitlines()
+    assert before == config.read_text()
+    again = run_cli(home, *args, **env)
+    assert (0, "") == (again.returncode, again.stderr)
+    assert "trust" not in again.stdout
+    assert before == config.read_text()
+
+    assert 0 == _install(home, project, codex_home, "--as", "bob", "--trust")[0]
+    key = f"{project}/.codex/hooks.json:session_start:0:0"
+    other = config.read_text().replace(_trust_tables(config)[key], "sha256:11")
+    config.write_text(other)  # trusted again by Codex for a command of somebody else's
+    assert 0 == run_cli(home, *args, **env).returncode
+    assert other == config.read_text()
+
+
 def test_install_says_codex_will_ask_and_refuses_a_broken_config(
     home: Path, tmp_path: Path
 ) -> None:

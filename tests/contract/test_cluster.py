@@ -112,9 +112,14 @@ def _deliveries(listener: Listening, ids: set[str], timeout: float = 90) -> list
     """The stdout-door lines of *listener* until each of *ids* has come."""
     lines: list[dict[str, Any]] = []
     deadline = time.monotonic() + timeout
-    while not ids <= {line["id"] for line in lines}:
+    while not ids <= (got := {line["id"] for line in lines}):
         left = max(0.01, deadline - time.monotonic())
-        lines.append(json.loads(listener.line(timeout=left)))
+        try:
+            lines.append(json.loads(listener.line(timeout=left)))
+        except queue.Empty:
+            missing = sorted(ids - got)
+            said = "\n".join(_stderr(listener)[-20:])
+            raise AssertionError(f"{len(missing)} never came, {missing[:5]}…:\n{said}") from None
     return lines
 
 
@@ -136,15 +141,17 @@ def _check_order(lines: list[dict[str, Any]], senders: Senders) -> None:
     """Each sender's posts came in its order: every one that succeeded, and of those that
     failed only some (a post stored whose acknowledgement was lost), never one twice."""
     ids = [line["id"] for line in lines]
-    assert len(ids) == len(set(ids)), "a post was delivered twice"
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    assert not twice, f"delivered twice: {twice}"
     succeeded = senders.succeeded()
     for n in range(SENDERS):
         mine = [int(line["body"].split()[1]) for line in lines if line["sender"] == f"s{n}"]
-        assert mine == sorted(mine), f"s{n}'s posts out of order"
-        ok = [i for i in range(POSTS) if (n, i) in succeeded]
-        assert ok == [i for i in mine if (n, i) in succeeded]
         failed = {r["i"] for r in senders.results[n] if r["rc"] != 0}
-        assert {i for i in mine if (n, i) not in succeeded} <= failed
+        why = f"s{n} delivered {mine}; failed {sorted(failed)}"
+        assert mine == sorted(mine), f"out of order: {why}"
+        ok = [i for i in range(POSTS) if (n, i) in succeeded]
+        assert ok == [i for i in mine if (n, i) in succeeded], why
+        assert {i for i in mine if (n, i) not in succeeded} <= failed, why
 
 
 # nats-py leaves the socket of a reconnection that failed (the whole cluster down) to the
@@ -200,10 +207,7 @@ def test_losing_the_leader_twice_is_a_pause_never_a_loss(
         after = run_cli(homes["senders"], *late, PANEBOARD_STORE=url)
         assert 0 == after.returncode, after.stderr
         for listener in (bob, carol):
-            try:
-                seen[listener] += _deliveries(listener, {after.stdout.strip()}, timeout=30)
-            except queue.Empty:
-                raise AssertionError("\n".join(_stderr(listener)[-20:])) from None
+            seen[listener] += _deliveries(listener, {after.stdout.strip()}, timeout=30)
             _check_order(seen[listener], senders)
             assert 0 == listener.stop()
     finally:

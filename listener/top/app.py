@@ -281,7 +281,8 @@ class TopApp(App[None]):
     def _status(self) -> None:
         """The status line: where, who, and the counts (one line drawn again, not a pane)."""
         listening = sum(1 for row in self.agent_rows.rows if row.listening)
-        store = self._view.store.where if self.ctx.store_url and self._view else "file log"
+        view = self._view  # a file log's path would push the counts off a narrow screen
+        store = view.store.where if view is not None and view.store.name != "file" else "file log"
         text = Text(f" board {self.ctx.board}  ·  as {self.ctx.agent}  ·  {store}  │  ")
         text.append(f"agents {len(self.agent_rows)}, listening {listening}  │  ")
         text.append(f"open prompts {len(self.model.rows)}", "bold")

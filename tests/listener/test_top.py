@@ -21,6 +21,7 @@ from paneboard.listener.top.app import TopApp
 from paneboard.protocol.posts import Cancel, Prompt
 from paneboard.state.filestore import FileStore
 from paneboard.state.log import append_posts
+from paneboard.state.natsurl import parse_url
 from tests.helpers import Listening, NatsServer, cli_env, run_cli
 
 pytestmark = pytest.mark.anyio
@@ -98,6 +99,8 @@ async def test_posts_arriving_update_the_panes(home: Path, store_url: str) -> No
         pid = post(home, "--as", "alice", "--to", "bob", "deploy the fix")
         text = await until(pilot, app, lambda t: "open prompts 1" in t)
         assert "posted" in line_of(text, pid[:12])
+        where = parse_url(store_url).shown if store_url else "file log"
+        assert f"  ·  {where}  │  " in line_of(text, "open prompts 1")  # the status line
         assert "open 1" in line_of(text, "bob ")
         assert 0 == run_cli(home, "answer", "--as", "bob", pid, "deployed at 14:02").returncode
         text = await until(pilot, app, lambda t: "open prompts 0" in t)

@@ -10,6 +10,7 @@ at most once a frame and only for the rows on screen.
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
 import sys
 import time
@@ -170,6 +171,7 @@ class TopApp(App[None]):
         self._read_agents()
         self._changed([], everything=True)
         self._expect_remote()
+        gc.freeze()  # the board read so far is kept: full collections no longer walk it
 
     def _take(self, posts: list[tuple[int, Post]]) -> None:
         assert self._view is not None

@@ -27,7 +27,7 @@ def run_top(ctx: Context, stale: float) -> None:
         raise BadInput("`paneboard top` needs a terminal (its input and standard error)")
     from paneboard.listener.top.app import TopApp
 
-    app = TopApp(ctx, stale=stale, signals=True)
+    app = TopApp(ctx, stale=stale, own_process=True)
     app.run()
     if app.error is not None:
         raise app.error

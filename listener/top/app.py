@@ -87,11 +87,13 @@ class TopApp(App[None]):
         Binding("p", "post", "post"),
     ]
 
-    def __init__(self, ctx: Context, *, stale: float = 300.0, signals: bool = False) -> None:
+    def __init__(self, ctx: Context, *, stale: float = 300.0, own_process: bool = False) -> None:
+        """*own_process*: the app is the process (`paneboard top`), so it takes SIGTERM and
+        SIGHUP, and keeps the board it read out of the garbage collector's full passes."""
         super().__init__()
         self.ctx = ctx
         self.stale = stale
-        self.signals = signals
+        self.own_process = own_process
         self.error: PaneboardError | OSError | None = None  # why it stopped, for one line
         self.loaded = asyncio.Event()
         self.model = TopModel(BoardState())
@@ -120,7 +122,7 @@ class TopApp(App[None]):
         return self.query_one(f"#{name}", RowTable)
 
     async def on_mount(self) -> None:
-        if self.signals and sys.platform != "win32":  # asyncio has no signal handlers there
+        if self.own_process and sys.platform != "win32":  # asyncio has no signal handlers there
             # Textual leaves signals to the process: unhandled, SIGTERM would end it with the
             # terminal raw and on the alternate screen. Exiting the app restores both.
             loop = asyncio.get_running_loop()
@@ -133,7 +135,7 @@ class TopApp(App[None]):
         self.run_worker(self._follow(), name="follow")
 
     async def on_unmount(self) -> None:
-        if self.signals and sys.platform != "win32":
+        if self.own_process and sys.platform != "win32":
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
                 loop.remove_signal_handler(sig)
@@ -171,7 +173,8 @@ class TopApp(App[None]):
         self._read_agents()
         self._changed([], everything=True)
         self._expect_remote()
-        gc.freeze()  # the board read so far is kept: full collections no longer walk it
+        if self.own_process:
+            gc.freeze()  # the board read so far is kept: full collections no longer walk it
 
     def _take(self, posts: list[tuple[int, Post]]) -> None:
         assert self._view is not None

@@ -8,6 +8,7 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,6 +85,14 @@ def _claude(
     return ClaudeSession(clients_bin, tmp_path / "claude-home", project, port, env)
 
 
+def _seen(home: Path, pid: str) -> dict[str, Any]:
+    """claude-bob's part of *pid*'s status, once `wait --until seen` says it is seen."""
+    done = run_cli(home, "wait", pid, "--until", "seen", "--timeout", "30", timeout=60)
+    assert 0 == done.returncode, done.stderr
+    status = json.loads(run_cli(home, "status", pid, "--json").stdout)
+    return dict(status["recipients"]["claude-bob"])
+
+
 def test_claude_session_start_hook_listens_on_the_session_socket(
     home: Path, tmp_path: Path, clients_bin: Path, api: tuple[int, Path]
 ) -> None:
@@ -95,15 +104,7 @@ def test_claude_session_start_hook_listens_on_the_session_socket(
         pid = post(home, "--to", "claude-bob", "please say hello")
         [turn] = session.wait_user_turns(f"[paneboard] prompt {pid}")
         assert "peer" == turn["origin"]["kind"]
-        assert (
-            0
-            == run_cli(
-                home, "wait", pid, "--until", "seen", "--timeout", "30", timeout=60
-            ).returncode
-        )
-        status = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"][
-            "claude-bob"
-        ]
+        status = _seen(home, pid)
         assert ("seen", "claude-inbox") == (status["stage"], status["door"])
         session.type("/exit")
         lock = home / "test" / "panes" / "claude-bob.lock"
@@ -138,15 +139,7 @@ def test_claude_stop_mode_hands_a_prompt_over_at_the_next_stop_once(
         assert "Stop hook feedback" in json.dumps(turns[0])
         assert "> check the flaky test" in turns[0]["message"]["content"]
         # The Stop after that turn finds the reason in the transcript: `seen`.
-        assert (
-            0
-            == run_cli(
-                home, "wait", pid, "--until", "seen", "--timeout", "30", timeout=60
-            ).returncode
-        )
-        status = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"][
-            "claude-bob"
-        ]
+        status = _seen(home, pid)
         assert ("seen", "stop-hook", "claude-transcript") == (
             status["stage"],
             status["door"],

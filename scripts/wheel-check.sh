@@ -30,6 +30,33 @@ kill %1; wait %1 || true
 [ "$("$pb" status "$id" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["recipients"]["bob"]["stage"])')" = acked ]
 say "post -> listen -> ack round trip: ok"
 
+# seen: a stand-in session on a Unix socket writes each message it takes as a user record of a
+# transcript whose folders it makes only then (as Claude Code does with its first turn).
+cat > session.py <<'PY'
+import json, os, socket, sys
+path, transcript = sys.argv[1], sys.argv[2]
+server = socket.socket(socket.AF_UNIX)
+server.bind(path)
+server.listen()
+while True:
+    conn, _ = server.accept()
+    with conn:
+        line = conn.makefile().readline()
+    os.makedirs(os.path.dirname(transcript), exist_ok=True)
+    with open(transcript, "a") as f:
+        f.write(json.dumps({"type": "user", "message": json.loads(line)["message"]}) + "\n")
+PY
+python3 session.py "$work/inbox.sock" "$work/claude/projects/p/t.jsonl" &
+session=$!
+for _ in $(seq 50); do [ -S "$work/inbox.sock" ] && break; sleep 0.1; done
+"$pb" listen --as carol --door claude-inbox --socket "$work/inbox.sock" \
+  --transcript "$work/claude/projects/p/t.jsonl" 2> seen.err &
+carol=$!
+id=$("$pb" post --as alice --to carol "to be seen")
+"$pb" wait "$id" --until seen --timeout 20 || { say "never seen: $id"; cat seen.err; exit 1; }
+kill "$carol" "$session"; wait "$carol" "$session" || true
+say "claude-inbox -> transcript -> seen: ok"
+
 mkdir project
 "$pb" hook install --mode stop --as bob claude --project project
 echo '{"session_id":"s","cwd":"'"$work/project"'"}' | "$pb" hook session-start --as bob --mode stop >/dev/null
@@ -38,6 +65,13 @@ echo '{"session_id":"s","cwd":"'"$work/project"'"}' | "$pb" hook stop --as bob |
 (cd project && "$pb" doctor --as bob) > doctor.out || true
 grep -q "claude hooks use agent bob" doctor.out || { cat doctor.out; exit 1; }
 "$pb" hook uninstall claude --project project
+export CODEX_HOME=$work/codex-home
+"$pb" hook install codex --as bob --project project --trust > codex.out
+grep -q 'trusted_hash = "sha256:' "$CODEX_HOME/config.toml" || { cat codex.out; exit 1; }
+"$pb" hook uninstall codex --project project | grep -q "removed the trust of 1 paneboard hook"
+if grep -q trusted_hash "$CODEX_HOME/config.toml"; then say "trust left in config.toml"; exit 1; fi
+unset CODEX_HOME
+say "codex hooks: install --trust, uninstall takes the trust back: ok"
 say "hook install / session-start / stop / uninstall, doctor: ok"
 
 if command -v nats-server >/dev/null; then

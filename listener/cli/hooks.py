@@ -73,8 +73,8 @@ def _install(args: argparse.Namespace) -> None:
         return
     if args.trust and (args.action, args.target) != ("install", "codex"):
         raise BadInput("--trust goes with `paneboard hook install codex`")
-    if args.trust:
-        # refuse a broken config.toml before writing anything
+    if args.trust or (args.action, args.target) == ("uninstall", "codex"):
+        # both edit config.toml: refuse a broken one before writing anything
         codex_trust.trust_state(codex_trust.config_path(os.environ), {})
     args.mode = args.mode or "listen"
     settings.load(settings.settings_path(args.target, project))  # refuse a malformed file first
@@ -92,12 +92,12 @@ def _install(args: argparse.Namespace) -> None:
         if args.target == "codex":
             _codex_trust(path, project, args.trust)
     else:
-        trusted = _codex_trusted(project) if args.target == "codex" else None
+        trusted = _codex_entries(project) if args.target == "codex" else {}
         path, changed = settings.uninstall(args.target, project)
         print(f"{'removed paneboard hooks from' if changed else 'no paneboard hooks in'} {path}")
-        if trusted is not None:
-            config, entries = trusted
-            if gone := codex_trust.remove_trust(config, entries):
+        if trusted:
+            config = codex_trust.config_path(os.environ)
+            if gone := codex_trust.remove_trust(config, trusted):
                 print(f"removed the trust of {gone} paneboard hook(s) from {config}")
         if mcp:
             path, changed = mcpconfig.uninstall(args.target, project)
@@ -116,21 +116,19 @@ def _register(args: argparse.Namespace, project: Path) -> None:
     print(f"{done} {path} ({exe} mcp)")
 
 
-def _codex_trusted(project: Path) -> tuple[Path, dict[str, str]]:
-    """Codex's config, and the trust entries paneboard's hooks in *project* would have there
-    (refusing a config that is not TOML before anything is written)."""
-    config = codex_trust.config_path(os.environ)
-    codex_trust.trust_state(config, {})
+def _codex_entries(project: Path) -> dict[str, str]:
+    """The trust entries Codex's config would hold for paneboard's hooks in *project*."""
     hooks_json = settings.settings_path("codex", project)
-    return config, codex_trust.wanted(hooks_json, settings.load(hooks_json), settings.is_ours)
+    return codex_trust.wanted(hooks_json, settings.load(hooks_json), settings.is_ours)
 
 
 def _codex_trust(hooks_json: Path, project: Path, trust: bool) -> None:
     """Say that Codex will ask to review the hooks; with --trust, record the trust as Codex does."""
-    config, entries = _codex_trusted(project)
+    config = codex_trust.config_path(os.environ)
     if not trust:
         print(CODEX_REVIEW.format(config=config))
     else:
+        entries = _codex_entries(project)
         changed = codex_trust.write_trust(config, entries)
         done = "trusted" if changed else "already trusted:"
         print(f"{done} {len(entries)} paneboard hook(s) in {config}")

@@ -1,8 +1,9 @@
-"""The README cannot drift from the program: its sessions run, and its command lines parse.
+"""The README and docs/ cannot drift from the program: their sessions run, their lines parse.
 
-Every ```console block without a long-running command is run, line by line, in a fresh
-home, and what each command prints must be what the README shows (ids and times aside).
-Every `paneboard …` line of any code block must be a command line the parser accepts.
+Every ```console block without a long-running command, in README.md or docs/*.md, is run,
+line by line, in a fresh home, and what each command prints must be what the page shows (ids
+and times aside). Every `paneboard …` line of any code block must be a command line the parser
+accepts.
 """
 
 from __future__ import annotations
@@ -16,8 +17,12 @@ import pytest
 from paneboard.listener.cli.parser import UsageError, parse
 from tests.helpers import ROOT, run_cli
 
-README = (ROOT / "README.md").read_text()
-BLOCKS = re.findall(r"```(\w*)\n(.*?)```", README, re.DOTALL)
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+BLOCKS = [
+    block
+    for page in PAGES
+    for block in re.findall(r"```(\w*)\n(.*?)```", page.read_text(), re.DOTALL)
+]
 ID = re.compile(r"\b0[0-9a-hjkmnp-tv-z]{25}\b")
 TIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
 LONG_RUNNING = ("wait", "ask", "listen", "log --follow", "top", "mcp")
@@ -49,6 +54,17 @@ def _command_lines() -> list[str]:
             if line.startswith("paneboard ") and not re.search(r"[\[…|]|\.\.\.|[A-Z]{3,}", line):
                 lines.append(line)
     return lines
+
+
+def test_the_docs_are_found() -> None:
+    """The pages checked are the README and every page of docs/, and they hold sessions."""
+    names = [p.name for p in PAGES]
+    assert {"README.md", "commands.md", "agents.md", "listener.md"} <= set(names), names
+    listen = (
+        "paneboard listen --as claude-web --door claude-inbox --socket /tmp/cc-socks/12345.sock"
+    )
+    assert listen in _command_lines()  # a line of docs/listener.md
+    assert _sessions()
 
 
 @pytest.mark.parametrize("steps", _sessions(), ids=lambda steps: steps[0][0][:40])
@@ -83,7 +99,7 @@ def _readme_ids(line: str, ids: dict[str, str]) -> str:
 
 @pytest.mark.parametrize("line", _command_lines())
 def test_every_command_line_in_the_readme_parses(line: str) -> None:
-    """A `paneboard …` line in the README names a command and options that exist."""
+    """A `paneboard …` line in the README or docs/ names a command and options that exist."""
     try:
         parse(shlex.split(line)[1:])
     except UsageError as exc:

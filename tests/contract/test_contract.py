@@ -1,4 +1,7 @@
-"""The contract of DESIGN.md, run against both stores: the file log and NATS JetStream."""
+"""paneboard's contract for users, run against both stores: the file log and NATS JetStream.
+
+Posting, closing, reading and listening behave the same whichever store holds the board.
+"""
 
 from __future__ import annotations
 
@@ -39,11 +42,30 @@ def test_post_open_ack_answer_cancel_status_log(home: Path, store_url: str) -> N
 
 
 def test_bad_input_writes_nothing(home: Path, store_url: str) -> None:
+    """An ack by a non-recipient, a cancel by a non-sender and a bad name: exit 1, the message
+    naming the problem, and nothing written."""
     pid = post(home, "--to", "bob", "x")
     before = run_cli(home, "log", "--json").stdout
-    assert 1 == run_cli(home, "ack", "--as", "carol", pid).returncode
-    assert 1 == run_cli(home, "cancel", "--as", "bob", pid).returncode
-    assert 1 == run_cli(home, "post", "--as", "alice", "--to", "../x", "hi").returncode
+    refusals = [
+        (
+            ("ack", "--as", "carol", pid),
+            f"agent `carol` is not a recipient of prompt {pid} (sent to bob)",
+        ),
+        (
+            ("cancel", "--as", "bob", pid),
+            f"agent `bob` did not send prompt {pid} (`alice` did); only its sender can cancel it",
+        ),
+        (
+            ("post", "--as", "alice", "--to", "../x", "hi"),
+            (
+                "recipient name '../x' is not valid: use 1-64 of A-Z a-z 0-9 . _ -, "
+                "not starting with `.`"
+            ),
+        ),
+    ]
+    for words, message in refusals:
+        done = run_cli(home, *words)
+        assert (1, f"paneboard: {message}\n") == (done.returncode, done.stderr), words
     assert before == run_cli(home, "log", "--json").stdout
 
 

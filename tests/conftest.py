@@ -18,6 +18,13 @@ def home(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests (`pytest.mark.anyio`) run on asyncio, as paneboard does; test_clock.py runs the
+    listener on trio for its MockClock."""
+    return "asyncio"
+
+
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """No test sees the developer's own paneboard settings."""

@@ -53,8 +53,6 @@ class NatsServer:
         return f"nats://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        import socket
-        import time
 
         self.proc = subprocess.Popen(
             [
@@ -71,13 +69,7 @@ class NatsServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.02)
-        raise RuntimeError("nats-server did not start")
+        wait_until(lambda: _listens(self.port), f"nats-server listens on port {self.port}")
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -251,6 +243,11 @@ def fake_codex(folder: Path, script: str) -> Path:
     )
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path
+
+
+def _listens(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def wait_until(

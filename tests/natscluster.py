@@ -13,10 +13,11 @@ import os
 import signal
 import socket
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from tests.helpers import wait_until
 
 NAMES = ("n1", "n2", "n3")
 CONFIG = """\
@@ -128,14 +129,14 @@ class NatsCluster:
         self.wait_healthy(timeout)
 
     def wait_healthy(self, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        waiting = [node for node in self.nodes if node.running]
-        while waiting:
-            waiting = [node for node in waiting if not node.healthy()]
-            if waiting and time.monotonic() > deadline:
-                names = ", ".join(node.name for node in waiting)
-                raise RuntimeError(f"cluster nodes not healthy within {timeout:g} s: {names}")
-            time.sleep(0.05)
+        running = [node for node in self.nodes if node.running]
+        wait_until(
+            lambda: all(node.healthy() for node in running),
+            "every running cluster node healthy",
+            timeout,
+            lambda: ", ".join(node.name for node in running if not node.healthy()),
+            every=0.05,
+        )
 
     def stop(self) -> None:
         for node in self.nodes:

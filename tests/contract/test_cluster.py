@@ -20,7 +20,7 @@ import pytest
 
 from paneboard.state.natsstore import RETRY_FOR, NatsStore
 from paneboard.state.natsurl import shown
-from tests.helpers import ROOT, Listening, cli_env, run_cli
+from tests.helpers import ROOT, Listening, cli_env, run_cli, wait_until
 from tests.natscluster import NAMES, NatsCluster
 
 MISSING = "nats-server is missing (Debian package nats-server)"
@@ -101,11 +101,7 @@ class Senders:
 
 def _leader(store: NatsStore) -> str:
     """The stream's leader's name, once it has one."""
-    deadline = time.monotonic() + 30
-    while not (leader := store.stream_report().leader):
-        assert time.monotonic() < deadline, "no leader elected within 30 s"
-        time.sleep(0.1)
-    return leader
+    return wait_until(lambda: store.stream_report().leader, "a leader elected", 30, every=0.1)
 
 
 def _deliveries(listener: Listening, ids: set[str], timeout: float = 90) -> list[dict[str, Any]]:

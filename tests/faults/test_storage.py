@@ -15,6 +15,7 @@ from paneboard.protocol.errors import DamagedRecord
 from paneboard.protocol.posts import Prompt, encode
 from paneboard.state.framing import frame
 from paneboard.state.log import read_posts
+from tests.factories import prompt
 from tests.helpers import Listening, run_cli
 
 
@@ -72,14 +73,7 @@ def test_disk_full(small_home: Path) -> None:
 
 
 def _prompt(i: int) -> Prompt:
-    return Prompt(
-        id=f"{i:026d}",
-        board="test",
-        sender="alice",
-        ts=float(i),
-        to=("bob",),
-        body=f"work item {i} " + "y" * (i % 50),
-    )
+    return prompt(i, board="test", body=f"work item {i} " + "y" * (i % 50))
 
 
 @pytest.mark.parametrize("round_", range(20))

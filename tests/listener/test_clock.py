@@ -15,6 +15,7 @@ from paneboard.protocol.errors import DoorFailed
 from paneboard.protocol.posts import Delivered, Prompt, Undelivered
 from paneboard.state.filestore import FileStore
 from paneboard.state.log import append_posts, read_posts
+from tests.factories import prompt
 
 START = 1_800_000_000.0  # the virtual wall clock's start
 
@@ -61,15 +62,7 @@ def _listener(home: Path, door: FlakyDoor, backoff: tuple[float, ...]) -> Listen
 
 
 def _prompt(ttl: float | None = None) -> Prompt:
-    return Prompt(
-        id="p" * 26,
-        board="b",
-        sender="alice",
-        ts=START,
-        to=("bob",),
-        body="x",
-        expires=None if ttl is None else START + ttl,
-    )
+    return prompt(id="p" * 26, ts=START, expires=None if ttl is None else START + ttl)
 
 
 async def _until(listener: Listener, done: Callable[[], Awaitable[None]]) -> None:

@@ -4,7 +4,6 @@ real process, and a listener that ends when the thread is unloaded."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import anyio
@@ -14,7 +13,7 @@ import pytest
 from paneboard.listener.codex import CodexThread, thread_from_hook, thread_loaded, wait_unloaded
 from paneboard.protocol.errors import BadInput
 from paneboard.state.panelock import holder
-from tests.helpers import LoadedThread, post, run_cli
+from tests.helpers import LoadedThread, post, run_cli, wait_until
 from tests.listener.test_doors import _codex_env, fake_codex
 
 TID = "01a22f40-fba4-7ac1-b9e9-24dcb62f61bf"
@@ -106,9 +105,6 @@ def test_session_start_listens_on_the_hooks_thread_until_it_is_unloaded(
         assert ["queue", "--thread", thread.thread] == argv[:3]
         listener = holder(lock)
         assert listener
-    deadline = time.monotonic() + 10
-    while holder(lock) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not holder(lock), "the listener outlived its thread"
+    wait_until(lambda: not holder(lock), "the listener ends with its thread")
     log = (home / "test" / "panes" / "bob.log").read_text()
     assert f"Codex thread {thread.thread} is no longer loaded: stopping" in log

@@ -28,11 +28,6 @@ pytestmark = pytest.mark.anyio
 SIZE = (150, 40)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def post(home: Path, *args: str) -> str:
     done = run_cli(home, "post", *args)
     assert 0 == done.returncode, done.stderr

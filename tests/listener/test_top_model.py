@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from paneboard.listener.top.model import TopModel, age_changes_in, age_text
 from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt
 from paneboard.state.fold import BoardState, apply
+from tests import factories
 
 
-def prompt(n: int, to: tuple[str, ...] = ("bob",), **fields: object) -> Prompt:
-    base: dict[str, object] = {"sender": "alice", "priority": "normal", "thread": None}
-    base.update(fields)
-    return Prompt(  # type: ignore[arg-type]
-        id=f"p{n:025d}", board="b", ts=float(n), to=to, body=f"body {n}", **base
-    )
+def prompt(n: int, **fields: Any) -> Prompt:
+    return factories.prompt(n, id=f"p{n:025d}", **fields)
 
 
 def feed(model: TopModel, posts: list[Post], now: float = 100.0) -> None:

@@ -8,21 +8,12 @@ import anyio
 import pytest
 
 from paneboard.listener.view import BoardView
-from paneboard.protocol.posts import Prompt
 from paneboard.state.delivered import DeliveredKeys
 from paneboard.state.filestore import FileStore
 from paneboard.state.log import append_posts
+from tests.factories import prompt
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-def _prompt(n: int) -> Prompt:
-    return Prompt(id=f"{n:026d}", board="b", sender="alice", ts=float(n), to=("bob",), body="x")
 
 
 async def test_an_append_wakes_the_view(tmp_path: Path) -> None:
@@ -33,8 +24,8 @@ async def test_an_append_wakes_the_view(tmp_path: Path) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(view.wait_changed)
             await anyio.wait_all_tasks_blocked()
-            append_posts(tmp_path / "log", [_prompt(1)])
-        assert [_prompt(1)] == [p for _, p in view.refresh()]
+            append_posts(tmp_path / "log", [prompt(1)])
+        assert [prompt(1)] == [p for _, p in view.refresh()]
 
 
 async def test_other_files_in_the_folder_do_not_wake_it(tmp_path: Path) -> None:
@@ -69,5 +60,5 @@ async def test_without_inotify_the_view_polls(
         async with anyio.create_task_group() as tg:
             tg.start_soon(view.wait_changed)
             await anyio.wait_all_tasks_blocked()
-            append_posts(tmp_path / "log", [_prompt(2)])
-        assert [_prompt(2)] == [p for _, p in view.refresh()]
+            append_posts(tmp_path / "log", [prompt(2)])
+        assert [prompt(2)] == [p for _, p in view.refresh()]

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import cli_env, post, run_cli
+from tests.helpers import cli_env, post, run_cli, wait_until
 from tests.real.api_stand_in import MCP_ANSWER_BODY
 from tests.real.clients import ClaudeSession
 
@@ -39,13 +39,16 @@ def _wait_connected(session: ClaudeSession, timeout: float = 60) -> None:
     """Until Claude Code's own log of the paneboard server says it connected (its tools are
     offered to the model from then on)."""
     logs = session.home / ".cache" / "claude-cli-nodejs"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for log in logs.glob("*/mcp-logs-paneboard/*.jsonl"):
-            if "Connection established" in log.read_text():
-                return
-        time.sleep(0.2)
-    raise AssertionError(f"Claude Code did not connect paneboard's server:\n{session.screen()}")
+    wait_until(
+        lambda: any(
+            "Connection established" in log.read_text()
+            for log in logs.glob("*/mcp-logs-paneboard/*.jsonl")
+        ),
+        "Claude Code connected paneboard's server",
+        timeout,
+        session.screen,
+        every=0.2,
+    )
 
 
 def _tool_turns(session: ClaudeSession, timeout: float = 60) -> list[dict[str, Any]]:

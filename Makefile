@@ -14,7 +14,7 @@ $(BIN)/.installed: pyproject.toml
 # Compiled bytecode, as a normal install has it (PYTHONDONTWRITEBYTECODE would otherwise
 # make every `paneboard` run compile its modules again).
 compile: $(BIN)/.installed
-	@$(BIN)/python -m compileall -q protocol state listener
+	@$(BIN)/python -m compileall -q root protocol state listener
 
 demo: compile
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
@@ -27,8 +27,8 @@ test: compile
 	$(BIN)/python -m pytest
 
 lint: $(BIN)/.installed
-	$(BIN)/ruff check protocol state listener tests bench
-	$(BIN)/ruff format --check protocol state listener tests bench
+	$(BIN)/ruff check root protocol state listener tests bench setup.py
+	$(BIN)/ruff format --check root protocol state listener tests bench setup.py
 	$(BIN)/mypy
 
 bench: compile

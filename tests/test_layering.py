@@ -1,6 +1,6 @@
-"""Imports go down the house, never up (STYLE.md): each room imports only the rooms below it.
+"""Imports go one way, down: each layer imports only the layers below it, never one above.
 
-| room | holds | may import |
+| layer | holds | may import |
 | --- | --- | --- |
 | protocol | the wire: posts, ids, names, the vocabulary, compose | nothing of ours |
 | state | the log, stores, fold, locks, checkpoints, paths | protocol |
@@ -27,10 +27,12 @@ ALLOWED = {
     "listener.cli": {"protocol", "state", "listener", "listener.hooks"},
     "listener.top": {"protocol", "state", "listener", "listener.hooks", "listener.cli"},
 }
-ENTRY_POINTS = {"listener/__main__.py"}  # `python -m paneboard.listener` runs the command line
+# `python -m paneboard` (and, for scripts written before it, `python -m paneboard.listener`) runs
+# the command line; the root package holds nothing else.
+ENTRY_POINTS = {"root/__main__.py", "listener/__main__.py"}
 
 
-def _room(module: str) -> str | None:
+def _layer(module: str) -> str | None:
     """`paneboard.listener.cli.parser` -> `listener.cli`; None for what is not ours."""
     parts = module.split(".")
     if parts[0] != "paneboard" or len(parts) < 2:
@@ -42,38 +44,38 @@ def _room(module: str) -> str | None:
     return None
 
 
-def _room_of(path: Path) -> str:
+def _layer_of(path: Path) -> str:
     rel = path.relative_to(ROOT).with_suffix("")
-    return _room("paneboard." + ".".join(rel.parts)) or ""
+    return _layer("paneboard." + ".".join(rel.parts)) or ""
 
 
-def _imported_rooms(path: Path) -> set[str]:
-    rooms = set()
+def _imported_layers(path: Path) -> set[str]:
+    layers = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
-            rooms |= {_room(alias.name) for alias in node.names}
+            layers |= {_layer(alias.name) for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            rooms.add(_room(node.module))
-            rooms |= {_room(f"{node.module}.{alias.name}") for alias in node.names}
-    return {r for r in rooms if r}
+            layers.add(_layer(node.module))
+            layers |= {_layer(f"{node.module}.{alias.name}") for alias in node.names}
+    return {r for r in layers if r}
 
 
 @pytest.mark.parametrize("package", ["protocol", "state", "listener"])
 def test_imports_only_go_down(package: str) -> None:
-    """No module imports a room above its own; relative imports are not used."""
+    """No module imports a layer above its own; relative imports are not used."""
     bad = {}
     for path in (ROOT / package).rglob("*.py"):
         if str(path.relative_to(ROOT)) in ENTRY_POINTS:
             continue
-        room = _room_of(path)
-        upward = _imported_rooms(path) - ALLOWED[room] - {room}
+        layer = _layer_of(path)
+        upward = _imported_layers(path) - ALLOWED[layer] - {layer}
         if upward:
             bad[str(path.relative_to(ROOT))] = sorted(upward)
     assert {} == bad
 
 
 def test_no_relative_imports() -> None:
-    """Absolute imports only, so a module's room is visible in every import line."""
+    """Absolute imports only, so a module's layer is visible in every import line."""
     relative = [
         str(path.relative_to(ROOT))
         for package in ("protocol", "state", "listener")

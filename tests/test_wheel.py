@@ -20,7 +20,8 @@ import pytest
 
 from tests.helpers import ROOT
 
-PACKAGES = ("protocol", "state", "listener")
+PACKAGES = ("protocol", "state", "listener")  # installed as paneboard.protocol, …
+ROOT_PACKAGE = "root"  # installed as `paneboard` itself: `python -m paneboard`
 
 
 class Installed:
@@ -78,16 +79,24 @@ def _tracked() -> list[str]:
 
 
 def _tree_files() -> set[str]:
-    return {
-        f"paneboard/{name}"
-        for name in _tracked()
-        if name.split("/")[0] in PACKAGES and not name.endswith((".md", ".txt"))
+    files = [name for name in _tracked() if not name.endswith((".md", ".txt"))]
+    packages = {f"paneboard/{name}" for name in files if name.split("/")[0] in PACKAGES}
+    root = {
+        name.replace(ROOT_PACKAGE, "paneboard", 1) for name in files if name.startswith("root/")
     }
+    return packages | root
+
+
+def test_every_package_of_the_tree_is_found() -> None:
+    """The folders installed are exactly those holding an `__init__.py`, tests and benchmarks
+    aside: a new one is found without a list to keep."""
+    tops = {p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
+    assert {*PACKAGES, ROOT_PACKAGE, "tests", "bench"} == tops
 
 
 def test_the_wheel_holds_every_module_of_the_tree_and_no_other(installed: Installed) -> None:
-    """The wheel's paneboard/ is exactly protocol/, state/ and listener/: every module (and
-    the OpenCode plugin), nothing left over from an earlier build."""
+    """The wheel's paneboard/ is exactly root/, protocol/, state/ and listener/: every module
+    (and the OpenCode plugin), nothing left over from an earlier build."""
     names = {n for n in zipfile.ZipFile(installed.wheel).namelist() if n.startswith("paneboard/")}
     assert _tree_files() == names
 
@@ -96,6 +105,19 @@ def test_the_wheel_installs_nothing_but_paneboard(installed: Installed) -> None:
     """No top-level `protocol`, `state` or `listener` lands in a user's site-packages."""
     tops = {name.split("/")[0] for name in zipfile.ZipFile(installed.wheel).namelist()}
     assert {"paneboard"} == {t for t in tops if not t.endswith(".dist-info")}
+
+
+def test_python_m_paneboard_runs_the_command_line(installed: Installed) -> None:
+    """`python -m paneboard` is the command line, as the `paneboard` script is."""
+    done = subprocess.run(
+        [str(installed.bin / "python"), "-m", "paneboard", "--version"],
+        capture_output=True,
+        text=True,
+        cwd=installed.cwd,
+        timeout=60,
+        check=False,
+    )
+    assert (0, "paneboard 0.1.0\n") == (done.returncode, done.stdout), done.stderr
 
 
 def test_installed_round_trip(installed: Installed) -> None:

@@ -1,0 +1,5 @@
+import sys
+
+from paneboard.listener.cli import main
+
+sys.exit(main())

@@ -93,10 +93,18 @@ def take_pane_lock(path: Path, board: str, agent: str) -> PaneLock:
 
 
 def holder(path: Path) -> int | None:
-    """The pid of the listener holding the pane at *path*, or None if nobody holds it."""
-    if not path.exists():
+    """The pid of the listener holding the pane at *path*, or None if nobody holds it.
+
+    The lock file is only read (never created or opened for writing), so asking wakes no one
+    watching the panes folder for a listener coming or going.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
         return None
-    file = _open(path)
+    except OSError as exc:
+        raise BoardIOError(f"cannot open pane lock {path}: {exc.strerror}") from exc
+    file = os.fdopen(fd, "r", encoding="ascii")
     try:
         _lock(file, shared=True)
     except _Held:

@@ -2,8 +2,8 @@
 its door and its last delivery.
 
 Read from the pane files (`HOME/BOARD/panes/AGENT.lock` and `.presence`) and, on NATS, from
-the presence bucket. The pane lock is tested through a read-only descriptor: a descriptor
-opened for writing would, on closing, wake `top`'s own watch on the panes folder.
+the presence bucket. The pane lock is tested with `panelock.holder`, which only reads it: a
+descriptor opened for writing would, on closing, wake `top`'s own watch on the panes folder.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ from pathlib import Path
 
 import msgspec
 
+from paneboard.protocol.errors import BoardIOError
 from paneboard.state import presence
 from paneboard.state.abc import Store
+from paneboard.state.panelock import holder
 from paneboard.state.paths import BoardPaths
 
 
@@ -29,30 +31,6 @@ class AgentRow(msgspec.Struct, frozen=True):
     @property
     def listening(self) -> bool:
         return self.pid is not None
-
-
-def pane_holder(path: Path) -> int | None:
-    """The pid of the process holding the pane lock at *path*, or None if nobody does."""
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: the lock module's own test (it opens for writing)
-        from paneboard.state.panelock import holder
-
-        return holder(path)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            text = os.read(fd, 32).strip()
-            return int(text) if text.isdigit() else -1
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
 
 
 def pane_names(paths: BoardPaths) -> list[str]:
@@ -77,7 +55,7 @@ def read_agents(
         except ValueError:  # a forged post's name that is not an agent's: no pane to read
             rows[name] = AgentRow(name)
             continue
-        pid = pane_holder(lock)
+        pid = _holder(lock)
         seen = presence.read(seen_file)
         if pid is None and name in remote:  # a listener on another machine, within the TTL
             seen = remote[name]
@@ -101,3 +79,11 @@ def remote_presences(store: Store) -> dict[str, presence.Presence]:
         except msgspec.DecodeError:
             continue
     return out
+
+
+def _holder(lock: Path) -> int | None:
+    """The listener holding *lock*; a lock file that cannot be read counts as nobody's."""
+    try:
+        return holder(lock)
+    except BoardIOError:
+        return None

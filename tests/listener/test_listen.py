@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 from pathlib import Path
 
@@ -123,3 +124,28 @@ def test_the_pane_lock_is_portalockers_lock(home: Path) -> None:
     with open(path, "a+") as other, pytest.raises(portalocker.AlreadyLocked):
         portalocker.lock(other, exclusive)
     lock.release()
+
+
+def test_asking_who_holds_a_pane_creates_and_writes_nothing(home: Path) -> None:
+    """`holder` only reads: no lock file is made for a pane nobody took, a held one is named by its
+    pid without a write-close event on its folder (which would wake `top`), and a lock planted as
+    a symlink is refused."""
+    from paneboard.protocol.errors import BoardIOError
+    from paneboard.state import tail
+    from paneboard.state.panelock import holder, take_pane_lock
+
+    path = home / "pane.lock"
+    assert (None, False) == (holder(path), path.exists())
+    lock = take_pane_lock(path, "b", "bob")
+    fd = tail._inotify_watch(home, tail.IN_CLOSE_WRITE)
+    assert fd is not None
+    try:
+        assert os.getpid() == holder(path)
+        assert [] == tail.read_events(fd)
+    finally:
+        os.close(fd)
+    lock.release()
+    assert holder(path) is None
+    (home / "planted.lock").symlink_to(path)
+    with pytest.raises(BoardIOError, match=r"cannot open pane lock .*planted\.lock"):
+        holder(home / "planted.lock")

@@ -182,8 +182,8 @@ def remove_trust(config: Path, entries: Mapping[str, str]) -> int:
 
 def _replace(config: Path, old: str, new: str) -> None:
     """Write *new* in place of *config* (whose text was *old*), atomically, keeping its mode."""
-    config.parent.mkdir(parents=True, exist_ok=True)
-    mode = config.stat().st_mode & 0o777 if old else 0o600
+    config.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    mode = os.lstat(config).st_mode & 0o777 if old else 0o600
     write_atomic(config, new.encode(), mode=mode)
 
 

@@ -12,13 +12,12 @@ not edit, is refused and left untouched.
 from __future__ import annotations
 
 import json
-import os
 import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from paneboard.listener.hooks.settings import parse_json
+from paneboard.listener.hooks.settings import parse_json, write_project_file
 from paneboard.protocol.errors import BadInput, BoardIOError
 
 NAME = "paneboard"
@@ -59,7 +58,7 @@ def install(agent: str, project: Path, exe: str, args: list[str]) -> tuple[Path,
         new = (rest + "\n\n" if rest else "") + table
         changed = new != text
     if changed:
-        _write(path, new)
+        _write(path, new, project)
     return path, changed
 
 
@@ -76,12 +75,13 @@ def uninstall(agent: str, project: Path) -> tuple[Path, bool]:
         _write(
             path,
             json.dumps({**rest, **({"mcpServers": servers} if servers else {})}, indent=2) + "\n",
+            project,
         )
         return path, True
     new = _without_ours_toml(path, text)
     if new == text:
         return path, False
-    _write(path, new.rstrip("\n") + "\n" if new.strip() else "")
+    _write(path, new.rstrip("\n") + "\n" if new.strip() else "", project)
     return path, True
 
 
@@ -118,12 +118,8 @@ def _read(path: Path) -> str:
         raise BoardIOError(f"cannot read {path}: {exc.strerror}") from exc
 
 
-def _write(path: Path, text: str) -> None:
-    """Write atomically: a temporary file beside it, renamed over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.paneboard-tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+def _write(path: Path, text: str, project: Path) -> None:
+    write_project_file(path, text.encode(), project)
 
 
 def _load_json(path: Path, text: str) -> dict[str, Any]:

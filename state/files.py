@@ -83,6 +83,15 @@ def refuse_link(path: Path, dfd: int | None = None) -> None:
         raise BadInput(f"{path} is a symlink; paneboard does not write through it, nothing written")
 
 
+def refuse_links(path: Path, root: Path) -> None:
+    """`BadInput` naming the first of *path*'s folders below *root*, or *path*, that is a
+    symlink: checked before a command writes anything."""
+    here = root
+    for part in path.relative_to(root).parts:
+        here = here / part
+        refuse_link(here)
+
+
 def open_folder(folder: Path, *, root: Path | None = None, mode: int = 0o755) -> int:
     """A file descriptor of *folder*, opened without following a link (`BadInput` if one is).
 

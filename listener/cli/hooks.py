@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 from paneboard.listener.context import Context, executable
-from paneboard.listener.hooks import codex_trust, mcpconfig, more, run, settings
+from paneboard.listener.hooks import agents, codex_trust, mcpconfig, more, opencode, run, settings
 from paneboard.protocol.errors import BadInput
+from paneboard.state.files import refuse_links
 from paneboard.state.paths import default_board
 
 CODEX_REVIEW = (
@@ -68,6 +69,8 @@ def _install(args: argparse.Namespace) -> None:
         raise BadInput(f"project folder {project} does not exist")
     if args.mcp:
         mcpconfig.config_path(args.target, project)  # claude and codex only: refused for others
+    for path in _project_files(args, project):
+        refuse_links(path, project)  # a cloned repository may plant one: refuse before writing
     if args.target in more.MORE_AGENTS:
         more.install_or_uninstall(args, project, [p for pair in _given_options(args) for p in pair])
         return
@@ -103,6 +106,18 @@ def _install(args: argparse.Namespace) -> None:
             path, changed = mcpconfig.uninstall(args.target, project)
             if changed:
                 print(f"removed the paneboard MCP server from {path}")
+
+
+def _project_files(args: argparse.Namespace, project: Path) -> list[Path]:
+    """Every file of *project* this `hook install|uninstall` may write or remove."""
+    if args.target == "opencode":
+        return [opencode.plugin_path(project)]
+    if args.target in agents.STOP_AGENTS:
+        return [agents.STOP_AGENTS[args.target].path(project)]
+    files = [settings.settings_path(args.target, project)]
+    if args.mcp or args.action == "uninstall":
+        files.append(mcpconfig.config_path(args.target, project))
+    return files
 
 
 def _register(args: argparse.Namespace, project: Path) -> None:

@@ -82,8 +82,12 @@ def _install(args: argparse.Namespace) -> None:
     args.mode = args.mode or "listen"
     settings.load(settings.settings_path(args.target, project))  # refuse a malformed file first
     mcp = args.mcp or (args.action == "uninstall" and args.target in mcpconfig.AGENTS)
-    if mcp:
+    if args.action == "install" and args.mcp:
+        _register(args, project, write=False)  # every check of the write, before any write
+    elif mcp:
         mcpconfig.check(args.target, project)  # and refuse a malformed one before writing
+    if args.trust:
+        _codex_trust_check(args, project)
     if args.action == "install":
         path, changed = settings.install(
             args.target, project, args.mode, executable(), _given_options(args)
@@ -120,11 +124,13 @@ def _project_files(args: argparse.Namespace, project: Path) -> list[Path]:
     return files
 
 
-def _register(args: argparse.Namespace, project: Path) -> None:
+def _register(args: argparse.Namespace, project: Path, *, write: bool = True) -> None:
     """`paneboard mcp` in the agent's project configuration, with the options given here."""
     exe = executable()
     server = mcpconfig.server_args(args.target, _given_options(args))
-    path, changed = mcpconfig.install(args.target, project, exe, server)
+    path, changed = mcpconfig.install(args.target, project, exe, server, write=write)
+    if not write:
+        return
     done = (
         "registered the paneboard MCP server in" if changed else "paneboard MCP server already in"
     )
@@ -135,6 +141,16 @@ def _codex_entries(project: Path) -> dict[str, str]:
     """The trust entries Codex's config would hold for paneboard's hooks in *project*."""
     hooks_json = settings.settings_path("codex", project)
     return codex_trust.wanted(hooks_json, settings.load(hooks_json), settings.is_ours)
+
+
+def _codex_trust_check(args: argparse.Namespace, project: Path) -> None:
+    """Refuse (`BadInput`) the trust `install codex --trust` would record, before any write:
+    the entries of the hooks.json it is about to write, checked against config.toml."""
+    hooks_json = settings.settings_path("codex", project)
+    commands = settings.hook_commands("codex", args.mode, executable(), _given_options(args))
+    data = settings.with_ours(settings.load(hooks_json), commands)
+    entries = codex_trust.wanted(hooks_json, data, settings.is_ours)
+    codex_trust.write_trust(codex_trust.config_path(os.environ), entries, write=False)
 
 
 def _codex_trust(hooks_json: Path, project: Path, trust: bool) -> None:

@@ -10,8 +10,10 @@ from pathlib import Path
 from paneboard.listener.context import Context, executable
 from paneboard.listener.hooks import agents, codex_trust, mcpconfig, more, opencode, run, settings
 from paneboard.protocol.errors import BadInput
+from paneboard.protocol.names import check_name
 from paneboard.state.files import refuse_links
 from paneboard.state.paths import default_board
+from paneboard.state.stores import check_url
 
 CODEX_REVIEW = (
     "Codex runs new or changed hooks only once they are trusted: at its next start it shows "
@@ -64,6 +66,10 @@ def _given_options(args: argparse.Namespace) -> list[tuple[str, str]]:
 def _install(args: argparse.Namespace) -> None:
     if args.target is None:
         raise BadInput(f"say which agent: paneboard hook {args.action} {'|'.join(more.ALL_AGENTS)}")
+    for what, value in (("agent", args.agent), ("board", args.board)):
+        if value is not None:
+            check_name(what, value)  # written into every hook: refused here, not at each start
+    check_url(args.store or "")
     project = (args.project or Path.cwd()).absolute()
     if not project.is_dir():
         raise BadInput(f"project folder {project} does not exist")

@@ -130,9 +130,12 @@ _OWN_HOME = "use a private folder of your own (--home or PANEBOARD_HOME)"
 
 
 def not_private(kind: str, path: Path, st: os.stat_result) -> str | None:
-    """Why *path* (the home, or a *kind* of file or folder in it, whose stat is *st*) is not
-    private to this user: another owner, or writable by group or others; None if it is."""
+    """Why *path* (the home, or a *kind* of file or folder in it, whose lstat is *st*) is not
+    private to this user: a symlink, another owner, or writable by group or others; None if
+    it is."""
     mode, folder = stat.S_IMODE(st.st_mode), stat.S_ISDIR(st.st_mode)
+    if stat.S_ISLNK(st.st_mode):
+        return f"{kind} {path} is a symlink; refusing to follow it"
     if st.st_uid != os.geteuid():
         why = f"{kind} {path} belongs to uid {st.st_uid}, not to this user (uid {os.geteuid()})"
         return f"{why}; {_OWN_HOME if kind == 'home' else 'move it away'}"

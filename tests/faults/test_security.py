@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -112,14 +113,13 @@ def test_max_open_limits_one_sender_per_recipient(home: Path) -> None:
     assert 0 == run_cli(home, "ack", "--as", "bob", ids[0]).returncode
     post(home, "--to", "bob", "--max-open", "3", "room after an ack")
     assert 0 == run_cli(home, "cancel", "--as", "alice", ids[1]).returncode
-    post(home, "--to", "bob", "--max-open", "3", "--ttl", "0.2", "room after a cancel")
+    post(home, "--to", "bob", "--max-open", "3", "--ttl", "2", "room after a cancel")
+    expires = time.time() + 2  # no earlier than its expiry; 2 s: the next post still sees it
     assert (
         1
         == run_cli(
             home, "post", "--as", "alice", "--to", "bob", "--max-open", "3", "full again"
         ).returncode
     )
-    import time
-
-    time.sleep(0.3)  # the short-lived prompt expires: that is what this waits for
+    time.sleep(max(0.0, expires - time.time()) + 0.05)  # waits for the clock: the expiry
     post(home, "--to", "bob", "--max-open", "3", "room after expiry")

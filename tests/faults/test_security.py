@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from paneboard.state import presence
 from tests.helpers import Listening, post, run_cli
 
 
@@ -123,3 +124,12 @@ def test_max_open_limits_one_sender_per_recipient(home: Path) -> None:
     )
     time.sleep(max(0.0, expires - time.time()) + 0.05)  # waits for the clock: the expiry
     post(home, "--to", "bob", "--max-open", "3", "room after expiry")
+
+
+def test_a_planted_presence_link_is_not_read(tmp_path: Path) -> None:
+    """A pane's presence file that is a symlink reads as no presence; the file itself does."""
+    real = tmp_path / "elsewhere.json"
+    presence.write(real, presence.Presence(pid=1, door="forged", started=1.0))
+    link = tmp_path / "bob.presence"
+    link.symlink_to(real)
+    assert ("forged", None) == (getattr(presence.read(real), "door", None), presence.read(link))

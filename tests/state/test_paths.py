@@ -117,7 +117,7 @@ def _chown_away(path: Path) -> None:
 
 
 def test_a_home_another_user_owns_is_refused_by_readers_and_writers(tmp_path: Path) -> None:
-    """A home of uid 65534, even 0700 (a forged log inside it): one line, for `open` as well."""
+    """A home of uid 65534, even 0700: one line, for `open` and `doctor` as well."""
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o700)
     _chown_away(shared)
@@ -129,8 +129,9 @@ def test_a_home_another_user_owns_is_refused_by_readers_and_writers(tmp_path: Pa
         with pytest.raises(BadInput) as info:
             open_home(shared, create=create)
         assert expected == str(info.value)
-    done = run_cli(shared, "open", "--as", "bob")
-    assert (1, "", f"paneboard: {expected}\n") == (done.returncode, done.stdout, done.stderr)
+    for command in ("open", "doctor"):
+        done = run_cli(shared, command, "--as", "bob")
+        assert (1, "", f"paneboard: {expected}\n") == (done.returncode, done.stdout, done.stderr)
 
 
 def test_a_shared_sticky_home_is_refused_with_advice_that_makes_sense(tmp_path: Path) -> None:

@@ -1,35 +1,142 @@
 """Small files written whole: a temporary file beside the target, renamed over it.
 
-Standard library only (`paneboard post` writes its tally through it).
+Nothing is written through a link: the temporary is a new random name opened
+``O_CREAT|O_EXCL|O_NOFOLLOW`` in the target's folder, and a target or folder that is a
+symlink is refused (`BadInput`). Standard library only (`paneboard post` writes its tally
+through it).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
+from paneboard.protocol.errors import BadInput
 
-def write_atomic(path: Path, data: bytes, *, mode: int = 0o600, durable: bool = False) -> None:
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_TMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def write_atomic(
+    path: Path,
+    data: bytes,
+    *,
+    mode: int = 0o600,
+    durable: bool = False,
+    root: Path | None = None,
+    folder_mode: int = 0o755,
+) -> None:
     """Replace *path* with *data*: readers see the old file or the new one, never a part.
 
-    The temporary name carries the pid, so concurrent writers never share one. With
-    *durable*, the data and the rename are on disk before this returns.
+    The file gets *mode* (less the umask). With *root* (a project), the folders from *root*
+    down to the file's are created *folder_mode* where missing, and none may be a symlink;
+    without it, the file's own folder must exist and not be a symlink. A target that is a
+    symlink is refused. With *durable*, the data and the rename are on disk before this
+    returns.
     """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    dfd = open_folder(path.parent, root=root, mode=folder_mode)
     try:
-        fd = os.open(tmp, flags, mode)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            if durable:
-                f.flush()
-                os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
+        refuse_link(path, dfd)
+        tmp, fd = _create_temp(dfd, path, mode)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                if durable:
+                    f.flush()
+                    os.fsync(f.fileno())
+            os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            _unlink(tmp, dfd)
+            raise
+        if durable:
+            os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def _create_temp(dfd: int, path: Path, mode: int) -> tuple[str, int]:
+    """A new file with a random name beside *path* (never an existing name or a link)."""
+    for _ in range(100):
+        name = f".{path.name}.{os.urandom(6).hex()}.tmp"
+        try:
+            return name, os.open(name, _TMP_FLAGS, mode, dir_fd=dfd)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
+
+
+def _unlink(name: str, dfd: int) -> None:
+    try:
+        os.unlink(name, dir_fd=dfd)
+    except FileNotFoundError:
+        pass
+
+
+def refuse_link(path: Path, dfd: int | None = None) -> None:
+    """`BadInput` if *path* is a symlink (a missing file is fine)."""
+    try:
+        st = os.lstat(path.name if dfd is not None else path, dir_fd=dfd)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise BadInput(f"{path} is a symlink; paneboard does not write through it, nothing written")
+
+
+def refuse_links(path: Path, root: Path) -> None:
+    """`BadInput` naming the first of *path*'s folders below *root*, or *path*, that is a
+    symlink: checked before a command writes anything."""
+    here = root
+    for part in path.relative_to(root).parts:
+        here = here / part
+        refuse_link(here)
+
+
+def open_folder(folder: Path, *, root: Path | None = None, mode: int = 0o755) -> int:
+    """A file descriptor of *folder*, opened without following a link (`BadInput` if one is).
+
+    With *root*, each folder below *root* is created *mode* when missing and checked.
+    """
+    if root is None:
+        return _open_dir(folder, None, folder)
+    try:
+        parts = folder.relative_to(root).parts
+    except ValueError:
+        raise BadInput(f"{folder} is not inside {root}; nothing written") from None
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    here = root
+    for part in parts:
+        here = here / part
+        try:
+            try:
+                os.mkdir(part, mode, dir_fd=fd)
+            except FileExistsError:
+                pass
+            nxt = _open_dir(here, fd, part)
+        finally:
+            os.close(fd)
+        fd = nxt
+    return fd
+
+
+def _open_dir(folder: Path, dfd: int | None, name: str | Path) -> int:
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=dfd)
+    except OSError:
+        st = _lstat(name, dfd)
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            why = "is a symlink; paneboard does not write through it"
+            raise BadInput(f"{folder} {why}, nothing written") from None
+        if st is not None and not stat.S_ISDIR(st.st_mode):
+            raise BadInput(f"{folder} is not a folder; nothing written") from None
         raise
-    if durable:
-        sync_dir(path.parent)
+
+
+def _lstat(name: str | Path, dfd: int | None) -> os.stat_result | None:
+    try:
+        return os.lstat(name, dir_fd=dfd)
+    except OSError:
+        return None
 
 
 def sync_dir(folder: Path) -> None:

@@ -124,7 +124,7 @@ class FileStore:
             return False
         if position == size:
             return True
-        with open(self.log, "rb") as f:
+        with os.fdopen(os.open(self.log, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as f:
             f.seek(position)
             head = f.read(HEAD.size)
             if len(head) < HEAD.size:

@@ -88,7 +88,8 @@ def default_board(cwd: str, environ: dict[str, str] | os._Environ[str] = os.envi
 
 
 def open_home(path: str | os.PathLike[str], *, create: bool = True) -> Path:
-    """The home folder, created 0700 with its parents when missing, checked private and writable."""
+    """The home folder, created 0700 with its missing parents 0700, checked to be a folder
+    of this user that no one else can write (`BadInput` otherwise), and writable."""
     home = Path(path).absolute()
     try:
         st = os.stat(home)
@@ -96,8 +97,7 @@ def open_home(path: str | os.PathLike[str], *, create: bool = True) -> Path:
         if not create:
             return home
         try:
-            home.mkdir(mode=0o700, parents=True)
-            os.chmod(home, 0o700)
+            _make_private(home)
         except OSError as exc:
             raise BoardIOError(f"home {home} cannot be created: {exc.strerror}") from exc
         st = os.stat(home)
@@ -105,14 +105,46 @@ def open_home(path: str | os.PathLike[str], *, create: bool = True) -> Path:
         raise BoardIOError(f"home {home} cannot be read: {exc.strerror}") from exc
     if not stat.S_ISDIR(st.st_mode):
         raise BoardIOError(f"home {home} is not a folder")
-    if st.st_mode & 0o022:
-        raise BadInput(
-            f"home {home} is writable by others (mode {st.st_mode & 0o777:o}); "
-            f"fix it with: chmod 700 {home}"
-        )
+    if problem := not_private("home", home, st):
+        raise BadInput(problem)
     if create and not os.access(home, os.W_OK | os.X_OK):
         raise BoardIOError(f"home {home} is not writable")
     return home
+
+
+def _make_private(folder: Path) -> None:
+    """Create *folder* and each missing parent 0700, whatever the umask."""
+    missing = []
+    while not os.path.lexists(folder):
+        missing.append(folder)
+        folder = folder.parent
+    for each in reversed(missing):
+        try:
+            os.mkdir(each, 0o700)
+        except FileExistsError:
+            continue  # made meanwhile by another process
+        os.chmod(each, 0o700)
+
+
+_OWN_HOME = "use a private folder of your own (--home or PANEBOARD_HOME)"
+
+
+def not_private(kind: str, path: Path, st: os.stat_result) -> str | None:
+    """Why *path* (the home, or a *kind* of file or folder in it, whose lstat is *st*) is not
+    private to this user: a symlink, another owner, or writable by group or others; None if
+    it is."""
+    mode, folder = stat.S_IMODE(st.st_mode), stat.S_ISDIR(st.st_mode)
+    if stat.S_ISLNK(st.st_mode):
+        return f"{kind} {path} is a symlink; refusing to follow it"
+    if st.st_uid != os.geteuid():
+        why = f"{kind} {path} belongs to uid {st.st_uid}, not to this user (uid {os.geteuid()})"
+        return f"{why}; {_OWN_HOME if kind == 'home' else 'move it away'}"
+    if not mode & 0o022:
+        return None
+    why = f"{kind} {path} is writable by others (mode {mode:o})"
+    if folder and mode & stat.S_ISVTX:  # a folder made to be shared, such as /tmp
+        return f"{why}; {_OWN_HOME}"
+    return f"{why}; fix it with: chmod {700 if folder else 600} {path}"
 
 
 class BoardPaths:
@@ -146,3 +178,19 @@ class BoardPaths:
                 )
             if not stat.S_ISDIR(st.st_mode):
                 raise BoardIOError(f"board `{self.board}`: {folder} is not a folder")
+            if problem := not_private("folder", folder, st):
+                raise BadInput(f"board `{self.board}`: {problem}")  # before making one inside
+        if problem := self.not_private():
+            raise BadInput(problem)
+
+    def not_private(self) -> str | None:
+        """Why the board folder, its panes folder or its log is not private to this user
+        (see `not_private`); None when they are, or do not exist."""
+        for what, path in (("folder", self.dir), ("folder", self.panes), ("log", self.log)):
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if problem := not_private(what, path, st):
+                return f"board `{self.board}`: {problem}"
+        return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import msgspec
@@ -23,6 +24,7 @@ def write(path: Path, presence: Presence) -> None:
 
 def read(path: Path) -> Presence | None:
     try:
-        return msgspec.json.decode(path.read_bytes(), type=Presence)
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as f:
+            return msgspec.json.decode(f.read(), type=Presence)
     except (OSError, msgspec.DecodeError):
         return None

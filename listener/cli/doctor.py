@@ -33,6 +33,7 @@ def run_doctor(ctx: Context, socket: str | None, probe: bool) -> None:
     c = Checks()
     _home(c, ctx)
     _board(c, ctx)
+    _board_private(c, ctx)
     pid = _pane(c, ctx)
     _claude(c, socket or os.environ.get("CLAUDE_CODE_MESSAGING_SOCKET"))
     _codex(c)
@@ -65,6 +66,13 @@ def _board(c: Checks, ctx: Context) -> None:
     except PaneboardError as exc:
         level, found = "fail", str(exc)
     c.line(level, "board", found)
+
+
+def _board_private(c: Checks, ctx: Context) -> None:
+    """A board folder, panes folder or log another user owns or can write fails (writers
+    refuse it); a private one adds no line."""
+    if problem := ctx.paths.not_private():
+        c.line("fail", "board", problem)
 
 
 def _pane(c: Checks, ctx: Context) -> int | None:

@@ -8,9 +8,12 @@ import sys
 from pathlib import Path
 
 from paneboard.listener.context import Context, executable
-from paneboard.listener.hooks import codex_trust, mcpconfig, more, run, settings
+from paneboard.listener.hooks import agents, codex_trust, mcpconfig, more, opencode, run, settings
 from paneboard.protocol.errors import BadInput
+from paneboard.protocol.names import check_name
+from paneboard.state.files import refuse_links
 from paneboard.state.paths import default_board
+from paneboard.state.stores import check_url
 
 CODEX_REVIEW = (
     "Codex runs new or changed hooks only once they are trusted: at its next start it shows "
@@ -63,11 +66,17 @@ def _given_options(args: argparse.Namespace) -> list[tuple[str, str]]:
 def _install(args: argparse.Namespace) -> None:
     if args.target is None:
         raise BadInput(f"say which agent: paneboard hook {args.action} {'|'.join(more.ALL_AGENTS)}")
+    for what, value in (("agent", args.agent), ("board", args.board)):
+        if value is not None:
+            check_name(what, value)  # written into every hook: refused here, not at each start
+    check_url(args.store or "")
     project = (args.project or Path.cwd()).absolute()
     if not project.is_dir():
         raise BadInput(f"project folder {project} does not exist")
     if args.mcp:
         mcpconfig.config_path(args.target, project)  # claude and codex only: refused for others
+    for path in _project_files(args, project):
+        refuse_links(path, project)  # a cloned repository may plant one: refuse before writing
     if args.target in more.MORE_AGENTS:
         more.install_or_uninstall(args, project, [p for pair in _given_options(args) for p in pair])
         return
@@ -79,8 +88,12 @@ def _install(args: argparse.Namespace) -> None:
     args.mode = args.mode or "listen"
     settings.load(settings.settings_path(args.target, project))  # refuse a malformed file first
     mcp = args.mcp or (args.action == "uninstall" and args.target in mcpconfig.AGENTS)
-    if mcp:
+    if args.action == "install" and args.mcp:
+        _register(args, project, write=False)  # every check of the write, before any write
+    elif mcp:
         mcpconfig.check(args.target, project)  # and refuse a malformed one before writing
+    if args.trust:
+        _codex_trust_check(args, project)
     if args.action == "install":
         path, changed = settings.install(
             args.target, project, args.mode, executable(), _given_options(args)
@@ -105,11 +118,25 @@ def _install(args: argparse.Namespace) -> None:
                 print(f"removed the paneboard MCP server from {path}")
 
 
-def _register(args: argparse.Namespace, project: Path) -> None:
+def _project_files(args: argparse.Namespace, project: Path) -> list[Path]:
+    """Every file of *project* this `hook install|uninstall` may write or remove."""
+    if args.target == "opencode":
+        return [opencode.plugin_path(project)]
+    if args.target in agents.STOP_AGENTS:
+        return [agents.STOP_AGENTS[args.target].path(project)]
+    files = [settings.settings_path(args.target, project)]
+    if args.mcp or args.action == "uninstall":
+        files.append(mcpconfig.config_path(args.target, project))
+    return files
+
+
+def _register(args: argparse.Namespace, project: Path, *, write: bool = True) -> None:
     """`paneboard mcp` in the agent's project configuration, with the options given here."""
     exe = executable()
     server = mcpconfig.server_args(args.target, _given_options(args))
-    path, changed = mcpconfig.install(args.target, project, exe, server)
+    path, changed = mcpconfig.install(args.target, project, exe, server, write=write)
+    if not write:
+        return
     done = (
         "registered the paneboard MCP server in" if changed else "paneboard MCP server already in"
     )
@@ -120,6 +147,16 @@ def _codex_entries(project: Path) -> dict[str, str]:
     """The trust entries Codex's config would hold for paneboard's hooks in *project*."""
     hooks_json = settings.settings_path("codex", project)
     return codex_trust.wanted(hooks_json, settings.load(hooks_json), settings.is_ours)
+
+
+def _codex_trust_check(args: argparse.Namespace, project: Path) -> None:
+    """Refuse (`BadInput`) the trust `install codex --trust` would record, before any write:
+    the entries of the hooks.json it is about to write, checked against config.toml."""
+    hooks_json = settings.settings_path("codex", project)
+    commands = settings.hook_commands("codex", args.mode, executable(), _given_options(args))
+    data = settings.with_ours(settings.load(hooks_json), commands)
+    entries = codex_trust.wanted(hooks_json, data, settings.is_ours)
+    codex_trust.write_trust(codex_trust.config_path(os.environ), entries, write=False)
 
 
 def _codex_trust(hooks_json: Path, project: Path, trust: bool) -> None:

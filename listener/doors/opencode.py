@@ -29,11 +29,11 @@ REPLY_LIMIT = 64 * 1024
 
 
 def plugin_folder() -> Path:
-    """Where the plugin keeps its sockets: the same rule as the plugin's `privateFolder()`."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime:
-        return Path(runtime) / "paneboard-opencode"
-    return Path(os.environ.get("TMPDIR") or "/tmp") / f"paneboard-opencode-{os.getuid()}"
+    """Where the plugin keeps its sockets: the same rule as the plugin's `privateFolder()`,
+    a folder of this user's (never a name in /tmp another user could make first)."""
+    env = os.environ
+    base = env.get("XDG_RUNTIME_DIR") or env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return Path(base) / "paneboard-opencode"
 
 
 def registry_of(path: Path) -> Path:

@@ -100,7 +100,7 @@ def install(agent: StopAgent, project: Path, exe: str, options: Sequence[str]) -
     new = {**out, "hooks": hooks}
     if new == data:
         return path, False
-    settings.save(path, new)
+    settings.save(path, new, project)
     return path, True
 
 
@@ -119,7 +119,7 @@ def uninstall(agent: StopAgent, project: Path) -> tuple[Path, bool]:
             except OSError:
                 break  # not empty: someone else's files live there
     else:
-        settings.save(path, new)
+        settings.save(path, new, project)
     return path, True
 
 

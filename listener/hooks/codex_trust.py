@@ -129,11 +129,12 @@ def _without_tables(text: str, keys: set[str]) -> str:
     return "".join(out)
 
 
-def write_trust(config: Path, entries: Mapping[str, str]) -> bool:
+def write_trust(config: Path, entries: Mapping[str, str], *, write: bool = True) -> bool:
     """Record *entries* as trusted in *config*, replacing older hashes for the same keys.
 
-    Every other line is kept. A config that is not valid TOML is refused and left untouched.
-    Returns whether the file changed.
+    Every other line is kept. A config that is not valid TOML, or cannot hold a key, is
+    refused and left untouched. Returns whether the file changed (would change, when not
+    *write*: every check is made, nothing is written).
     """
     text, doc = _read(config)
     state = _state(doc)
@@ -145,13 +146,14 @@ def write_trust(config: Path, entries: Mapping[str, str]) -> bool:
     tables = "".join(_table(key, digest) for key, digest in entries.items())
     new = kept + tables
     try:
-        written = _state(tomllib.loads(new))
+        written = tomllib.loads(new)
     except tomllib.TOMLDecodeError as exc:
         raise BadInput(f"cannot add hook trust to {config} ({exc}); nothing was changed") from None
-    if any(_hash_of(written.get(k)) != v for k, v in entries.items()):
+    if _pruned(written) != _pruned(_with_state(doc, dict(entries))):
         why = "keeps hook trust in a form paneboard cannot edit"
         raise BadInput(f"{config} {why}; nothing was changed")
-    _replace(config, text, new)
+    if write:
+        _replace(config, text, new)
     return True
 
 
@@ -169,26 +171,61 @@ def remove_trust(config: Path, entries: Mapping[str, str]) -> int:
     kept = _without_tables(text, gone).rstrip("\n")
     new = kept + "\n" if kept else ""  # the blank line written before a table goes with it
     try:
-        left = _state(tomllib.loads(new))
+        left = tomllib.loads(new)
     except tomllib.TOMLDecodeError as exc:
         why = f"cannot remove hook trust from {config} ({exc})"
         raise BadInput(f"{why}; nothing was changed") from None
-    if gone & set(left) or set(state) - gone != set(left):
+    if _pruned(left) != _pruned(_with_state(doc, dict.fromkeys(gone))):
         why = "keeps hook trust in a form paneboard cannot edit"
         raise BadInput(f"{config} {why}; nothing was changed")
     _replace(config, text, new)
     return len(gone)
 
 
+def _with_state(doc: Mapping[str, Any], entries: Mapping[str, str | None]) -> dict[str, Any]:
+    """*doc* as it should read after the edit: each key of *entries* trusted with its hash,
+    or gone (None); everything else as it was."""
+    hooks = doc.get("hooks")
+    hooks = dict(hooks) if isinstance(hooks, dict) else {}
+    state = {k: v for k, v in _state(doc).items() if k not in entries}
+    state.update({k: {"trusted_hash": v} for k, v in entries.items() if v is not None})
+    return {**doc, "hooks": {**hooks, "state": state}}
+
+
+def _pruned(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """*doc* without an empty `hooks.state` and then an empty `hooks` (headers that only
+    paneboard's tables implied)."""
+    out = dict(doc)
+    hooks = out.get("hooks")
+    if isinstance(hooks, dict):
+        hooks = {k: v for k, v in hooks.items() if not (k == "state" and v == {})}
+        out["hooks"] = hooks
+        if not hooks:
+            del out["hooks"]
+    return out
+
+
 def _replace(config: Path, old: str, new: str) -> None:
     """Write *new* in place of *config* (whose text was *old*), atomically, keeping its mode."""
-    config.parent.mkdir(parents=True, exist_ok=True)
-    mode = config.stat().st_mode & 0o777 if old else 0o600
+    config.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    mode = os.lstat(config).st_mode & 0o777 if old else 0o600
     write_atomic(config, new.encode(), mode=mode)
 
 
 def _table(key: str, digest: str) -> str:
-    return f'\n[hooks.state.{json.dumps(key, ensure_ascii=False)}]\ntrusted_hash = "{digest}"\n'
+    return f'\n[hooks.state.{toml_string(key)}]\ntrusted_hash = "{digest}"\n'
+
+
+def toml_string(value: str) -> str:
+    """A TOML basic string of *value*; `BadInput` for text that is not Unicode (a path that
+    is not UTF-8), which no TOML file can hold."""
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        why = "is not valid UTF-8, which a TOML file cannot hold"
+        raise BadInput(f"{value!r} {why}; nothing was changed") from None
+    # JSON's escapes are TOML's; DEL, which JSON leaves raw, TOML refuses raw
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _hash_of(entry: Any) -> Any:

@@ -12,13 +12,13 @@ not edit, is refused and left untouched.
 from __future__ import annotations
 
 import json
-import os
 import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from paneboard.listener.hooks.settings import parse_json
+from paneboard.listener.hooks.codex_trust import toml_string
+from paneboard.listener.hooks.settings import parse_json, write_project_file
 from paneboard.protocol.errors import BadInput, BoardIOError
 
 NAME = "paneboard"
@@ -40,8 +40,11 @@ def server_args(agent: str, given: list[tuple[str, str]]) -> list[str]:
     return ["mcp", "--agent", agent, *(word for option in given for word in option)]
 
 
-def install(agent: str, project: Path, exe: str, args: list[str]) -> tuple[Path, bool]:
-    """Register the server; return the file and whether it changed."""
+def install(
+    agent: str, project: Path, exe: str, args: list[str], *, write: bool = True
+) -> tuple[Path, bool]:
+    """Register the server; return the file and whether it changed (would change, when not
+    *write*: every check is made, nothing is written)."""
     path = config_path(agent, project)
     text = _read(path)
     if agent == "claude":
@@ -57,9 +60,10 @@ def install(agent: str, project: Path, exe: str, args: list[str]) -> tuple[Path,
         listed = ", ".join(map(_toml, args))
         table = f"[mcp_servers.{NAME}]\ncommand = {_toml(exe)}\nargs = [{listed}]\n"
         new = (rest + "\n\n" if rest else "") + table
+        _same_but_ours(path, text, new, {"command": exe, "args": args})
         changed = new != text
-    if changed:
-        _write(path, new)
+    if changed and write:
+        _write(path, new, project)
     return path, changed
 
 
@@ -76,12 +80,13 @@ def uninstall(agent: str, project: Path) -> tuple[Path, bool]:
         _write(
             path,
             json.dumps({**rest, **({"mcpServers": servers} if servers else {})}, indent=2) + "\n",
+            project,
         )
         return path, True
     new = _without_ours_toml(path, text)
     if new == text:
         return path, False
-    _write(path, new.rstrip("\n") + "\n" if new.strip() else "")
+    _write(path, new.rstrip("\n") + "\n" if new.strip() else "", project)
     return path, True
 
 
@@ -118,12 +123,8 @@ def _read(path: Path) -> str:
         raise BoardIOError(f"cannot read {path}: {exc.strerror}") from exc
 
 
-def _write(path: Path, text: str) -> None:
-    """Write atomically: a temporary file beside it, renamed over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.paneboard-tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+def _write(path: Path, text: str, project: Path) -> None:
+    write_project_file(path, text.encode(), project)
 
 
 def _load_json(path: Path, text: str) -> dict[str, Any]:
@@ -153,7 +154,25 @@ def _without_ours_toml(path: Path, text: str) -> str:
             f"{path} defines mcp_servers.{NAME} other than as a [mcp_servers.{NAME}] table; "
             "nothing was changed"
         )
+    _same_but_ours(path, text, rest, None)
     return rest
+
+
+def _same_but_ours(path: Path, old: str, new: str, entry: dict[str, Any] | None) -> None:
+    """Refuse an edit whose parsed result is not the parsed original with paneboard's entry
+    set to *entry* (None: gone): a header inside a multi-line string is not a table."""
+    have, want = _parse_toml(path, new), _parse_toml(path, old)
+    servers = {k: v for k, v in want.get("mcp_servers", {}).items() if k != NAME}
+    if entry is not None:
+        servers[NAME] = entry
+    want = {k: v for k, v in want.items() if k != "mcp_servers"}
+    if servers or "mcp_servers" in have:
+        want["mcp_servers"] = servers
+    if have != want:
+        raise BadInput(
+            f"{path}: editing its [mcp_servers.{NAME}] table would change other settings "
+            "(a table header inside a multi-line string?); edit it by hand, nothing was changed"
+        )
 
 
 def _parse_toml(path: Path, text: str) -> dict[str, Any]:
@@ -169,5 +188,4 @@ def _parse_toml(path: Path, text: str) -> dict[str, Any]:
 
 
 def _toml(value: str) -> str:
-    """A TOML basic string (JSON's escapes are TOML's)."""
-    return json.dumps(value)
+    return toml_string(value)

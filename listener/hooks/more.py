@@ -12,7 +12,6 @@ from pathlib import Path
 from paneboard.listener.context import executable
 from paneboard.listener.hooks import agents, opencode
 from paneboard.protocol.errors import BadInput
-from paneboard.protocol.names import check_name
 
 MORE_AGENTS = ("gemini", "copilot", "opencode")
 ALL_AGENTS = ("claude", "codex", *MORE_AGENTS)
@@ -36,9 +35,6 @@ def install_or_uninstall(args: argparse.Namespace, project: Path, options: list[
     """Install or uninstall for one of the three; *options* go into the hooks as given."""
     agent = args.target
     mode = check_mode(agent, args.mode)
-    for what, value in (("agent", args.agent), ("board", args.board)):
-        if value is not None:
-            check_name(what, value)
     if agent == "opencode":
         _opencode(args, project, options)
         return

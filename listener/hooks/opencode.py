@@ -13,10 +13,10 @@ created, when they are left empty). OpenCode itself installs ``@opencode-ai/plug
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from paneboard.listener.hooks.settings import write_project_file
 from paneboard.protocol.errors import BadInput, BoardIOError
 
 PLUGIN = Path(".opencode") / "plugins" / "paneboard.js"
@@ -58,10 +58,7 @@ def install(project: Path, exe: str, options: Sequence[str]) -> tuple[Path, bool
     if _current(path) == text:
         return path, False
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.paneboard-tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        write_project_file(path, text.encode(), project)
     except OSError as exc:
         raise BoardIOError(f"cannot write {path}: {exc.strerror}") from exc
     return path, True

@@ -3,7 +3,8 @@
 //
 // In each OpenCode process it
 //  * serves a private Unix socket DIR/<pid>.sock beside a registry file DIR/<pid>.json, with
-//    DIR = $XDG_RUNTIME_DIR/paneboard-opencode, else /tmp/paneboard-opencode-<uid> (mode 0700);
+//    DIR = $XDG_RUNTIME_DIR/paneboard-opencode, else $XDG_CACHE_HOME (~/.cache)/paneboard-opencode
+//    (mode 0700; never a name in /tmp, which another user could make first);
 //  * once the first session starts, starts the paneboard listener (`paneboard hook
 //    session-start --agent opencode`), which hands prompts to that socket and ends with this
 //    process (until then prompts wait on the board);
@@ -26,9 +27,9 @@ const state = { session: null, children: new Set(), context: "", started: false,
   listener: null };
 
 function privateFolder() {
-  const base = process.env.XDG_RUNTIME_DIR;
-  const dir = base ? path.join(base, "paneboard-opencode")
-    : path.join(os.tmpdir(), `paneboard-opencode-${process.getuid()}`);
+  const env = process.env;
+  const base = env.XDG_RUNTIME_DIR || env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache");
+  const dir = path.join(base, "paneboard-opencode");
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const st = fs.lstatSync(dir);
   if (!st.isDirectory() || st.uid !== process.getuid() || (st.mode & 0o077) !== 0) {

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 import shlex
 from collections.abc import Sequence
@@ -114,14 +115,19 @@ def with_ours(data: dict[str, Any], commands: dict[str, str]) -> dict[str, Any]:
     return {**out, "hooks": hooks}
 
 
-def save(path: Path, data: dict[str, Any]) -> None:
-    """Write atomically: a temporary file beside it, renamed over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def save(path: Path, data: dict[str, Any], project: Path) -> None:
+    """Write atomically, never through a link, its folders made under *project* if missing."""
+    write_project_file(path, (json.dumps(data, indent=2) + "\n").encode(), project)
+
+
+def write_project_file(path: Path, data: bytes, project: Path) -> None:
+    """Write a file of *project* atomically: the file keeps its permissions (0644 when new,
+    never writable by others), folders made 0755; a symlink on the way is refused."""
     try:
-        mode = path.stat().st_mode & 0o777  # the agent's file keeps its permissions
+        mode = os.lstat(path).st_mode & 0o755  # the agent's file keeps its permissions
     except FileNotFoundError:
         mode = 0o644
-    write_atomic(path, (json.dumps(data, indent=2) + "\n").encode(), mode=mode)
+    write_atomic(path, data, mode=mode, root=project, folder_mode=0o755)
 
 
 def install(
@@ -133,7 +139,7 @@ def install(
     new = with_ours(data, hook_commands(agent, mode, exe, options))
     if new == data:
         return path, False
-    save(path, new)
+    save(path, new, project)
     return path, True
 
 
@@ -143,7 +149,7 @@ def uninstall(agent: str, project: Path) -> tuple[Path, bool]:
     new = without_ours(data)
     if new == data:
         return path, False
-    save(path, new)
+    save(path, new, project)
     return path, True
 
 

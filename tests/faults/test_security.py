@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
 
+from paneboard.state import presence
 from tests.helpers import Listening, post, run_cli
 
 
@@ -44,8 +46,13 @@ def test_planted_symlinks_are_not_followed(home: Path, tmp_path: Path, target: s
         done = run_cli(home, "post", "--as", "alice", "--to", "bob", "hi")
     else:
         done = run_cli(home, "listen", "--as", "bob", "--door", "stdout", timeout=20)
-    assert 1 == done.returncode
-    assert "Too many levels of symbolic links" in done.stderr or "symlink" in done.stderr
+    path = home / "test" / target
+    expected = {
+        "log": f"board `test`: log {path} is a symlink; refusing to follow it",
+        "panes/bob.lock": f"cannot open pane lock {path}: Too many levels of symbolic links",
+        "panes/bob.delivered": f"cannot read {path}: Too many levels of symbolic links",
+    }[target]
+    assert (1, f"paneboard: {expected}\n") == (done.returncode, done.stderr)
     assert "precious\n" == victim.read_text()
 
 
@@ -107,14 +114,22 @@ def test_max_open_limits_one_sender_per_recipient(home: Path) -> None:
     assert 0 == run_cli(home, "ack", "--as", "bob", ids[0]).returncode
     post(home, "--to", "bob", "--max-open", "3", "room after an ack")
     assert 0 == run_cli(home, "cancel", "--as", "alice", ids[1]).returncode
-    post(home, "--to", "bob", "--max-open", "3", "--ttl", "0.2", "room after a cancel")
+    post(home, "--to", "bob", "--max-open", "3", "--ttl", "2", "room after a cancel")
+    expires = time.time() + 2  # no earlier than its expiry; 2 s: the next post still sees it
     assert (
         1
         == run_cli(
             home, "post", "--as", "alice", "--to", "bob", "--max-open", "3", "full again"
         ).returncode
     )
-    import time
-
-    time.sleep(0.3)  # the short-lived prompt expires: that is what this waits for
+    time.sleep(max(0.0, expires - time.time()) + 0.05)  # waits for the clock: the expiry
     post(home, "--to", "bob", "--max-open", "3", "room after expiry")
+
+
+def test_a_planted_presence_link_is_not_read(tmp_path: Path) -> None:
+    """A pane's presence file that is a symlink reads as no presence; the file itself does."""
+    real = tmp_path / "elsewhere.json"
+    presence.write(real, presence.Presence(pid=1, door="forged", started=1.0))
+    link = tmp_path / "bob.presence"
+    link.symlink_to(real)
+    assert ("forged", None) == (getattr(presence.read(real), "door", None), presence.read(link))

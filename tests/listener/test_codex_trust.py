@@ -4,6 +4,7 @@ through the real command line, on real files."""
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from pathlib import Path
 
@@ -151,3 +152,33 @@ def test_doctor_reports_untrusted_and_changed_codex_hooks(
     changed = f"codex: paneboard hooks not trusted in {config}: "
     changed += f"session_start changed, stop changed ({fix})"
     assert [f"warn  trust    {changed}"] == trust_lines()
+
+
+def test_a_project_path_with_a_del_character_is_trusted_whole(home: Path, tmp_path: Path) -> None:
+    """A DEL in the project's path is escaped in config.toml: hooks and trust both written."""
+    project, codex_home = tmp_path / "odd\x7fproj", tmp_path / "ch"
+    project.mkdir()
+    rc, _, err = _install(home, project, codex_home, "--as", "bob", "--trust")
+    assert (0, "") == (rc, err)
+    hooks = json.loads((project / ".codex" / "hooks.json").read_text())
+    [[handler]] = [g["hooks"] for g in hooks["hooks"]["SessionStart"]]
+    key = f"{project}/.codex/hooks.json:session_start:0:0"
+    assert {key: handler_hash("SessionStart", {}, handler)} == _trust_tables(
+        codex_home / "config.toml"
+    )
+
+
+def test_trust_a_toml_file_cannot_hold_is_refused_before_any_file_is_written(
+    home: Path, tmp_path: Path
+) -> None:
+    """A project path that is not UTF-8: one line, exit 1, no hooks.json and no config.toml."""
+    project = Path(os.fsdecode(bytes(tmp_path) + b"/proj\xff"))
+    codex_home = tmp_path / "ch"
+    project.mkdir()
+    codex_home.mkdir()
+    rc, out, err = _install(home, project, codex_home, "--as", "bob", "--trust", "--mcp")
+    key = f"{project}/.codex/hooks.json:session_start:0:0"
+    expected = f"paneboard: {key!r} is not valid UTF-8, which a TOML file cannot hold; "
+    assert (1, "", expected + "nothing was changed\n") == (rc, out, err)
+    assert [] == os.listdir(project)
+    assert [] == os.listdir(codex_home)

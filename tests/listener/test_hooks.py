@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -411,3 +412,75 @@ def test_session_hooks_honour_the_store_option(home: Path) -> None:
     assert reply.stderr.startswith("paneboard: cannot reach NATS at nats://127.0.0.1:9"), (
         reply.stderr
     )
+
+
+BAD_OPTIONS = {
+    "--as": "paneboard: agent name '$(touch pwned)' is not valid: use 1-64 of A-Z a-z 0-9 . _ -, "
+    "not starting with `.`",
+    "--board": "paneboard: board name '$(touch pwned)' is not valid: use 1-64 of A-Z a-z 0-9 . _ "
+    "-, not starting with `.`",
+    "--store": "paneboard: --store '$(touch pwned)' is not a "
+    "nats://HOST:PORT[,HOST:PORT…][/PREFIX][?replicas=N] address",
+}
+
+
+@pytest.mark.parametrize("option", BAD_OPTIONS)
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "copilot", "opencode"])
+def test_install_refuses_an_invalid_as_board_or_store(
+    home: Path, tmp_path: Path, agent: str, option: str
+) -> None:
+    """A value no hook could run with is refused at install: one line, exit 1, nothing written."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    done = run_cli(
+        home, "hook", "install", agent, "--project", str(project), option, "$(touch pwned)"
+    )
+    assert (1, "", BAD_OPTIONS[option] + "\n") == (done.returncode, done.stdout, done.stderr)
+    assert [] == list(project.iterdir())
+
+
+def test_hook_files_and_folders_are_never_writable_by_others_under_umask_000(
+    home: Path, tmp_path: Path
+) -> None:
+    """Every folder `hook install` makes is 0755 and every file 0644, the plugin OpenCode runs
+    included, whatever the umask."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    old = os.umask(0)
+    try:
+        for words in (
+            ["claude", "--mcp"],
+            ["codex", "--mcp"],
+            ["gemini"],
+            ["copilot"],
+            ["opencode"],
+        ):
+            done = run_cli(
+                home,
+                "hook",
+                "install",
+                *words,
+                "--project",
+                str(project),
+                CODEX_HOME=str(tmp_path / "ch"),
+            )
+            assert (0, "") == (done.returncode, done.stderr)
+    finally:
+        os.umask(old)
+    modes = {
+        str(path.relative_to(project)): oct(path.stat().st_mode & 0o777)
+        for path in project.rglob("*")
+    }
+    folders = [".claude", ".codex", ".gemini", ".github", ".github/hooks", ".opencode"]
+    folders.append(".opencode/plugins")
+    files = [
+        ".claude/settings.local.json",
+        ".mcp.json",
+        ".codex/hooks.json",
+        ".codex/config.toml",
+        ".gemini/settings.json",
+        ".github/hooks/paneboard.json",
+        ".opencode/plugins/paneboard.js",
+    ]
+    expected = dict.fromkeys(folders, "0o755") | dict.fromkeys(files, "0o644")
+    assert expected == modes

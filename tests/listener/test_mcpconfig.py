@@ -210,3 +210,28 @@ async def test_the_registered_command_serves_as_the_hooks_agent(home: Path, proj
         res.structured_content["sender"],
         res.structured_content["board"],
     )
+
+
+TRICKY_TOML = 'a = """\n[mcp_servers.paneboard]\n"""\nb = """\n[x]\n"""\n'
+
+
+@pytest.mark.parametrize("action", ["install", "uninstall"])
+def test_a_header_inside_a_multi_line_string_is_never_edited_as_a_table(
+    home: Path, tmp_path: Path, action: str
+) -> None:
+    """config.toml whose multi-line strings hold header-like lines: refused, one line, exit 1,
+    config.toml untouched and no hook file written."""
+    project = tmp_path / "proj"
+    (project / ".codex").mkdir(parents=True)
+    config = project / ".codex" / "config.toml"
+    config.write_text(TRICKY_TOML)
+    extra = ["--mcp"] if action == "install" else []
+    done = run_cli(home, "hook", action, "codex", *extra, "--project", str(project))
+    expected = (
+        f"paneboard: {config}: editing its [mcp_servers.paneboard] table would change other "
+        "settings (a table header inside a multi-line string?); edit it by hand, "
+        "nothing was changed\n"
+    )
+    assert (1, "", expected) == (done.returncode, done.stdout, done.stderr)
+    assert TRICKY_TOML == config.read_text()
+    assert ["config.toml"] == sorted(p.name for p in (project / ".codex").iterdir())

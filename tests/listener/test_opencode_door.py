@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -12,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from paneboard.listener.doors.opencode import plugin_folder
 from tests.helpers import Listening, SocketServer, notices, post
+
+PLUGIN_TEMPLATE = Path(__file__).parents[2] / "listener" / "hooks" / "opencode_plugin.js"
 
 
 class PluginStandIn(SocketServer):
@@ -131,3 +135,37 @@ def test_the_door_needs_a_socket(home: Path) -> None:
         1,
         "paneboard: --door opencode needs --socket PATH (paneboard's OpenCode plugin passes it)\n",
     ) == (done.returncode, done.stderr)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is missing: the plugin is not run")
+def test_without_a_runtime_dir_the_plugin_folder_is_the_users_not_a_tmp_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no XDG_RUNTIME_DIR, a folder another user made first under the temporary folder's
+    old name changes nothing: the plugin and the door both use ~/.cache/paneboard-opencode."""
+    tmp, fake_home = tmp_path / "tmp", tmp_path / "home"
+    tmp.mkdir(mode=0o1777)
+    fake_home.mkdir()
+    squatted = tmp / f"paneboard-opencode-{os.getuid()}"
+    squatted.mkdir(mode=0o755)
+    if os.geteuid() == 0:
+        os.chown(squatted, 65534, 65534)
+    copy = tmp_path / "plugin.mjs"
+    copy.write_text(PLUGIN_TEMPLATE.read_text() + "\nexport { privateFolder };\n")
+    script = f"import({json.dumps(str(copy))}).then((m) => console.log(m.privateFolder()));"
+    env = {"PATH": os.environ["PATH"], "HOME": str(fake_home), "TMPDIR": str(tmp)}
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    expected = fake_home / ".cache" / "paneboard-opencode"
+    assert (0, f"{expected}\n", "") == (done.returncode, done.stdout, done.stderr)
+    assert 0o700 == expected.stat().st_mode & 0o777
+    for key in ("XDG_RUNTIME_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(fake_home))
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    assert expected == plugin_folder()

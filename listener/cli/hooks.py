@@ -11,6 +11,7 @@ from paneboard.listener.context import Context, executable
 from paneboard.listener.hooks import codex_trust, mcpconfig, more, run, settings
 from paneboard.protocol.errors import BadInput
 from paneboard.state.paths import default_board
+from paneboard.state.stores import refuse_secret
 
 CODEX_REVIEW = (
     "Codex runs new or changed hooks only once they are trusted: at its next start it shows "
@@ -61,6 +62,7 @@ def _given_options(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 
 def _install(args: argparse.Namespace) -> None:
+    refuse_secret(args.store)  # hooks and .mcp.json would carry it in plain text
     if args.target is None:
         raise BadInput(f"say which agent: paneboard hook {args.action} {'|'.join(more.ALL_AGENTS)}")
     project = (args.project or Path.cwd()).absolute()

@@ -176,7 +176,7 @@ class NatsStore:
             "reconnect_time_wait": RECONNECT_WAIT,
         }
         if creds:
-            options["user_credentials"] = creds
+            options["user_credentials"] = _check_creds(creds)
         tls = self.address.servers[0].startswith("tls://") or bool(tls_ca)
         if tls:
             options["tls"] = ssl.create_default_context(cafile=tls_ca)  # None: the system's CAs
@@ -410,6 +410,20 @@ class NotTls(nats_errors.Error):  # a nats-py Error: on a reconnection, nats-py 
             "the server did not start TLS, which tls:// and --nats-tls-ca require; "
             "nothing was sent to it"
         )
+
+
+def _check_creds(path: str) -> str:
+    """*path* if it reads as a NATS credentials file (a user JWT and its seed); `BadInput` if not.
+
+    nats-py reads it again as it connects; a file it cannot use fails here, in one line.
+    """
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError as exc:
+        raise BadInput(f"--nats-creds {path}: {exc.strerror}") from exc
+    if "BEGIN NATS USER JWT" not in text or "BEGIN USER NKEY SEED" not in text:
+        raise BadInput(f"--nats-creds {path} is not a NATS credentials file (a user JWT and seed)")
+    return path
 
 
 def _why(seen: list[Exception]) -> Exception:

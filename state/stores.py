@@ -158,3 +158,55 @@ def _read_secrets(home: Path) -> dict[str, str]:
     if not isinstance(kept, dict) or not all(isinstance(v, str) for v in kept.values()):
         raise BadInput(f"{path} is not a JSON object of secrets")
     return kept
+
+
+def exposure(home: Path, url: str, secret: str, nats: Mapping[str, str]) -> str:
+    """What a plaintext store off this machine exposes ("" for none: the file log, loopback,
+    or TLS with credentials), for `doctor`."""
+    if not url:
+        return ""
+    from paneboard.state.natsurl import parse_url
+
+    address = parse_url(url)
+    remote = [s for s in address.servers if not _loopback(s)]
+    if not remote:
+        return ""
+    signed_in = bool(nats.get("creds") or secret or recall_secret(home, url))
+    plain = url.startswith("nats://") and not nats.get("tls_ca")
+    if not signed_in:
+        return (
+            f"{address.shown}: no credentials on a server off this machine: any client that "
+            f"reaches it reads, forges and answers every post (docs/machines.md: accounts, TLS)"
+        )
+    if plain:
+        return (
+            f"{address.shown}: plaintext to a server off this machine: credentials and posts "
+            f"cross the network in clear (tls:// and --nats-tls-ca; docs/machines.md)"
+        )
+    return ""
+
+
+def _loopback(server: str) -> bool:
+    """Whether *server* (``SCHEME://[SECRET@]HOST[:PORT]``) is this machine's loopback."""
+    import ipaddress
+
+    host = server.partition("://")[2].rpartition("@")[2]
+    if host.startswith("["):
+        host = host[1 : host.find("]")]
+    elif host.count(":") == 1:
+        host = host.partition(":")[0]
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name: not known to be this machine
+        return False
+
+
+def shown_word(word: str) -> str:
+    """A command-line word as messages show it: a store URL without its secret."""
+    if "://" not in word:
+        return word
+    from paneboard.state.natsurl import shown
+
+    return shown(word)

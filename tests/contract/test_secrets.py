@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import shutil
 import socket
 import stat
+import subprocess
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from paneboard.state.natsurl import FORM
 from tests.contract.test_nats import _certs
-from tests.helpers import Listening, NatsServer, cli_env, run_cli
+from tests.helpers import PANEBOARD, Listening, NatsServer, cli_env, run_cli
 
 pytestmark = pytest.mark.skipif(
     shutil.which("nats-server") is None,
@@ -229,3 +234,194 @@ def test_a_secrets_file_that_is_a_link_is_refused(
     said = f"paneboard: {home / '.nats-secrets'} is a symbolic link, not a secrets file\n"
     assert (1, said) == (done.returncode, done.stderr)
     assert "{}" == target.read_text()
+
+
+def test_doctor_hides_a_password_in_installed_hooks(
+    home: Path, tmp_path: Path, auth_server: NatsServer
+) -> None:
+    """Hook files written with a password (by hand, or an older paneboard): doctor hides it."""
+    url, bare = _secret_url(auth_server)
+    project = tmp_path / "project"
+    project.mkdir()
+    install = ("hook", "install", "claude", "--mcp", "--project", str(project))
+    assert 0 == run_cli(home, *install, "--store", bare, "--as", "bob").returncode
+    for written in (project / ".claude" / "settings.local.json", project / ".mcp.json"):
+        written.write_text(written.read_text().replace(bare, url))
+    doctor = [*PANEBOARD, "doctor", "--as", "bob", "--store", url]
+    env = cli_env(home)
+    done = subprocess.run(doctor, cwd=project, env=env, capture_output=True, text=True, check=False)
+    assert PW not in done.stdout + done.stderr
+    [hooks] = [line for line in done.stdout.splitlines() if "claude hooks use" in line]
+    assert f"store {bare}" in hooks
+    [mcp] = [line for line in done.stdout.splitlines() if line.startswith("ok    mcp      claude")]
+    assert f"--store {bare}" in mcp
+
+
+def _own_address() -> str:
+    """This machine's address on its network (not loopback), or a skip."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # no packet is sent: this only picks a route
+        except OSError:
+            pytest.skip("no network interface besides loopback")
+        address = str(s.getsockname()[0])
+    if address.startswith("127."):
+        pytest.skip("no network interface besides loopback")
+    return address
+
+
+def test_doctor_warns_of_an_open_store_off_this_machine(home: Path, tmp_path: Path) -> None:
+    """`nats://` to a non-loopback server without credentials: `doctor` warns; loopback: not."""
+    address = _own_address()
+    server = NatsServer(tmp_path / "nats", "-a", "0.0.0.0")
+    try:
+        remote = f"nats://{address}:{server.port}"
+        done = run_cli(home, "doctor", "--as", "bob", "--store", remote)
+        warning = (
+            f"warn  store    {remote}: no credentials on a server off this machine: any client "
+            "that reaches it reads, forges and answers every post (docs/machines.md: accounts, "
+            "TLS)"
+        )
+        assert warning in done.stdout.splitlines()
+        local = run_cli(home, "doctor", "--as", "bob", "--store", server.url)
+        assert [] == [line for line in local.stdout.splitlines() if " store " in line]
+    finally:
+        server.stop()
+
+
+def test_doctor_warns_of_a_password_in_clear_off_this_machine(home: Path, tmp_path: Path) -> None:
+    """A password in clear to a non-loopback server: `doctor` warns it crosses the network."""
+    address = _own_address()
+    server = NatsServer(tmp_path / "nats", "-a", "0.0.0.0", "--user", "u1", "--pass", PW)
+    try:
+        remote = f"nats://{address}:{server.port}"
+        url = remote.replace("nats://", f"nats://u1:{PW}@")
+        done = run_cli(home, "doctor", "--as", "bob", "--store", url)
+        warning = (
+            f"warn  store    {remote}: plaintext to a server off this machine: credentials and "
+            "posts cross the network in clear (tls:// and --nats-tls-ca; docs/machines.md)"
+        )
+        assert warning in done.stdout.splitlines()
+        assert PW not in done.stdout + done.stderr
+    finally:
+        server.stop()
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _jwt(issuer: Any, subject: str, name: str, nats: dict[str, object]) -> str:
+    """A NATS JWT: *issuer* (an nkeys pair) signs the claims about *subject*."""
+    claims: dict[str, object] = {
+        "iat": int(time.time()),
+        "iss": issuer.public_key.decode(),
+        "name": name,
+        "sub": subject,
+        "nats": {**nats, "version": 2},
+    }
+    digest = hashlib.sha256(json.dumps(claims, sort_keys=True).encode()).digest()
+    claims["jti"] = base64.b32encode(digest).decode().rstrip("=")
+    head = _b64(json.dumps({"typ": "JWT", "alg": "ed25519-nkey"}).encode())
+    body = _b64(json.dumps(claims).encode())
+    return f"{head}.{body}.{_b64(issuer.sign(f'{head}.{body}'.encode()))}"
+
+
+def _operator_mode(folder: Path) -> tuple[Path, Path]:
+    """A server config in operator mode (an operator, a system account, an account with
+    JetStream) and a creds file of a user of that account."""
+    import nkeys
+
+    def pair(prefix: int) -> Any:
+        return nkeys.from_seed(nkeys.encode_seed(os.urandom(32), prefix))
+
+    operator, system = pair(nkeys.PREFIX_BYTE_OPERATOR), pair(nkeys.PREFIX_BYTE_ACCOUNT)
+    account, user = pair(nkeys.PREFIX_BYTE_ACCOUNT), pair(nkeys.PREFIX_BYTE_USER)
+    limits: dict[str, object] = dict.fromkeys(
+        ("subs", "data", "payload", "imports", "exports", "conn", "leaf"), -1
+    )
+    stored = dict.fromkeys(("mem_storage", "disk_storage", "streams", "consumer"), -1)
+    accounts = {
+        system.public_key.decode(): _jwt(
+            operator, system.public_key.decode(), "SYS", {"type": "account", "limits": limits}
+        ),
+        account.public_key.decode(): _jwt(
+            operator,
+            account.public_key.decode(),
+            "boards",
+            {"type": "account", "limits": {**limits, **stored}},
+        ),
+    }
+    folder.mkdir()
+    (folder / "operator.jwt").write_text(
+        _jwt(operator, operator.public_key.decode(), "op", {"type": "operator"})
+    )
+    preload = ", ".join(f'{key}: "{jwt}"' for key, jwt in accounts.items())
+    config = folder / "server.conf"
+    config.write_text(
+        f'operator: "{folder / "operator.jwt"}"\nresolver: MEMORY\n'
+        f"system_account: {system.public_key.decode()}\nresolver_preload: {{ {preload} }}\n"
+    )
+    user_jwt = _jwt(
+        account,
+        user.public_key.decode(),
+        "bob",
+        {"type": "user", "pub": {}, "sub": {}, "subs": -1, "data": -1, "payload": -1},
+    )
+    creds = folder / "bob.creds"
+    creds.write_text(
+        f"-----BEGIN NATS USER JWT-----\n{user_jwt}\n------END NATS USER JWT------\n\n"
+        f"-----BEGIN USER NKEY SEED-----\n{user.seed.decode()}\n------END USER NKEY SEED------\n"
+    )
+    creds.chmod(0o600)
+    return config, creds
+
+
+def test_a_creds_file_connects_in_operator_mode(home: Path, tmp_path: Path) -> None:
+    """`--nats-creds FILE` (a user JWT and its seed) on a server in operator/JWT mode."""
+    config, creds = _operator_mode(tmp_path / "op")
+    server = NatsServer(tmp_path / "nats", "-c", str(config))
+    try:
+        posted = run_cli(
+            home,
+            "post",
+            "--as",
+            "alice",
+            "--to",
+            "bob",
+            "signed in",
+            "--store",
+            server.url,
+            "--nats-creds",
+            str(creds),
+        )
+        assert (0, "") == (posted.returncode, posted.stderr)
+        shown = run_cli(
+            home, "log", "--json", PANEBOARD_STORE=server.url, PANEBOARD_NATS_CREDS=str(creds)
+        )
+        assert ["signed in"] == [json.loads(line)["body"] for line in shown.stdout.splitlines()]
+        anonymous = run_cli(home, "log", "--store", server.url)
+        said = f"paneboard: cannot reach NATS at {server.url}: nats: 'Authorization Violation'\n"
+        assert (1, said) == (anonymous.returncode, anonymous.stderr)
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    ("creds", "problem"),
+    [
+        (
+            "/nonexistent/bob.creds",
+            "--nats-creds /nonexistent/bob.creds: No such file or directory",
+        ),
+        (
+            "/etc/passwd",
+            "--nats-creds /etc/passwd is not a NATS credentials file (a user JWT and seed)",
+        ),
+    ],
+)
+def test_a_bad_creds_file_is_refused_in_one_line(
+    home: Path, auth_server: NatsServer, creds: str, problem: str
+) -> None:
+    done = run_cli(home, "log", "--store", auth_server.url, "--nats-creds", creds)
+    assert (1, f"paneboard: {problem}\n") == (done.returncode, done.stderr)

@@ -425,3 +425,23 @@ def test_a_bad_creds_file_is_refused_in_one_line(
 ) -> None:
     done = run_cli(home, "log", "--store", auth_server.url, "--nats-creds", creds)
     assert (1, f"paneboard: {problem}\n") == (done.returncode, done.stderr)
+
+
+def test_an_exec_door_acts_through_the_kept_secret(
+    home: Path, tmp_path: Path, auth_server: NatsServer
+) -> None:
+    """The door's command gets the URL without the secret, and answers through the home's."""
+    url, bare = _secret_url(auth_server)
+    seen = tmp_path / "store-seen"
+    script = (
+        f"printenv PANEBOARD_STORE > {seen}; cat > /dev/null; "
+        f'{" ".join(PANEBOARD)} answer "$PANEBOARD_ID" done-by-door'
+    )
+    env = cli_env(home, PANEBOARD_STORE=url)
+    with Listening(home, "bob", "--door", "exec", "--", "sh", "-c", script, env=env):
+        pid = run_cli(home, "post", "--as", "alice", "--to", "bob", "hi", "--store", bare)
+        waited = run_cli(
+            home, "wait", pid.stdout.strip(), "--as", "alice", "--timeout", "20", "--store", bare
+        )
+    assert (0, "done-by-door\n") == (waited.returncode, waited.stdout)
+    assert f"{bare}\n" == seen.read_text()

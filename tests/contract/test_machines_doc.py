@@ -67,6 +67,7 @@ def test_the_quick_start_runs_as_written(home: Path, tmp_path: Path) -> None:
         script = _here(MACHINE, port) + COMMANDS
         done = subprocess.run(
             ["bash", "-c", script],
+            cwd=machine_home,
             input=password + "\n",
             env=machine_env,
             capture_output=True,

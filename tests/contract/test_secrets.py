@@ -174,15 +174,6 @@ def test_composed_text_and_command_lines_carry_no_password(
     assert f"--store {bare}" in text
 
 
-def test_doctor_and_errors_show_no_password(home: Path, auth_server: NatsServer) -> None:
-    """`doctor` with a password in the URL shows the URL without it."""
-    url, bare = _secret_url(auth_server)
-    done = run_cli(home, "doctor", "--as", "bob", "--store", url)
-    assert PW not in done.stdout + done.stderr
-    [board] = [line for line in done.stdout.splitlines() if " board " in line]
-    assert board.startswith(f"ok    board    `test` on {bare}: 0 posts;")
-
-
 def test_a_wrong_scheme_hides_the_password(home: Path) -> None:
     done = run_cli(home, "post", "--as", "a", "--to", "b", "x", "--store", "http://u1:WRONGPW@h")
     said = f"paneboard: --store 'http://h' is not a {FORM} address\n"
@@ -239,7 +230,8 @@ def test_a_secrets_file_that_is_a_link_is_refused(
 def test_doctor_hides_a_password_in_installed_hooks(
     home: Path, tmp_path: Path, auth_server: NatsServer
 ) -> None:
-    """Hook files written with a password (by hand, or an older paneboard): doctor hides it."""
+    """Hook files written with a password (by hand, or an older paneboard), and a password in
+    `--store`: doctor shows none of them."""
     url, bare = _secret_url(auth_server)
     project = tmp_path / "project"
     project.mkdir()
@@ -251,6 +243,8 @@ def test_doctor_hides_a_password_in_installed_hooks(
     env = cli_env(home)
     done = subprocess.run(doctor, cwd=project, env=env, capture_output=True, text=True, check=False)
     assert PW not in done.stdout + done.stderr
+    [board] = [line for line in done.stdout.splitlines() if line.split()[1] == "board"]
+    assert board.startswith(f"ok    board    `test` on {bare}: 0 posts;")
     [hooks] = [line for line in done.stdout.splitlines() if "claude hooks use" in line]
     assert f"store {bare}" in hooks
     [mcp] = [line for line in done.stdout.splitlines() if line.startswith("ok    mcp      claude")]

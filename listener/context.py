@@ -137,7 +137,13 @@ class Context:
         )
 
     def child_env(self) -> dict[str, str]:
-        """The environment that makes a paneboard command act as this context."""
+        """The environment that makes a paneboard command act as this context.
+
+        It names the store without its secret: a secret given to this command is kept in the
+        home first, where the child finds it.
+        """
+        if self.secret:
+            remember_secret(open_home(self.home), self.store_url, self.secret)
         env = {
             "PANEBOARD_HOME": str(self.home),
             "PANEBOARD_BOARD": self.board,

@@ -10,6 +10,7 @@ import shutil
 import socket
 import stat
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -21,7 +22,8 @@ import pytest
 
 from paneboard.state.natsurl import FORM
 from tests.contract.test_nats import _certs
-from tests.helpers import PANEBOARD, Listening, NatsServer, cli_env, run_cli
+from tests.helpers import PANEBOARD, Listening, NatsServer, SocketServer, cli_env, run_cli
+from tests.listener.test_hooks import PARENT
 
 pytestmark = pytest.mark.skipif(
     shutil.which("nats-server") is None,
@@ -439,3 +441,39 @@ def test_an_exec_door_acts_through_the_kept_secret(
         )
     assert (0, "done-by-door\n") == (waited.returncode, waited.stdout)
     assert f"{bare}\n" == seen.read_text()
+
+
+def test_a_hook_started_listener_carries_no_password(
+    home: Path, tmp_path: Path, auth_server: NatsServer
+) -> None:
+    """A session whose environment holds the password: the listener its SessionStart hook
+    starts has neither it in argv nor in its environment, and delivers through the home's."""
+    url, bare = _secret_url(auth_server)
+    inbox = SocketServer(tmp_path / "cc.sock")
+    env = cli_env(
+        home,
+        CLAUDE_CODE_MESSAGING_SOCKET=str(inbox.path),
+        PANEBOARD_AGENT="bob",
+        PANEBOARD_STORE=url,
+    )
+    hook = [*PANEBOARD, "hook", "session-start", "--agent", "claude"]
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, *hook], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert parent.stdout is not None
+        assert "0" == parent.stdout.readline().strip()
+        context = json.loads(parent.stdout.readline())["hookSpecificOutput"]["additionalContext"]
+        listener = int(context.split("listener pid ")[1].split()[0])
+        posted = run_cli(home, "post", "--as", "alice", "--to", "bob", "hi", "--store", bare)
+        text = json.loads(inbox.lines.get(timeout=15))["message"]["content"]
+        assert posted.stdout.strip() in text
+        process = Path(f"/proc/{listener}/cmdline").read_bytes()
+        process += Path(f"/proc/{listener}/environ").read_bytes()
+        assert [] == [where for where in (text, context, process.decode()) if PW in where]
+    finally:
+        parent.kill()
+        parent.wait()
+        if parent.stdout:
+            parent.stdout.close()
+        inbox.close()

@@ -200,7 +200,7 @@ class NatsStore:
             if seen and isinstance(exc, TimeoutError | nats_errors.NoServersError):
                 detail = _quiet(_why(seen), self.address.servers[0])
             if refused := [str(e) for e in seen if isinstance(e, NotTls)]:
-                detail = refused[-1]  # the first seed refused is the one that says why
+                detail = refused[-1]  # the reason, whatever other seeds answered
             raise BoardIOError(f"cannot reach NATS at {self.where}: {detail}") from exc
         # Connected: a server that goes is replaced by another seed. A listener keeps trying for
         # as long as it runs; a command for about as long as its operation retries.

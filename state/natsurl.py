@@ -4,9 +4,9 @@ Every listed server is a seed the client connects to and fails over between (a c
 servers also announce each other). ``tls://`` is the same with TLS required. A
 ``USER:PASSWORD@`` or ``TOKEN@`` before the first server (the secret: everything up to the
 last ``@``) applies to every server, and never appears in a message: `shown` takes it out.
-``replicas`` is how many copies JetStream keeps of a
-board's stream and of the presence bucket when paneboard creates them (1 to 5; default 1;
-3 on a three-node cluster). Pure parsing: no I/O, and cheap to import.
+``replicas`` is how many copies JetStream keeps of a board's stream and of the presence
+bucket when paneboard creates them (1 to 5; default 1; 3 on a three-node cluster). Pure
+parsing: no I/O, and cheap to import.
 """
 
 from __future__ import annotations

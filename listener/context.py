@@ -10,7 +10,15 @@ from pathlib import Path
 from paneboard.protocol.ids import new_id
 from paneboard.protocol.names import check_name, to_name
 from paneboard.state.paths import BoardPaths, default_board, open_home, user_data_dir
-from paneboard.state.stores import check_url, open_store, store_environment, store_options
+from paneboard.state.stores import (
+    check_url,
+    connect_url,
+    open_store,
+    remember_secret,
+    split_secret,
+    store_environment,
+    store_options,
+)
 
 TYPE_CHECKING = False  # typing's import is a cost `post` does not pay
 if TYPE_CHECKING:
@@ -23,7 +31,17 @@ if TYPE_CHECKING:
 class Context:
     """The resolved ``--home``, ``--board``, ``--as`` and ``--json`` of one command."""
 
-    __slots__ = ("_store", "agent", "board", "home", "json", "nats", "paths", "store_url")
+    __slots__ = (
+        "_store",
+        "agent",
+        "board",
+        "home",
+        "json",
+        "nats",
+        "paths",
+        "secret",
+        "store_url",
+    )
 
     def __init__(
         self,
@@ -34,22 +52,27 @@ class Context:
         json: bool = False,
         store_url: str = "",
         nats: dict[str, str] | None = None,
+        secret: str = "",
     ) -> None:
         self.home = home
         self.board = board
         self.agent = agent
         self.json = json
         self.paths = BoardPaths(home, board)
-        self.store_url = store_url
+        self.store_url = store_url  # never with a secret: it is shown and composed
+        self.secret = secret  # the secret given with --store or PANEBOARD_STORE, if any
         self.nats = nats or {}
         self._store: Store | None = None
 
     def store(self, *, reconnect: bool = False) -> Store:
         """The board's store: the file log, or NATS JetStream with ``--store nats://…``."""
         if self._store is None:
+            url = connect_url(self.home, self.store_url, self.secret)
             self._store = open_store(
-                self.store_url, self.paths.dir, self.board, self.nats, reconnect=reconnect
+                url, self.paths.dir, self.board, self.nats, reconnect=reconnect
             )
+            if self.secret:  # it connected: later commands name only the URL without it
+                remember_secret(open_home(self.home), self.store_url, self.secret)
         return self._store
 
     @classmethod
@@ -79,13 +102,19 @@ class Context:
             for key in ("creds", "tls_ca")
             if env.get(f"PANEBOARD_NATS_{key.upper()}")
         }
-        check_url(store)
-        return cls(home_path, board, agent, json=json, store_url=store, nats=nats)
+        store, secret = split_secret(check_url(store))
+        return cls(home_path, board, agent, json=json, store_url=store, nats=nats, secret=secret)
 
     def acting_as(self, agent: str) -> Context:
         """This context (home, board, store and its options) acting as another agent."""
         return Context(
-            self.home, self.board, agent, json=self.json, store_url=self.store_url, nats=self.nats
+            self.home,
+            self.board,
+            agent,
+            json=self.json,
+            store_url=self.store_url,
+            nats=self.nats,
+            secret=self.secret,
         )
 
     def store_options(self) -> tuple[tuple[str, str], ...]:
@@ -108,7 +137,13 @@ class Context:
         )
 
     def child_env(self) -> dict[str, str]:
-        """The environment that makes a paneboard command act as this context."""
+        """The environment that makes a paneboard command act as this context.
+
+        It names the store without its secret: a secret given to this command is kept in the
+        home first, where the child finds it.
+        """
+        if self.secret:
+            remember_secret(open_home(self.home), self.store_url, self.secret)
         env = {
             "PANEBOARD_HOME": str(self.home),
             "PANEBOARD_BOARD": self.board,

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import anyio
 import msgspec
+from nats import errors as nats_errors
 
 from paneboard.protocol.errors import BadInput, BoardIOError, DamagedRecord, PaneboardError
 from paneboard.protocol.posts import Post, decode, encode
@@ -166,8 +167,6 @@ class NatsStore:
             pause = min(pause * 2, 0.5)
 
     async def _connect(self, creds: str | None, tls_ca: str | None, reconnect: bool) -> None:
-        import nats
-
         # nats-py bounds its first connection only by a positive max_reconnect_attempts:
         # every seed is tried twice, then the command fails.
         options: dict[str, Any] = {
@@ -177,9 +176,10 @@ class NatsStore:
             "reconnect_time_wait": RECONNECT_WAIT,
         }
         if creds:
-            options["user_credentials"] = creds
-        if tls_ca:
-            options["tls"] = ssl.create_default_context(cafile=tls_ca)
+            options["user_credentials"] = _check_creds(creds)
+        tls = self.address.servers[0].startswith("tls://") or bool(tls_ca)
+        if tls:
+            options["tls"] = ssl.create_default_context(cafile=tls_ca)  # None: the system's CAs
 
         seen: list[Exception] = []
 
@@ -187,15 +187,20 @@ class NatsStore:
             seen.append(exc)  # nats-py's default prints every reconnect; failures surface below
 
         servers = list(self.address.servers)
+        client = _tls_only_client() if tls else _client()
         try:
             # Bounded here: nats-py may keep trying a server whose TLS handshake fails.
-            connecting = nats.connect(servers, error_cb=quiet, **options)
-            self.nc = await asyncio.wait_for(connecting, CONNECT_WITHIN)
+            connecting = client.connect(servers, error_cb=quiet, **options)
+            await asyncio.wait_for(connecting, CONNECT_WITHIN)
+            self.nc = client
         except Exception as exc:  # nats-py raises several unrelated types for "cannot connect"
             detail = _quiet(exc, self.address.servers[0])
-            if isinstance(exc, TimeoutError):  # say why, if nats-py told
-                late = f"no answer within {CONNECT_WITHIN:g} s"
-                detail = _quiet(seen[-1], self.address.servers[0]) if seen else late
+            if isinstance(exc, TimeoutError):
+                detail = f"no answer within {CONNECT_WITHIN:g} s"
+            if seen and isinstance(exc, TimeoutError | nats_errors.NoServersError):
+                detail = _quiet(_why(seen), self.address.servers[0])
+            if refused := [str(e) for e in seen if isinstance(e, NotTls)]:
+                detail = refused[-1]  # the reason, whatever other seeds answered
             raise BoardIOError(f"cannot reach NATS at {self.where}: {detail}") from exc
         # Connected: a server that goes is replaced by another seed. A listener keeps trying for
         # as long as it runs; a command for about as long as its operation retries.
@@ -395,6 +400,64 @@ class NatsStore:
                 if entry.value:
                     out[key[len(self.stream) + 1 :]] = entry.value
         return out
+
+
+class NotTls(nats_errors.Error):  # a nats-py Error: on a reconnection, nats-py tries the next
+    """A server that did not start TLS where the address or a CA requires it."""
+
+    def __str__(self) -> str:
+        return (
+            "the server did not start TLS, which tls:// and --nats-tls-ca require; "
+            "nothing was sent to it"
+        )
+
+
+def _check_creds(path: str) -> str:
+    """*path* if it reads as a NATS credentials file (a user JWT and its seed); `BadInput` if not.
+
+    nats-py reads it again as it connects; a file it cannot use fails here, in one line.
+    """
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError as exc:
+        raise BadInput(f"--nats-creds {path}: {exc.strerror}") from exc
+    if "BEGIN NATS USER JWT" not in text or "BEGIN USER NKEY SEED" not in text:
+        raise BadInput(f"--nats-creds {path} is not a NATS credentials file (a user JWT and seed)")
+    return path
+
+
+def _why(seen: list[Exception]) -> Exception:
+    """The failure that says why a connection failed: the server's word over a reset socket.
+
+    A server that refuses a client (a wrong password) says so, then closes: the reset may
+    reach nats-py after the refusal.
+    """
+    said = [e for e in seen if isinstance(e, nats_errors.Error)]
+    return (said or seen)[-1]
+
+
+def _client() -> Any:
+    from nats.aio.client import Client
+
+    return Client()
+
+
+def _tls_only_client() -> Any:
+    """A nats-py client that refuses to send CONNECT (and its credentials) over plaintext.
+
+    nats-py starts TLS only when the server's INFO asks for it, and builds CONNECT right before
+    sending it, on every connection and reconnection: so the check goes there.
+    """
+    from nats.aio.client import Client
+
+    class TlsOnly(Client):
+        def _connect_command(self) -> bytes:
+            writer = getattr(self._transport, "_io_writer", None)
+            if writer is None or writer.get_extra_info("ssl_object") is None:
+                raise NotTls
+            return super()._connect_command()
+
+    return TlsOnly()
 
 
 def _transient(exc: BaseException) -> bool:

@@ -2,10 +2,11 @@
 
 Every listed server is a seed the client connects to and fails over between (a cluster's
 servers also announce each other). ``tls://`` is the same with TLS required. A
-``USER:PASSWORD@`` before the first server applies to every server, and never appears in
-a message: `shown` takes it out. ``replicas`` is how many copies JetStream keeps of a
-board's stream and of the presence bucket when paneboard creates them (1 to 5; default 1;
-3 on a three-node cluster). Pure parsing: no I/O, and cheap to import.
+``USER:PASSWORD@`` or ``TOKEN@`` before the first server (the secret: everything up to the
+last ``@``) applies to every server, and never appears in a message: `shown` takes it out.
+``replicas`` is how many copies JetStream keeps of a board's stream and of the presence
+bucket when paneboard creates them (1 to 5; default 1; 3 on a three-node cluster). Pure
+parsing: no I/O, and cheap to import.
 """
 
 from __future__ import annotations
@@ -32,13 +33,27 @@ class NatsAddress(NamedTuple):
 
 
 def shown(url: str) -> str:
-    """*url* as messages show it: without any user or password in it."""
+    """*url* as messages show it: without any user, password or token in it."""
+    return split_secret(url)[0]
+
+
+def split_secret(url: str) -> tuple[str, str]:
+    """*url* without its secret (``USER:PASSWORD`` or ``TOKEN``), and the secret ("" if none).
+
+    The secret is everything from the scheme to the last ``@``: a password holding ``/``, ``?``
+    or ``@`` is cut out whole, never shown in part.
+    """
+    scheme, sep, rest = url.partition("://") if "://" in url else ("", "", url)
+    secret, _, rest = rest.rpartition("@")
+    return f"{scheme}{sep}{rest}", secret
+
+
+def with_secret(url: str, secret: str) -> str:
+    """*url* (without a secret) with *secret* put before its first server."""
+    if not secret:
+        return url
     scheme, sep, rest = url.partition("://")
-    hosts, slash, tail = rest.partition("/")
-    if not slash:
-        hosts, mark, tail = rest.partition("?")
-        slash = mark
-    return f"{scheme}{sep}{hosts.rpartition('@')[2]}{slash}{tail}"
+    return f"{scheme}{sep}{secret}@{rest}"
 
 
 def _host(server: str) -> str:
@@ -46,13 +61,13 @@ def _host(server: str) -> str:
 
 
 def parse_url(url: str) -> NatsAddress:
-    """Parse *url*; `BadInput` (naming the part at fault, never a password) if it is not one."""
-    scheme, sep, rest = url.partition("://")
+    """Parse *url*; `BadInput` (naming the part at fault, never a secret) if it is not one."""
+    bare, auth = split_secret(url)
+    scheme, sep, rest = bare.partition("://")
     if not sep or scheme not in ("nats", "tls"):
-        raise BadInput(f"--store {url!r} is not a {FORM} address")
+        raise BadInput(f"--store {bare!r} is not a {FORM} address")
     rest, _, query = rest.partition("?")
     hosts, _, prefix = rest.partition("/")
-    auth, _, hosts = hosts.rpartition("@")
     shown = f"{scheme}://{hosts}"
     seeds = hosts.split(",")
     if not all(_valid_host(seed) for seed in seeds):

@@ -18,6 +18,7 @@ from paneboard.listener.hooks import opencode as opencode_hooks
 from paneboard.protocol.errors import DoorUnavailable, PaneboardError
 from paneboard.state import presence
 from paneboard.state.panelock import holder
+from paneboard.state.stores import exposure, shown_word
 
 
 class Checks:
@@ -34,6 +35,7 @@ def run_doctor(ctx: Context, socket: str | None, probe: bool) -> None:
     _home(c, ctx)
     _board(c, ctx)
     _board_private(c, ctx)
+    _store_exposure(c, ctx)
     pid = _pane(c, ctx)
     _claude(c, socket or os.environ.get("CLAUDE_CODE_MESSAGING_SOCKET"))
     _codex(c)
@@ -73,6 +75,16 @@ def _board_private(c: Checks, ctx: Context) -> None:
     refuse it); a private one adds no line."""
     if problem := ctx.paths.not_private():
         c.line("fail", "board", problem)
+
+
+def _store_exposure(c: Checks, ctx: Context) -> None:
+    """A warning for a store off this machine reached without credentials, or in clear."""
+    try:
+        warning = exposure(ctx.home, ctx.store_url, ctx.secret, ctx.nats)
+    except PaneboardError as exc:
+        warning = str(exc)
+    if warning:
+        c.line("warn", "store", warning)
 
 
 def _pane(c: Checks, ctx: Context) -> int | None:
@@ -203,7 +215,8 @@ def _where(written: dict[str, str]) -> str:
         ("--board", "board", "$PANEBOARD_BOARD or the git repository's name"),
         ("--store", "store", "$PANEBOARD_STORE or the file log"),
     ):
-        parts.append(f"{what} {written[flag]}" if flag in written else f"{what} {default}")
+        shown = shown_word(written[flag]) if flag in written else default
+        parts.append(f"{what} {shown}")
     return ", ".join(parts)
 
 
@@ -220,7 +233,9 @@ def _mcp(c: Checks, project: Path) -> None:
             c.line("warn", "mcp", f"{agent}: no paneboard server in {path} {hint}")
             continue
         command, args = entry.get("command"), entry.get("args")
-        shown = " ".join(map(str, [command, *(args if isinstance(args, list) else [])]))
+        shown = " ".join(
+            map(shown_word, map(str, [command, *(args if isinstance(args, list) else [])]))
+        )
         if not isinstance(command, str) or not shutil.which(command):
             c.line("fail", "mcp", f"{agent}: {path} runs {command!r}, which is not an executable")
         elif importlib.util.find_spec("mcp") is None:

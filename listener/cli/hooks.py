@@ -13,7 +13,7 @@ from paneboard.protocol.errors import BadInput
 from paneboard.protocol.names import check_name
 from paneboard.state.files import refuse_links
 from paneboard.state.paths import default_board
-from paneboard.state.stores import check_url
+from paneboard.state.stores import check_url, refuse_secret
 
 CODEX_REVIEW = (
     "Codex runs new or changed hooks only once they are trusted: at its next start it shows "
@@ -64,6 +64,7 @@ def _given_options(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 
 def _install(args: argparse.Namespace) -> None:
+    refuse_secret(args.store)  # hooks and .mcp.json would carry it in plain text
     if args.target is None:
         raise BadInput(f"say which agent: paneboard hook {args.action} {'|'.join(more.ALL_AGENTS)}")
     for what, value in (("agent", args.agent), ("board", args.board)):

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from paneboard.protocol.errors import BadInput
-from paneboard.state.natsurl import FORM, NatsAddress, parse_url, shown
+from paneboard.state.natsurl import FORM, NatsAddress, parse_url, shown, split_secret, with_secret
 from tests.helpers import run_cli
 
 
@@ -60,3 +60,29 @@ def test_the_command_line_refuses_before_writing(home: Path) -> None:
     said = "paneboard: --store 'nats://127.0.0.1:1': replicas='6' is not a number from 1 to 5\n"
     assert (1, "", said) == (done.returncode, done.stdout, done.stderr)
     assert [] == list(home.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("url", "bare", "secret"),
+    [
+        ("nats://u1:pw@h:1/p?replicas=2", "nats://h:1/p?replicas=2", "u1:pw"),
+        ("tls://T0KEN@a:1,b:2", "tls://a:1,b:2", "T0KEN"),
+        ("nats://u1:p/w?x@h:1/p", "nats://h:1/p", "u1:p/w?x"),
+        ("nats://u1:p@w@h:1", "nats://h:1", "u1:p@w"),
+        ("u1:pw@h:1", "h:1", "u1:pw"),
+        ("nats://h:1/p", "nats://h:1/p", ""),
+    ],
+)
+def test_the_secret_is_cut_out_whole(url: str, bare: str, secret: str) -> None:
+    """Everything up to the last `@` is the secret: a password holding `/`, `?` or `@` is
+    never shown in part, and putting it back gives the URL again."""
+    assert (bare, secret) == split_secret(url)
+    assert bare == shown(url)
+    if "://" in url:
+        assert url == with_secret(bare, secret)
+
+
+def test_a_password_holding_a_slash_is_not_in_the_refusal() -> None:
+    with pytest.raises(BadInput) as refused:
+        parse_url("http://u1:pa/ss@h")
+    assert f"--store 'http://h' is not a {FORM} address" == str(refused.value)

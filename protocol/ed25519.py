@@ -16,7 +16,19 @@ whole process's run time.
 
 from __future__ import annotations
 
-import hashlib
+import sys
+
+TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
+if TYPE_CHECKING:
+    from hashlib import sha512
+else:
+    try:  # CPython's own SHA-512: hashlib's import loads OpenSSL, ten times the cost
+        if sys.version_info >= (3, 12):
+            from _sha2 import sha512
+        else:
+            from _sha512 import sha512
+    except ImportError:  # an interpreter without it
+        from hashlib import sha512
 
 Point = tuple[int, int, int, int]  # extended coordinates (X, Y, Z, T), x = X/Z, y = Y/Z, XY = ZT
 
@@ -94,7 +106,7 @@ def _expand(seed: bytes) -> tuple[int, bytes]:
     """The secret scalar (clamped) and the nonce prefix of a 32-byte seed."""
     if len(seed) != 32:
         raise ValueError(f"an Ed25519 seed is 32 bytes, not {len(seed)}")
-    digest = hashlib.sha512(seed).digest()
+    digest = sha512(seed).digest()
     scalar = int.from_bytes(digest[:32], "little") & (2**254 - 8) | 2**254
     return scalar, digest[32:]
 
@@ -108,7 +120,7 @@ def public_key(seed: bytes) -> bytes:
 def sign(seed: bytes, public: bytes, message: bytes) -> bytes:
     """The 64-byte signature of *message* (RFC 8032 5.1.6); *public* is ``public_key(seed)``."""
     scalar, prefix = _expand(seed)
-    r = int.from_bytes(hashlib.sha512(prefix + message).digest(), "little") % _L
+    r = int.from_bytes(sha512(prefix + message).digest(), "little") % _L
     big_r = _encode(_times_base(r))
-    k = int.from_bytes(hashlib.sha512(big_r + public + message).digest(), "little") % _L
+    k = int.from_bytes(sha512(big_r + public + message).digest(), "little") % _L
     return big_r + ((r + k * scalar) % _L).to_bytes(32, "little")

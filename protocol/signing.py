@@ -58,9 +58,6 @@ lowercase base32 without padding, 26 characters. The composed text shows a prefi
 
 from __future__ import annotations
 
-import base64
-import hashlib
-
 TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -95,6 +92,9 @@ class Signed:
 
 def fingerprint(public_key: bytes) -> str:
     """The printable fingerprint of a 32-byte public key (26 base32 characters)."""
+    import base64  # a reader's cost; `post` only seals
+    import hashlib
+
     digest = hashlib.sha256(public_key).digest()[:16]
     return base64.b32encode(digest).decode().rstrip("=").lower()
 

@@ -1,0 +1,183 @@
+"""Signing's cost, side by side with the unsigned path: `post`, sign, verify, imports.
+
+`post` does not sign yet; the signed `post` measured here is a prototype: the real command
+line (`paneboard.listener.cli.main`) with its msgpack writer wrapped so that the payload
+is sealed (``protocol.signing.seal``) with the sender's key from the home before it is
+appended. Three signers are compared: the standard library's integers
+(``protocol.ed25519``), cryptography's public Ed25519 API, and cryptography's Rust
+binding imported alone. The unsigned prototype is the same wrapper without the seal, so
+the two differ only by signing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.harness import PY, env_for, listener, summary, wait_ready
+from bench.latency import prompt
+from paneboard.protocol import ed25519
+from paneboard.protocol.posts import encode
+from paneboard.protocol.signing import fingerprint, seal, signed_part, verdict
+from paneboard.state.keys import open_key, verify
+
+_PROTOTYPE = """
+import os, sys
+from pathlib import Path
+from paneboard.listener.cli import main, posting
+SIGNER = {signer!r}
+if SIGNER:
+    from paneboard.protocol.signing import seal
+    from paneboard.state.keys import open_key
+    unsigned = posting.pack_post
+    def signer(pair):
+        if SIGNER == "stdlib":
+            return pair.sign
+        if SIGNER == "cryptography":
+            from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+            return Ed25519PrivateKey.from_private_bytes(pair.seed).sign
+        from cryptography.hazmat.bindings._rust import openssl
+        return openssl.ed25519.from_private_bytes(pair.seed).sign
+    def pack_signed(fields):
+        pair = open_key(Path(os.environ["PANEBOARD_HOME"]), fields["sender"])
+        return seal(unsigned(fields), pair.public, signer(pair))
+    posting.pack_post = pack_signed
+sys.exit(main(sys.argv[1:]))
+"""
+SIGNERS = ("", "stdlib", "cryptography", "rust-binding")
+IMPORTS = {
+    "hashlib": "hashlib",
+    "stdlib signer (protocol.signing + protocol.ed25519)": "paneboard.protocol.ed25519",
+    "cryptography Ed25519 API": "cryptography.hazmat.primitives.asymmetric.ed25519",
+    "cryptography Rust binding alone": "cryptography.hazmat.bindings._rust",
+}
+
+
+def _argv(signer: str, to: str) -> list[str]:
+    return [PY, "-c", _PROTOTYPE.format(signer=signer), "post", "--to", to, "hi"]
+
+
+def _wall_ms(argv: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, check=True)
+    return (time.perf_counter() - t0) * 1000
+
+
+def post_side_by_side(home: Path, runs: int) -> dict[str, Any]:
+    """`python -c pass`, the real `post`, and the prototype unsigned and with each signer."""
+    env = env_for(home, PANEBOARD_AGENT="alice")
+    real = [PY, "-m", "paneboard.listener", "post", "--to", "nobody", "hi"]
+    cases = {"python -c pass": [PY, "-c", "pass"], "paneboard post": real}
+    cases |= {f"prototype {s or 'unsigned'}": _argv(s, "nobody") for s in SIGNERS}
+    for argv in cases.values():  # the key is made, and every module compiled, before timing
+        _wall_ms(argv, env)
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(runs):  # interleaved, so the machine's drift falls on every case alike
+        for name, argv in cases.items():
+            samples[name].append(_wall_ms(argv, env))
+    bare = summary(samples["python -c pass"])["median"]
+    return {
+        name: {"ms": summary(xs), "ratio_to_pass": summary(xs)["median"] / bare}
+        for name, xs in samples.items()
+    }
+
+
+def post_to_door(home: Path, runs: int) -> dict[str, Any]:
+    """A signed and an unsigned prototype `post` to today's listener (stdout door), timed."""
+    env = env_for(home, PANEBOARD_AGENT="alice")
+    lis = listener(home, "bob")
+    out: dict[str, Any] = {}
+    try:
+        wait_ready(home, "bob")
+        for signer in ("", "stdlib"):
+            times = []
+            for _ in range(runs):
+                t0 = time.perf_counter()
+                subprocess.run(_argv(signer, "bob"), env=env, stdout=subprocess.DEVNULL, check=True)
+                lis.readline()
+                times.append((time.perf_counter() - t0) * 1000)
+            out[signer or "unsigned"] = summary(times)
+    finally:
+        lis.stop()
+    return out
+
+
+def _per_call_us(fn: Any, args: list[Any]) -> dict[str, Any]:
+    times = []
+    for arg in args:
+        t0 = time.perf_counter()
+        fn(arg)
+        times.append((time.perf_counter() - t0) * 1e6)
+    return summary(times)
+
+
+def in_process(n: int) -> dict[str, Any]:
+    """Per post, in µs: each signer, seal, the trailer check alone, verify, the whole verdict."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    seed = os.urandom(32)
+    public = ed25519.public_key(seed)
+    theirs = Ed25519PrivateKey.from_private_bytes(seed)
+    payloads = [encode(prompt(("bob",), f"please review file{i}.py")) for i in range(n)]
+    sealed = [seal(p, public, lambda m: ed25519.sign(seed, public, m)) for p in payloads]
+    parts = [signed_part(s) for s in sealed]
+    pinned = fingerprint(public)
+    return {
+        "sign_stdlib_us": _per_call_us(lambda m: ed25519.sign(seed, public, m), payloads),
+        "sign_cryptography_us": _per_call_us(theirs.sign, payloads),
+        "seal_stdlib_us": _per_call_us(
+            lambda p: seal(p, public, lambda m: ed25519.sign(seed, public, m)), payloads
+        ),
+        "trailer_check_us": _per_call_us(signed_part, sealed),
+        "verify_us": _per_call_us(lambda s: verify(s.key, s.sig, s.message), parts),
+        "verdict_us": _per_call_us(lambda s: verdict(s, pinned, verify), sealed),
+        "unsigned_verdict_us": _per_call_us(lambda p: verdict(p, pinned, verify), payloads),
+        "bytes_per_post_unsigned": sum(map(len, payloads)) / n,
+        "bytes_per_post_signed": sum(map(len, sealed)) / n,
+    }
+
+
+def import_costs(runs: int) -> dict[str, Any]:
+    """Each import's cumulative time in a fresh interpreter (``-X importtime``), in ms."""
+    out = {}
+    for name, module in IMPORTS.items():
+        times = []
+        for _ in range(runs):
+            err = subprocess.run(
+                [PY, "-X", "importtime", "-c", f"import {module}"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stderr
+            times.append(_cumulative_us(err, module) / 1000)
+        out[name] = summary(times)
+    return out
+
+
+def _cumulative_us(importtime: str, module: str) -> int:
+    """The cumulative µs `-X importtime` gives *module*'s own line (its whole import)."""
+    line = rf"^import time:\s+\d+ \|\s+(\d+) \|\s*{re.escape(module)}$"
+    found = re.search(line, importtime, re.MULTILINE)
+    if found is None:
+        raise RuntimeError(f"-X importtime shows no line for {module}")
+    return int(found.group(1))
+
+
+def signing(home: Path, quick: bool) -> dict[str, Any]:
+    """The scenario `python -m bench --only signing` runs."""
+    open_key(home, "alice")
+    per_post = in_process(200 if quick else 2000)
+    return {
+        "post": post_side_by_side(home, 5 if quick else 30),
+        "post_to_door_ms": post_to_door(home, 5 if quick else 20),
+        "per_post": per_post,
+        # what verifying every record of a 1,000,000-post catch-up would cost, against
+        # only recognising the trailer: why a reader verifies only what it delivers
+        "verify_1m_posts_s": per_post["verdict_us"]["median"],
+        "trailer_check_1m_posts_s": per_post["trailer_check_us"]["median"],
+        "import_ms": import_costs(3 if quick else 15),
+    }

@@ -1,17 +1,19 @@
 """Ed25519 signing (RFC 8032) on the standard library's integers, for `paneboard post`.
 
 `post` runs once per message and must start fast: importing ``cryptography`` costs more
-than the interpreter's own start, while one signature here costs about a millisecond.
+than the interpreter's own start, while one signature here costs about half a millisecond.
 This module only signs and derives public keys; every verification is ``cryptography``'s
 (``state.keys.verify``). Ed25519 is deterministic, so the tests check that every
 signature made here is byte for byte the one ``cryptography`` makes for the same seed
 and message.
 
-The scalar multiplication has a fixed shape (64 windows of 4 bits, one table addition
-each, the identity for a zero digit; the addition formula is complete), so its steps
-do not depend on the secret. Python's integers are not constant-time: the signer runs
-in the home owner's own process, where nothing outside observes it more closely than a
-whole process's run time.
+Only multiples of the base point are ever needed (a nonce's, and a seed's public key), so
+they come from a table made once (``_ed25519_table``, checked by the tests against
+``base_table()``): 64 additions a signature, one per signed 4-bit digit of the scalar,
+the identity for a zero digit (the addition formula is complete), so the steps do not
+depend on the secret. Python's integers are not constant-time: the signer runs in the
+home owner's own process, where nothing outside observes it more closely than a whole
+process's run time.
 """
 
 from __future__ import annotations
@@ -76,23 +78,65 @@ def _double(p: Point) -> Point:
     return (e * f % _P, g * h % _P, f * g % _P, e * h % _P)
 
 
-def _table(base: Point) -> tuple[Point, ...]:
-    points = [_IDENTITY]
-    for _ in range(15):
-        points.append(_add(points[-1], base))
-    return tuple(points)
+def base_table() -> bytes:
+    """j·16**i·B for i < 64, j in 1..8: (y+x, y-x, 2d·x·y) mod p, 32 bytes little-endian each.
+
+    ``_ed25519_table`` holds these bytes, made once: the tests check they are these.
+    """
+    out = bytearray()
+    row = _base()
+    for _ in range(64):
+        point = row
+        for _ in range(8):
+            x, y, z, _t = point
+            inverse = pow(z, _P - 2, _P)
+            x, y = x * inverse % _P, y * inverse % _P
+            for value in ((y + x) % _P, (y - x) % _P, _D2 * x * y % _P):
+                out += value.to_bytes(32, "little")
+            point = _add(point, row)
+        for _ in range(4):
+            row = _double(row)
+    return bytes(out)
 
 
-_B_TABLE = _table(_base())  # 0·B … 15·B
+def _digits(scalar: int) -> list[int]:
+    """64 signed radix-16 digits in [-8, 8) of scalar < 2**253 (its top nibble is 0 or 1,
+    so no carry is left over)."""
+    digits, carry = [], 0
+    for i in range(64):
+        d = (scalar >> (4 * i) & 15) + carry
+        carry = (d + 8) >> 4
+        digits.append(d - (carry << 4))
+    return digits
 
 
 def _times_base(scalar: int) -> Point:
-    """scalar·B for 0 <= scalar < 2**256, in 64 windows of 4 bits, top first."""
-    acc = _IDENTITY
-    for shift in range(252, -4, -4):
-        acc = _double(_double(_double(_double(acc))))
-        acc = _add(acc, _B_TABLE[(scalar >> shift) & 15])
-    return acc
+    """scalar·B for 0 <= scalar < 2**253: one table addition per digit, the identity for 0."""
+    table = _table()
+    x1, y1, z1, t1 = _IDENTITY
+    for i, digit in enumerate(_digits(scalar)):
+        j = 96 * (8 * i + abs(digit) - 1)
+        if digit == 0:
+            plus, minus, t2d = 1, 1, 0
+        else:
+            plus = int.from_bytes(table[j : j + 32], "little")
+            minus = int.from_bytes(table[j + 32 : j + 64], "little")
+            t2d = int.from_bytes(table[j + 64 : j + 96], "little")
+        if digit < 0:  # -(x, y) is (-x, y): y+x and y-x swap, xy changes sign
+            plus, minus, t2d = minus, plus, _P - t2d
+        a = (y1 - x1) * minus % _P
+        b = (y1 + x1) * plus % _P
+        c = t1 * t2d % _P
+        d = 2 * z1
+        e, f, g, h = b - a, d - c, d + c, b + a
+        x1, y1, z1, t1 = e * f % _P, g * h % _P, f * g % _P, e * h % _P
+    return (x1, y1, z1, t1)
+
+
+def _table() -> bytes:
+    from paneboard.protocol._ed25519_table import TABLE
+
+    return TABLE
 
 
 def _encode(p: Point) -> bytes:
@@ -108,13 +152,13 @@ def _expand(seed: bytes) -> tuple[int, bytes]:
         raise ValueError(f"an Ed25519 seed is 32 bytes, not {len(seed)}")
     digest = sha512(seed).digest()
     scalar = int.from_bytes(digest[:32], "little") & (2**254 - 8) | 2**254
-    return scalar, digest[32:]
+    return scalar, digest[32:]  # the scalar's multiples of B depend only on it modulo L
 
 
 def public_key(seed: bytes) -> bytes:
     """The 32-byte public key of a 32-byte seed (RFC 8032 5.1.5)."""
     scalar, _ = _expand(seed)
-    return _encode(_times_base(scalar))
+    return _encode(_times_base(scalar % _L))
 
 
 def sign(seed: bytes, public: bytes, message: bytes) -> bytes:

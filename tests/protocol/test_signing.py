@@ -91,6 +91,13 @@ def test_signer_matches_cryptography(seed: bytes, message: bytes) -> None:
     assert theirs.sign(message) == ed25519.sign(seed, public, message)
 
 
+def test_base_table_is_made_from_the_base_point() -> None:
+    """The stored table of the base point's multiples is the one `base_table()` computes."""
+    from paneboard.protocol._ed25519_table import TABLE
+
+    assert ed25519.base_table() == TABLE
+
+
 def test_signer_refuses_a_short_seed() -> None:
     """A seed that is not 32 bytes is refused with its length named."""
     with pytest.raises(ValueError) as info:

@@ -12,7 +12,6 @@ the two differ only by signing.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import time
 from pathlib import Path
@@ -50,11 +49,39 @@ sys.exit(main(sys.argv[1:]))
 """
 SIGNERS = ("", "stdlib", "cryptography", "rust-binding")
 IMPORTS = {
-    "hashlib": "hashlib",
-    "stdlib signer (protocol.signing + protocol.ed25519)": "paneboard.protocol.ed25519",
-    "cryptography Ed25519 API": "cryptography.hazmat.primitives.asymmetric.ed25519",
-    "cryptography Rust binding alone": "cryptography.hazmat.bindings._rust",
+    "stdlib signer": (
+        "paneboard.state.keys, paneboard.protocol._ed25519_table",
+        "open_key(Path(home), 'alice').sign(b'x')",
+    ),
+    "cryptography Ed25519 API": (
+        "cryptography.hazmat.primitives.asymmetric.ed25519 as e",
+        "e.Ed25519PrivateKey.from_private_bytes(bytes(32)).sign(b'x')",
+    ),
+    "cryptography Rust binding alone": (
+        "cryptography.hazmat.bindings._rust as r",
+        "r.openssl.ed25519.from_private_bytes(bytes(32)).sign(b'x')",
+    ),
 }
+_EXTRA = """
+import sys, time
+from pathlib import Path
+import paneboard.listener.cli.posting
+home = sys.argv[1]
+t0 = time.perf_counter()
+import {modules}
+t1 = time.perf_counter()
+from paneboard.state.keys import open_key
+{first_signature}
+t2 = time.perf_counter()
+print((t1 - t0) * 1000, (t2 - t1) * 1000)
+"""
+
+
+def _env(home: Path) -> dict[str, str]:
+    """The bench's environment, writing bytecode: every case runs compiled, as installed."""
+    env = env_for(home, PANEBOARD_AGENT="alice")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def _argv(signer: str, to: str) -> list[str]:
@@ -69,7 +96,7 @@ def _wall_ms(argv: list[str], env: dict[str, str]) -> float:
 
 def post_side_by_side(home: Path, runs: int) -> dict[str, Any]:
     """`python -c pass`, the real `post`, and the prototype unsigned and with each signer."""
-    env = env_for(home, PANEBOARD_AGENT="alice")
+    env = _env(home)
     real = [PY, "-m", "paneboard.listener", "post", "--to", "nobody", "hi"]
     cases = {"python -c pass": [PY, "-c", "pass"], "paneboard post": real}
     cases |= {f"prototype {s or 'unsigned'}": _argv(s, "nobody") for s in SIGNERS}
@@ -88,7 +115,7 @@ def post_side_by_side(home: Path, runs: int) -> dict[str, Any]:
 
 def post_to_door(home: Path, runs: int) -> dict[str, Any]:
     """A signed and an unsigned prototype `post` to today's listener (stdout door), timed."""
-    env = env_for(home, PANEBOARD_AGENT="alice")
+    env = _env(home)
     lis = listener(home, "bob")
     out: dict[str, Any] = {}
     try:
@@ -141,30 +168,28 @@ def in_process(n: int) -> dict[str, Any]:
     }
 
 
-def import_costs(runs: int) -> dict[str, Any]:
-    """Each import's cumulative time in a fresh interpreter (``-X importtime``), in ms."""
+def import_costs(home: Path, runs: int) -> dict[str, Any]:
+    """What each signer adds to `post`'s process (its own modules already imported), in ms:
+    the imports, then the first signature (the key read from the home, or a key made)."""
     out = {}
-    for name, module in IMPORTS.items():
-        times = []
-        for _ in range(runs):
-            err = subprocess.run(
-                [PY, "-X", "importtime", "-c", f"import {module}"],
+    for name, (modules, first) in IMPORTS.items():
+        script = _EXTRA.format(modules=modules, first_signature=first)
+        imports, signature = [], []
+        for _ in range(runs + 1):  # the first run writes the bytecode
+            printed = subprocess.run(
+                [PY, "-c", script, str(home)],
+                env=_env(home),
                 capture_output=True,
                 text=True,
                 check=True,
-            ).stderr
-            times.append(_cumulative_us(err, module) / 1000)
-        out[name] = summary(times)
+            ).stdout.split()
+            imports.append(float(printed[0]))
+            signature.append(float(printed[1]))
+        out[name] = {
+            "import_ms": summary(imports[1:]),
+            "first_signature_ms": summary(signature[1:]),
+        }
     return out
-
-
-def _cumulative_us(importtime: str, module: str) -> int:
-    """The cumulative µs `-X importtime` gives *module*'s own line (its whole import)."""
-    line = rf"^import time:\s+\d+ \|\s+(\d+) \|\s*{re.escape(module)}$"
-    found = re.search(line, importtime, re.MULTILINE)
-    if found is None:
-        raise RuntimeError(f"-X importtime shows no line for {module}")
-    return int(found.group(1))
 
 
 def signing(home: Path, quick: bool) -> dict[str, Any]:
@@ -179,5 +204,5 @@ def signing(home: Path, quick: bool) -> dict[str, Any]:
         # only recognising the trailer: why a reader verifies only what it delivers
         "verify_1m_posts_s": per_post["verdict_us"]["median"],
         "trailer_check_1m_posts_s": per_post["trailer_check_us"]["median"],
-        "import_ms": import_costs(3 if quick else 15),
+        "added_to_post_process": import_costs(home, 3 if quick else 15),
     }

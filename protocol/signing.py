@@ -51,6 +51,14 @@ A record that is not msgpack at all is damaged (``msgspec.DecodeError``), before
 verdict. What a signature does not say: that the post's ``board`` is the board it was read
 from (record checks compare it), or that it was not copied (posts are deduplicated by id).
 
+**What it costs, and who pays.** `post` seals with the standard library's integers
+(``protocol.ed25519``) and never imports ``cryptography``. A reader recognises the trailer
+with two slice compares; it verifies (``cryptography``, tens of microseconds) only a post it
+acts on: a prompt before its door takes it, a closing post or receipt before it moves the
+stage of a prompt being delivered, shown or waited on. A prompt the delivered-key log
+already holds needs no verdict at all, so a cold catch-up of a long board verifies the few
+prompts it delivers and their closing posts, not its history.
+
 Fingerprints are what people compare and type: the SHA-256 of the public key, its first
 16 bytes (128 bits: finding another key with the same fingerprint is out of reach) in
 lowercase base32 without padding, 26 characters. The composed text shows a prefix.

@@ -26,7 +26,18 @@ from pathlib import Path
 from paneboard.protocol import ed25519
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.names import check_name
-from paneboard.protocol.signing import fingerprint, is_fingerprint
+from paneboard.protocol.signing import (
+    FORGED,
+    VERIFIED,
+    fingerprint,
+    is_fingerprint,
+    signed_part,
+    verdict,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from paneboard.protocol.signing import Verdict
 
 KEYS_DIR = ".keys"
 MAGIC = b"paneboard ed25519 v1\n"
@@ -141,6 +152,21 @@ class Pins:
             raise BoardIOError(f"pins file {self.path} cannot be opened: {exc.strerror}") from exc
         with os.fdopen(fd, "rb") as f:
             return self._parse(f.read())
+
+    def check(self, sender: str, payload: bytes | memoryview) -> Verdict:
+        """The verdict on a post by *sender*; its key is pinned if it is the first one seen.
+
+        Only a key whose signature checks is pinned. Of two first posts with different
+        keys read at once (two processes of one home), the one pinned first is verified.
+        """
+        pinned = self.read().get(sender)
+        result = verdict(payload, pinned, verify)
+        if result != VERIFIED or pinned is not None:
+            return result
+        part = signed_part(payload)
+        assert part is not None  # verified posts are signed
+        seen = fingerprint(part.key)
+        return VERIFIED if self.pin_first(sender, seen) == seen else FORGED
 
     def pin_first(self, agent: str, key_fingerprint: str) -> str:
         """The agent's pin: the one in force, else *key_fingerprint*, pinned now."""

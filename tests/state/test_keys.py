@@ -12,7 +12,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from paneboard.protocol.errors import BadInput, BoardIOError
-from paneboard.protocol.signing import fingerprint
+from paneboard.protocol.posts import Prompt, encode
+from paneboard.protocol.signing import FORGED, UNSIGNED, VERIFIED, fingerprint, seal
 from paneboard.state.keys import MAGIC, Pins, key_path, open_key, verify
 
 FP_A = "a" * 26
@@ -197,3 +198,34 @@ def test_damaged_pin_line_is_refused(home: Path) -> None:
     with pytest.raises(BoardIOError) as info:
         Pins(home).read()
     assert f"pins file {home / 'pins'} line 2 is damaged" == str(info.value)
+
+
+def signed_by(home: Path, agent: str, sender: str = "alice") -> bytes:
+    pair = open_key(home, agent)
+    post = Prompt(id="0" * 26, board="b", sender=sender, ts=1.0, to=("bob",), body="hi")
+    return seal(encode(post), pair.public, pair.sign)
+
+
+def test_first_verified_key_is_pinned(home: Path) -> None:
+    """A sender's first verified post pins its key; another key for that sender is then forged."""
+    alice = signed_by(home, "alice")
+    impostor = signed_by(home, "mallory")
+    pins = Pins(home)
+    assert (VERIFIED, VERIFIED, FORGED) == (
+        pins.check("alice", alice),
+        pins.check("alice", alice),
+        pins.check("alice", impostor),
+    )
+    assert {"alice": open_key(home, "alice").fingerprint} == Pins(home).read()
+
+
+def test_bad_signature_pins_nothing(home: Path) -> None:
+    """A post whose signature does not check is forged and pins no key."""
+    bent = bytearray(signed_by(home, "alice"))
+    bent[-1] ^= 1
+    assert FORGED == Pins(home).check("alice", bytes(bent))
+    assert {} == Pins(home).read()
+    assert UNSIGNED == Pins(home).check(
+        "alice", encode(Prompt("0" * 26, "b", "alice", 1.0, ("bob",), "hi"))
+    )
+    assert not (home / "pins").exists()

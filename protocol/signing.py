@@ -115,6 +115,8 @@ def seal(payload: bytes, public_key: bytes, sign: Sign) -> bytes:
     """*payload* (an unsigned post's msgpack map) with its ``key`` and ``sig`` entries added."""
     if len(public_key) != KEY_SIZE:
         raise ValueError(f"an Ed25519 public key is {KEY_SIZE} bytes, not {len(public_key)}")
+    if signed_part(payload) is not None:
+        raise ValueError("the payload is signed already")
     count, start = _map_header(payload)
     body = _header(count + 2) + payload[start:] + _KEY_ENTRY + public_key + _SIG_ENTRY
     signature = sign(DOMAIN + body)

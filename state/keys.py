@@ -111,15 +111,20 @@ def _read_key(path: Path) -> KeyPair:
 
 def _create_whole(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+    tmp.unlink(missing_ok=True)  # left by a process of this pid that died mid-way
     try:
-        os.write(fd, data)
-        os.fsync(fd)
-        os.close(fd)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         try:
             os.link(tmp, path, follow_symlinks=False)
         except FileExistsError:
             pass
+    except OSError as exc:
+        raise BoardIOError(f"key file {path} cannot be made: {exc.strerror}") from exc
     finally:
         tmp.unlink(missing_ok=True)
 

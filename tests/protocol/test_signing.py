@@ -222,6 +222,14 @@ def test_signed_message_is_domain_and_every_byte_but_the_signature() -> None:
     assert (ed25519.public_key(ALICE), 13) == (part.key, msgspec.msgpack.decode(payload).__len__())
 
 
+def test_seal_refuses_a_signed_payload() -> None:
+    """A payload that is signed already is not sealed again."""
+    post = Prompt(id="0" * 26, board="b", sender="alice", ts=1.5, to=("bob",), body="hi")
+    with pytest.raises(ValueError) as info:
+        sealed(sealed(encode(post)))
+    assert "the payload is signed already" == str(info.value)
+
+
 def test_fingerprint_is_26_base32_characters() -> None:
     """A fingerprint is the SHA-256 prefix of the key in 26 lowercase base32 characters."""
     printed = fingerprint(ed25519.public_key(ALICE))

@@ -14,7 +14,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.posts import Prompt, encode
 from paneboard.protocol.signing import FORGED, UNSIGNED, VERIFIED, fingerprint, seal
+from paneboard.state.append import append_payloads
+from paneboard.state.framing import generation_of, scan
 from paneboard.state.keys import MAGIC, Pins, key_path, open_key, verify
+from paneboard.state.log import read_posts
 
 FP_A = "a" * 26
 FP_B = "b" * 26
@@ -229,3 +232,16 @@ def test_bad_signature_pins_nothing(home: Path) -> None:
         "alice", encode(Prompt("0" * 26, "b", "alice", 1.0, ("bob",), "hi"))
     )
     assert not (home / "pins").exists()
+
+
+def test_log_of_signed_and_unsigned_posts_reads_whole(home: Path) -> None:
+    """Today's log reader reads signed and unsigned posts alike; the raw frames still verify."""
+    old = Prompt("1" * 26, "b", "alice", 1.0, ("bob",), "written before signing")
+    new = Prompt("2" * 26, "b", "alice", 2.0, ("bob",), "signed")
+    pair = open_key(home, "alice")
+    log = home / "log"
+    append_payloads(log, [encode(old), seal(encode(new), pair.public, pair.sign)])
+    assert [old, new] == [post for _, post in read_posts(log)]
+    payloads = [bytes(p) for _, p in scan(log.read_bytes()).frames if generation_of(p) is None]
+    pins = Pins(home)
+    assert [UNSIGNED, VERIFIED] == [pins.check("alice", p) for p in payloads]

@@ -36,13 +36,15 @@ Point = tuple[int, int, int, int]  # extended coordinates (X, Y, Z, T), x = X/Z,
 
 _P = 2**255 - 19
 _L = 2**252 + 27742317777372353535851937790883648493  # the base point's order
-_D = -121665 * pow(121666, _P - 2, _P) % _P
+# -121665/121666 mod p, and sqrt(-1) = 2**((p-1)/4) mod p (the tests compute both)
+_D = 37095705934669439343138083508754565189542113879843219016388785533085940283555
+_SQRT_M1 = 19681161376707505956807079304988542015446066515923890162744021073123829784752
 _D2 = 2 * _D % _P
-_SQRT_M1 = pow(2, (_P - 1) // 4, _P)
 _IDENTITY: Point = (0, 1, 1, 0)
 
 
 def _base() -> Point:
+    """The base point B: y = 4/5, x even (RFC 8032 5.1)."""
     y = 4 * pow(5, _P - 2, _P) % _P
     xx = (y * y - 1) * pow(_D * y * y + 1, _P - 2, _P) % _P
     x = pow(xx, (_P + 3) // 8, _P)

@@ -98,6 +98,13 @@ def test_base_table_is_made_from_the_base_point() -> None:
     assert ed25519.base_table() == TABLE
 
 
+def test_curve_constants_are_their_definitions() -> None:
+    """d is -121665/121666 and the square root of -1 is 2**((p-1)/4), modulo p."""
+    p = 2**255 - 19
+    assert -121665 * pow(121666, p - 2, p) % p == ed25519._D
+    assert pow(2, (p - 1) // 4, p) == ed25519._SQRT_M1
+
+
 def test_signer_refuses_a_short_seed() -> None:
     """A seed that is not 32 bytes is refused with its length named."""
     with pytest.raises(ValueError) as info:

@@ -159,7 +159,8 @@ class Pins:
             return self._parse(f.read())
 
     def check(self, sender: str, payload: bytes | memoryview) -> Verdict:
-        """The verdict on a post by *sender*; its key is pinned if it is the first one seen.
+        """The verdict on *payload*, whose decoded post's sender is *sender*; the key is
+        pinned if it is the first one this home sees for *sender* on this board.
 
         Only a key whose signature checks is pinned. Of two first posts with different
         keys read at once (two processes of one home), the one pinned first is verified.

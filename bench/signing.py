@@ -7,6 +7,10 @@ appended. Three signers are compared: the standard library's integers
 (``protocol.ed25519``), cryptography's public Ed25519 API, and cryptography's Rust
 binding imported alone. The unsigned prototype is the same wrapper without the seal, so
 the two differ only by signing.
+
+Every case runs from compiled bytecode, as an installed paneboard does: with
+``PYTHONDONTWRITEBYTECODE`` set, the editable install's modules (``build/__editable__…``,
+which ``make compile`` does not compile) would be compiled from source on every run.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from hypothesis import given
+from hypothesis import strategies as st
 
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.posts import Prompt, encode
@@ -152,6 +154,59 @@ def test_first_pin_holds_and_persists(home: Path) -> None:
     assert FP_A == Pins(home).pin_first("alice", FP_B)
     assert {"alice": FP_A} == Pins(home).read()
     assert 0o600 == mode(home / "pins")
+
+
+PIN = """
+import sys
+from pathlib import Path
+from paneboard.state.keys import Pins
+sys.stdin.readline()
+print(Pins(Path(sys.argv[1])).pin_first("alice", sys.argv[2]))
+"""
+
+
+def test_processes_racing_to_pin_agree(home: Path) -> None:
+    """Six processes pinning different first keys for alice at once all get the same pin."""
+    fingerprints = [letter * 26 for letter in "abcdef"]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", PIN, str(home), fp],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for fp in fingerprints
+    ]
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    outputs = {proc.communicate(timeout=60)[0] for proc in procs}
+    pinned = Pins(home).read()["alice"]
+    assert ({pinned + "\n"}, 1) == (outputs, (home / "pins").read_bytes().count(b"\n"))
+
+
+pin_ops = st.lists(
+    st.tuples(st.booleans(), st.sampled_from(["alice", "bob"]), st.sampled_from([FP_A, FP_B])),
+    max_size=12,
+)
+
+
+@given(pin_ops)
+def test_pins_follow_first_seen_and_trust(ops: list[tuple[bool, str, str]]) -> None:
+    """Any sequence of first sightings and trusts leaves the pins a model dict predicts."""
+    import tempfile
+
+    model: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        pins = Pins(Path(folder))
+        for is_trust, agent, fp in ops:
+            if is_trust:
+                pins.trust(agent, fp)
+                model[agent] = fp
+            else:
+                assert model.setdefault(agent, fp) == pins.pin_first(agent, fp)
+        assert model == Pins(Path(folder)).read()
 
 
 def test_trust_pins_another_key(home: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paneboard.protocol import ed25519
@@ -27,6 +27,8 @@ from paneboard.state.keys import verify
 from tests.strategies import posts
 
 seeds = st.binary(min_size=32, max_size=32)
+# Every example signs in pure Python, on machines shared with other work: no per-example deadline.
+slow = settings(deadline=None)
 ALICE = bytes(range(32))
 MALLORY = bytes(range(1, 33))
 
@@ -82,6 +84,7 @@ def test_signer_meets_rfc8032(secret: str, public: str, message: str, signature:
     )
 
 
+@slow
 @given(seeds, st.binary(max_size=2000))
 def test_signer_matches_cryptography(seed: bytes, message: bytes) -> None:
     """For any seed and message, the stdlib signer writes cryptography's exact signature."""
@@ -112,6 +115,7 @@ def test_signer_refuses_a_short_seed() -> None:
     assert "an Ed25519 seed is 32 bytes, not 31" == str(info.value)
 
 
+@slow
 @given(posts)
 def test_signed_post_is_verified(post: Post) -> None:
     """Any post, sealed, is verified against its signer's pin and with no pin yet."""
@@ -120,12 +124,14 @@ def test_signed_post_is_verified(post: Post) -> None:
     assert VERIFIED == verdict(payload, None, verify)
 
 
+@slow
 @given(posts)
 def test_signed_post_reads_with_todays_decoder(post: Post) -> None:
     """A reader that knows nothing of signatures decodes a signed post to the same post."""
     assert post == decode(sealed(encode(post)))
 
 
+@slow
 @given(posts)
 def test_unsigned_record_is_unsigned(post: Post) -> None:
     """A record as every log before signing holds it is unsigned, whatever is pinned."""
@@ -133,6 +139,7 @@ def test_unsigned_record_is_unsigned(post: Post) -> None:
     assert UNSIGNED == verdict(encode(post), None, verify)
 
 
+@slow
 @given(posts)
 def test_another_key_than_the_pinned_one_is_forged(post: Post) -> None:
     """A good signature by a key other than the pinned one is forged."""
@@ -141,6 +148,7 @@ def test_another_key_than_the_pinned_one_is_forged(post: Post) -> None:
     assert FORGED == verdict(payload, pin(ALICE), verify)
 
 
+@slow
 @given(posts, st.data())
 def test_any_flipped_byte_is_forged(post: Post, data: st.DataObject) -> None:
     """Any byte changed outside the trailer's entry names makes the post forged."""
@@ -177,6 +185,7 @@ def test_a_sig_entry_without_the_trailer_is_forged() -> None:
     assert FORGED == verdict(payload, None, verify)
 
 
+@slow
 @given(
     st.dictionaries(
         st.text(max_size=8).filter(lambda k: k not in ("key", "sig")),
@@ -201,6 +210,7 @@ def test_map_header_widths_seal(size: int) -> None:
     assert VERIFIED == verdict(payload, pin(ALICE), verify)
 
 
+@slow
 @given(posts)
 def test_a_field_added_later_is_covered(post: Post) -> None:
     """A later writer's new field is signed, and today's reader skips it."""

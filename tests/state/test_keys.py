@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paneboard.protocol.errors import BadInput, BoardIOError
@@ -192,6 +192,7 @@ pin_ops = st.lists(
 )
 
 
+@settings(deadline=None)  # each example fsyncs its pins: a disk's pace, not the code's
 @given(pin_ops)
 def test_pins_follow_first_seen_and_trust(ops: list[tuple[bool, str, str]]) -> None:
     """Any sequence of first sightings and trusts leaves the pins a model dict predicts."""

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from paneboard.state.append import append_payloads
 from paneboard.state.framing import generation_of, scan
 from paneboard.state.keys import MAGIC, Pins, key_path, open_key, verify
 from paneboard.state.log import read_posts
+from tests.helpers import NatsServer
 
 FP_A = "a" * 26
 FP_B = "b" * 26
@@ -301,3 +304,23 @@ def test_log_of_signed_and_unsigned_posts_reads_whole(home: Path) -> None:
     payloads = [bytes(p) for _, p in scan(log.read_bytes()).frames if generation_of(p) is None]
     pins = Pins(home)
     assert [UNSIGNED, VERIFIED] == [pins.check("alice", p) for p in payloads]
+
+
+@pytest.mark.skipif(shutil.which("nats-server") is None, reason="nats-server is missing")
+def test_nats_stream_keeps_a_signed_post_byte_for_byte(home: Path, nats_server: NatsServer) -> None:
+    """Published as written, a signed post reads with today's NATS reader and verifies from
+    the stream's own copy of the bytes."""
+    from paneboard.state.natsstore import NatsStore
+
+    post = Prompt("3" * 26, "test", "alice", 3.0, ("bob",), "over NATS")
+    pair = open_key(home, "alice")
+    payload = seal(encode(post), pair.public, pair.sign)
+    store = NatsStore(f"{nats_server.url}/t{uuid.uuid4().hex[:12]}", "test")
+    try:
+        publish = store.js.publish(store.subject, payload, headers={"Nats-Msg-Id": post.id})
+        seq = store.run(publish).seq
+        stored = store.run(store.js.get_msg(store.stream, seq)).data
+        assert [post] == [p for _, p in store.read_all()]
+    finally:
+        store.close()
+    assert (payload, VERIFIED) == (stored, Pins(home).check("alice", stored))

@@ -21,6 +21,7 @@ from bench import (
     mcpbench,
     natsbench,
     seen,
+    signing,
     throughput,
     top,
 )
@@ -78,6 +79,7 @@ SCENARIOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
         home, 300 if quick else 2000, 1000
     ),
     "leader-loss": lambda home, quick: clusterbench.leader_loss(home, 1 if quick else 5),
+    "signing": signing.signing,
 }
 NEEDS_NATS = {"wake-nats", "append-nats", "wake-cluster", "append-cluster", "leader-loss"}
 NEEDS_CLAUDE = {"seen-claude"}

@@ -1,0 +1,212 @@
+"""Signing's cost, side by side with the unsigned path: `post`, sign, verify, imports.
+
+`post` does not sign yet; the signed `post` measured here is a prototype: the real command
+line (`paneboard.listener.cli.main`) with its msgpack writer wrapped so that the payload
+is sealed (``protocol.signing.seal``) with the sender's key from the home before it is
+appended. Three signers are compared: the standard library's integers
+(``protocol.ed25519``), cryptography's public Ed25519 API, and cryptography's Rust
+binding imported alone. The unsigned prototype is the same wrapper without the seal, so
+the two differ only by signing.
+
+Every case runs from compiled bytecode, as an installed paneboard does: with
+``PYTHONDONTWRITEBYTECODE`` set, the editable install's modules (``build/__editable__…``,
+which ``make compile`` does not compile) would be compiled from source on every run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.harness import PY, env_for, listener, summary, wait_ready
+from bench.latency import prompt
+from paneboard.protocol import ed25519
+from paneboard.protocol.posts import encode
+from paneboard.protocol.signing import fingerprint, seal, signed_part, verdict
+from paneboard.state.keys import open_key, verify
+
+_PROTOTYPE = """
+import os, sys
+from pathlib import Path
+from paneboard.listener.cli import main, posting
+SIGNER = {signer!r}
+if SIGNER:
+    from paneboard.protocol.signing import seal
+    from paneboard.state.keys import open_key
+    unsigned = posting.pack_post
+    def signer(pair):
+        if SIGNER == "stdlib":
+            return pair.sign
+        if SIGNER == "cryptography":
+            from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+            return Ed25519PrivateKey.from_private_bytes(pair.seed).sign
+        from cryptography.hazmat.bindings._rust import openssl
+        return openssl.ed25519.from_private_bytes(pair.seed).sign
+    def pack_signed(fields):
+        pair = open_key(Path(os.environ["PANEBOARD_HOME"]), fields["sender"])
+        return seal(unsigned(fields), pair.public, signer(pair))
+    posting.pack_post = pack_signed
+sys.exit(main(sys.argv[1:]))
+"""
+SIGNERS = ("", "stdlib", "cryptography", "rust-binding")
+IMPORTS = {
+    "stdlib signer": (
+        "paneboard.state.keys, paneboard.protocol._ed25519_table",
+        "open_key(Path(home), 'alice').sign(b'x')",
+    ),
+    "cryptography Ed25519 API": (
+        "cryptography.hazmat.primitives.asymmetric.ed25519 as e",
+        "e.Ed25519PrivateKey.from_private_bytes(bytes(32)).sign(b'x')",
+    ),
+    "cryptography Rust binding alone": (
+        "cryptography.hazmat.bindings._rust as r",
+        "r.openssl.ed25519.from_private_bytes(bytes(32)).sign(b'x')",
+    ),
+}
+_EXTRA = """
+import sys, time
+from pathlib import Path
+import paneboard.listener.cli.posting
+home = sys.argv[1]
+t0 = time.perf_counter()
+import {modules}
+t1 = time.perf_counter()
+from paneboard.state.keys import open_key
+{first_signature}
+t2 = time.perf_counter()
+print((t1 - t0) * 1000, (t2 - t1) * 1000)
+"""
+
+
+def _env(home: Path) -> dict[str, str]:
+    """The bench's environment, writing bytecode: every case runs compiled, as installed."""
+    env = env_for(home, PANEBOARD_AGENT="alice")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _argv(signer: str, to: str) -> list[str]:
+    return [PY, "-c", _PROTOTYPE.format(signer=signer), "post", "--to", to, "hi"]
+
+
+def _wall_ms(argv: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, check=True)
+    return (time.perf_counter() - t0) * 1000
+
+
+def post_side_by_side(home: Path, runs: int) -> dict[str, Any]:
+    """`python -c pass`, the real `post`, and the prototype unsigned and with each signer."""
+    env = _env(home)
+    real = [PY, "-m", "paneboard.listener", "post", "--to", "nobody", "hi"]
+    cases = {"python -c pass": [PY, "-c", "pass"], "paneboard post": real}
+    cases |= {f"prototype {s or 'unsigned'}": _argv(s, "nobody") for s in SIGNERS}
+    for argv in cases.values():  # the key is made, and every module compiled, before timing
+        _wall_ms(argv, env)
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(runs):  # interleaved, so the machine's drift falls on every case alike
+        for name, argv in cases.items():
+            samples[name].append(_wall_ms(argv, env))
+    bare = summary(samples["python -c pass"])["median"]
+    return {
+        name: {"ms": summary(xs), "ratio_to_pass": summary(xs)["median"] / bare}
+        for name, xs in samples.items()
+    }
+
+
+def post_to_door(home: Path, runs: int) -> dict[str, Any]:
+    """A signed and an unsigned prototype `post` to today's listener (stdout door), timed."""
+    env = _env(home)
+    lis = listener(home, "bob")
+    out: dict[str, Any] = {}
+    try:
+        wait_ready(home, "bob")
+        for signer in ("", "stdlib"):
+            times = []
+            for _ in range(runs):
+                t0 = time.perf_counter()
+                subprocess.run(_argv(signer, "bob"), env=env, stdout=subprocess.DEVNULL, check=True)
+                lis.readline()
+                times.append((time.perf_counter() - t0) * 1000)
+            out[signer or "unsigned"] = summary(times)
+    finally:
+        lis.stop()
+    return out
+
+
+def _per_call_us(fn: Any, args: list[Any]) -> dict[str, Any]:
+    times = []
+    for arg in args:
+        t0 = time.perf_counter()
+        fn(arg)
+        times.append((time.perf_counter() - t0) * 1e6)
+    return summary(times)
+
+
+def in_process(n: int) -> dict[str, Any]:
+    """Per post, in µs: each signer, seal, the trailer check alone, verify, the whole verdict."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    seed = os.urandom(32)
+    public = ed25519.public_key(seed)
+    theirs = Ed25519PrivateKey.from_private_bytes(seed)
+    payloads = [encode(prompt(("bob",), f"please review file{i}.py")) for i in range(n)]
+    sealed = [seal(p, public, lambda m: ed25519.sign(seed, public, m)) for p in payloads]
+    parts = [signed_part(s) for s in sealed]
+    pinned = fingerprint(public)
+    return {
+        "sign_stdlib_us": _per_call_us(lambda m: ed25519.sign(seed, public, m), payloads),
+        "sign_cryptography_us": _per_call_us(theirs.sign, payloads),
+        "seal_stdlib_us": _per_call_us(
+            lambda p: seal(p, public, lambda m: ed25519.sign(seed, public, m)), payloads
+        ),
+        "trailer_check_us": _per_call_us(signed_part, sealed),
+        "verify_us": _per_call_us(lambda s: verify(s.key, s.sig, s.message), parts),
+        "verdict_us": _per_call_us(lambda s: verdict(s, pinned, verify), sealed),
+        "unsigned_verdict_us": _per_call_us(lambda p: verdict(p, pinned, verify), payloads),
+        "bytes_per_post_unsigned": sum(map(len, payloads)) / n,
+        "bytes_per_post_signed": sum(map(len, sealed)) / n,
+    }
+
+
+def import_costs(home: Path, runs: int) -> dict[str, Any]:
+    """What each signer adds to `post`'s process (its own modules already imported), in ms:
+    the imports, then the first signature (the key read from the home, or a key made)."""
+    out = {}
+    for name, (modules, first) in IMPORTS.items():
+        script = _EXTRA.format(modules=modules, first_signature=first)
+        imports, signature = [], []
+        for _ in range(runs + 1):  # the first run writes the bytecode
+            printed = subprocess.run(
+                [PY, "-c", script, str(home)],
+                env=_env(home),
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.split()
+            imports.append(float(printed[0]))
+            signature.append(float(printed[1]))
+        out[name] = {
+            "import_ms": summary(imports[1:]),
+            "first_signature_ms": summary(signature[1:]),
+        }
+    return out
+
+
+def signing(home: Path, quick: bool) -> dict[str, Any]:
+    """The scenario `python -m bench --only signing` runs."""
+    open_key(home, "alice")
+    per_post = in_process(200 if quick else 2000)
+    return {
+        "post": post_side_by_side(home, 5 if quick else 30),
+        "post_to_door_ms": post_to_door(home, 5 if quick else 20),
+        "per_post": per_post,
+        # what verifying every record of a 1,000,000-post catch-up would cost, against
+        # only recognising the trailer: why a reader verifies only what it delivers
+        "verify_1m_posts_s": per_post["verdict_us"]["median"],
+        "trailer_check_1m_posts_s": per_post["trailer_check_us"]["median"],
+        "added_to_post_process": import_costs(home, 3 if quick else 15),
+    }

@@ -12,9 +12,10 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 # Compiled bytecode, as a normal install has it (PYTHONDONTWRITEBYTECODE would otherwise
-# make every `paneboard` run compile its modules again).
+# make every `paneboard` run compile its modules again). The strict editable install imports
+# the modules through the links of build/__editable__*, whose own __pycache__ is the one used.
 compile: $(BIN)/.installed
-	@$(BIN)/python -m compileall -q root protocol state listener
+	@$(BIN)/python -m compileall -q root protocol state listener build/__editable__*
 
 demo: compile
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh

@@ -1,5 +1,5 @@
 """A live interactive Codex TUI (codex-cli 0.169.0) in a detached tmux server, offline against
-tests/real/codex_stand_in.py: the project's own copy of the recipe.
+the loopback Responses-API stand-in of tests/real/codex_stand_in.py.
 
 `CodexHome` is one private `CODEX_HOME`: a config that keeps Codex off the network, never asks,
 and (given `unload`) unloads an idle thread after `unload` seconds once no TUI is attached

@@ -47,9 +47,8 @@ class DeliveredKeys:
             fd = os.open(self.path, _FLAGS, 0o600)
             try:
                 if os.fstat(fd).st_size != self._end:
-                    os.ftruncate(
-                        fd, self._end
-                    )  # cut a torn line (the pane lock makes us the only writer)
+                    # cut a torn line (the pane lock makes us the only writer)
+                    os.ftruncate(fd, self._end)
                 line = key.encode() + b"\n"
                 os.write(fd, line)
                 os.fsync(fd)

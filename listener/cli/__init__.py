@@ -6,6 +6,7 @@ import sys
 
 from paneboard.listener.cli import exitcodes
 from paneboard.listener.cli.parser import UsageError, parse
+from paneboard.protocol.visible import one_line
 
 __all__ = ["error_message", "main", "one_line", "unwrap"]
 
@@ -83,11 +84,6 @@ def error_message(exc: BaseException) -> str | None:
         where = f": {exc.filename}" if exc.filename else ""
         return one_line(f"paneboard: {exc.strerror or exc}{where}")
     return None
-
-
-def one_line(text: str) -> str:
-    """*text* with newlines and other control characters shown as escapes: a message is one line."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _show_warnings_once_each() -> None:

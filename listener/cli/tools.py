@@ -30,6 +30,7 @@ from paneboard.listener.cli.waiting import outcomes, wait_for
 from paneboard.listener.cli.who import who, who_line
 from paneboard.listener.context import Context
 from paneboard.protocol.posts import Post, Prompt, decode, to_json
+from paneboard.protocol.visible import visible
 from paneboard.protocol.wire import pack_post
 from paneboard.state.fold import PromptState, stage
 
@@ -94,17 +95,24 @@ def as_prompt(fields: dict[str, Any]) -> Prompt:
     return prompt
 
 
+def quoted(text: str) -> str:
+    """A sender's words as the model reads them: every line starts with ``> `` (as in compose),
+    so no body can imitate a line of the tool's own."""
+    return "\n".join("> " + line for line in visible(text).split("\n"))
+
+
 def prompt_text(p: Prompt) -> str:
-    return f"prompt {p.id} from {p.sender} [{p.priority}]:\n{p.body}"
+    return one_line(f"prompt {p.id} from {p.sender} [{p.priority}]:") + "\n" + quoted(p.body)
 
 
 def outcome_text(rows: list[dict[str, str | None]]) -> str:
     lines = []
     for row in rows:
-        if row["answer"] is not None:
-            lines.append(f"{row['recipient']} answered:\n{row['answer']}")
+        answer = row["answer"]
+        if answer is not None:
+            lines.append(one_line(f"{row['recipient']} answered:") + "\n" + quoted(answer))
         else:
-            lines.append(f"{row['recipient']}: {row['stage']}")
+            lines.append(one_line(f"{row['recipient']}: {row['stage']}"))
     return "\n".join(lines)
 
 
@@ -218,7 +226,7 @@ def create_server(ctx: Context) -> BoardServer:
         limit: Annotated[int, Field(ge=1, le=LOG_MAX)] = LOG_LIMIT,
     ) -> CallToolResult:
         posts, more = select(ctx, kind, after, limit)
-        text = "\n".join(describe(p) for p in posts) or "no posts"
+        text = "\n".join(one_line(describe(p)) for p in posts) or "no posts"
         if more:
             text += f"\n({more} more: call log with after={posts[-1].id})"
         return result({"posts": posts, "more": more}, text)

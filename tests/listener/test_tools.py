@@ -120,7 +120,7 @@ async def test_post_open_answer_status_wait_give_the_commands_json(home: Path) -
         assert status == await call(alice, "status", id=pid)
         waited = await alice.call_tool("wait", {"id": pid, "timeout": 5})
         assert {"outcomes": cli_json(home, "wait", pid)} == waited.structured_content
-        assert 'bob answered:\n"42",\nwith quotes' == text(waited)
+        assert 'bob answered:\n> "42",\n> with quotes' == text(waited)
         assert {"prompts": []} == await call(bob, "open")
 
 
@@ -170,7 +170,7 @@ async def test_ask_returns_the_answer_and_reports_progress(home: Path) -> None:
                 await call(bob, "answer", id=prompt["id"], body="teal")
     [res] = asked
     assert not res.is_error, text(res)
-    assert "bob answered:\nteal" == text(res)
+    assert "bob answered:\n> teal" == text(res)
     [row] = res.structured_content["outcomes"]
     assert ("bob", "answered", "teal") == (row["recipient"], row["stage"], row["answer"])
     assert (prompt, "name a colour") == (res.structured_content["prompt"], prompt["body"])

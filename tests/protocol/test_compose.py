@@ -21,7 +21,7 @@ def test_compose_names_everything_needed_to_close_the_loop() -> None:
         "[paneboard] when done, close it (the sender is waiting on this):\n"
         "  /opt/pb/bin/paneboard ack 01abcdefghjkmnpqrstvwxyz01 --home /h/pb --board web --as bob\n"
         "  /opt/pb/bin/paneboard answer 01abcdefghjkmnpqrstvwxyz01 --home /h/pb --board web "
-        "--as bob 'YOUR ANSWER'\n"
+        "--as bob -- 'YOUR ANSWER'\n"
     )
 
 

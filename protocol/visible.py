@@ -37,7 +37,12 @@ def one_line(text: str) -> str:
     return visible(text, keep="")
 
 
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 def _escape(ch: str) -> str:
+    if ch in _SHORT:
+        return _SHORT[ch]
     code = ord(ch)
     if code < 0x100:
         return f"\\x{code:02x}"

@@ -9,6 +9,7 @@ the command's one-line message; nothing a client sends ends the server.
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from collections.abc import Awaitable, Callable
@@ -20,7 +21,14 @@ import msgspec
 from mcp.server.mcpserver import Context as ToolContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, InputRequiredResult, TextContent
+from mcp.types import (
+    PARSE_ERROR,
+    CallToolResult,
+    ErrorData,
+    InputRequiredResult,
+    JSONRPCError,
+    TextContent,
+)
 from pydantic import Field, ValidationError
 
 from paneboard.listener.cli import closing, error_message, one_line, reading, unwrap
@@ -300,10 +308,57 @@ def serve(ctx: Context) -> None:
                         tg.cancel_scope.cancel()
 
             tg.start_soon(stop)
-            await server.run_stdio_async()
+            await run_stdio(server)
             tg.cancel_scope.cancel()
 
     anyio.run(main)
+
+
+async def run_stdio(server: BoardServer) -> None:
+    """The SDK's stdio transport, except that a line it cannot read (not JSON, or JSON its
+    parser refuses, such as a lone surrogate) gets a JSON-RPC parse error: the SDK itself
+    drops such a line without an answer, and its client would wait for its own timeout."""
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+
+    async with stdio_server() as (lines, out):
+        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception]()
+
+        async def relay() -> None:
+            async with send:
+                async for item in lines:
+                    if isinstance(item, Exception):
+                        await out.send(SessionMessage(unreadable(item)))
+                    else:
+                        await send.send(item)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(relay)
+            low = server._lowlevel_server  # as the SDK's own run_stdio_async does
+            await low.run(receive, out, low.create_initialization_options())
+
+
+def unreadable(exc: Exception) -> JSONRPCError:
+    """The parse error (-32700) for a line the SDK could not read; its id, when Python's own
+    JSON parser can still find one, so the client's waiting request ends."""
+    line = _line_of(exc)
+    try:
+        found = json.loads(line).get("id") if line is not None else None
+    except (ValueError, AttributeError):
+        found = None
+    request_id = found if isinstance(found, (str, int)) and not isinstance(found, bool) else None
+    detail = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+    message = one_line(f"Parse error: {detail}")
+    return JSONRPCError(
+        jsonrpc="2.0", id=request_id, error=ErrorData(code=PARSE_ERROR, message=message)
+    )
+
+
+def _line_of(exc: Exception) -> str | None:
+    if isinstance(exc, ValidationError) and exc.errors():
+        line = exc.errors()[0].get("input")
+        return line if isinstance(line, str) else None
+    return None
 
 
 def select(ctx: Context, kind: str | None, after: str | None, limit: int) -> tuple[list[Post], int]:

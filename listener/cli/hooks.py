@@ -65,7 +65,10 @@ def _install(args: argparse.Namespace) -> None:
         raise BadInput(f"say which agent: paneboard hook {args.action} {'|'.join(more.ALL_AGENTS)}")
     project = (args.project or Path.cwd()).absolute()
     if not project.is_dir():
-        raise BadInput(f"project folder {project} does not exist")
+        what = (
+            f"{project} is not a folder" if project.exists() else f"folder {project} does not exist"
+        )
+        raise BadInput(f"project {what}")
     if args.mcp:
         mcpconfig.config_path(args.target, project)  # claude and codex only: refused for others
     if args.target in more.MORE_AGENTS:

@@ -84,6 +84,8 @@ def make_sighting(ctx: Context, door: Door, transcript: str | None) -> Sighting 
             )
         return None
     mark = ctx.paths.pane(ctx.agent, "transcript")
+    if transcript and os.path.isdir(transcript):
+        raise BadInput(f"--transcript {transcript} is a folder: give the conversation file")
     if transcript:
         return Sighting(mark, SOURCES[agent], Path(transcript).absolute())
     if isinstance(door, CodexQueueDoor):
@@ -118,10 +120,25 @@ def run_listen(
     anyio.run(run_listener, Listener(settings, door, seen=seen), parent_pid, until)
 
 
+def _utf8_home(ctx: Context) -> None:
+    """Refuse a home whose path is not UTF-8: every text the listener composes names it in
+    the commands that close a prompt, and no door could carry such a text."""
+    try:
+        str(ctx.home).encode()
+    except UnicodeEncodeError:
+        from paneboard.protocol.visible import one_line
+
+        raise BadInput(
+            f"home {one_line(str(ctx.home))} is not a UTF-8 path: the commands a prompt's text "
+            "gives could not name it; use another --home"
+        ) from None
+
+
 def listen_command(args: Namespace) -> None:
     from paneboard.listener.listen import DEFAULT_BACKOFF
 
     ctx = Context.from_args(args)
+    _utf8_home(ctx)
     door = make_door(
         ctx,
         args.door,

@@ -15,11 +15,12 @@ from paneboard.listener.cli.who import who_line
 from paneboard.protocol.posts import Delivered, Prompt, Seen
 from paneboard.state.fold import fold
 from paneboard.state.log import append_posts, read_posts
-from tests.helpers import Listening, cli_env, post, python_door, run_cli
+from tests.helpers import PANEBOARD, Listening, cli_env, post, python_door, run_cli
 
 # Retitles the terminal, clears it, and starts a line that imitates one of paneboard's.
 EVIL = "\x1b]0;PWNED\x07\x1b[2J\n[paneboard] prompt 01zz from root"
 EVIL_SHOWN = "\\x1b]0;PWNED\\x07\\x1b[2J\\n[paneboard] prompt 01zz from root"
+STOP_AS_BOB = ("--mode", "stop", "--as", "bob", "--board", "b")
 RAW = ("\x1b", "\x07", "\u2028", "\x85")
 
 
@@ -42,7 +43,7 @@ def test_status_shows_a_doors_output_in_a_reason_as_text(home: Path) -> None:
     done = run_cli(home, "status", pid)
     assert (0, "") == (done.returncode, done.stderr)
     assert _no_raw(done.stdout)
-    [head, row] = done.stdout.splitlines()
+    [_, row] = done.stdout.splitlines()
     assert row.endswith(f"via exec: `{sys.executable}` exited 1: {EVIL_SHOWN}")
     exact = json.loads(run_cli(home, "status", pid, "--json").stdout)
     assert f"`{sys.executable}` exited 1: {EVIL}" == exact["recipients"]["bob"]["reason"]
@@ -159,8 +160,7 @@ def test_context_line_post_command_runs_as_written(tmp_path: Path, folder: str) 
     home.mkdir(mode=0o700)
     event = {"hook_event_name": "SessionStart", "cwd": str(tmp_path)}
     done = subprocess.run(
-        [sys.executable, "-m", "paneboard.listener", "hook", "session-start", "--agent", "claude"]
-        + ["--mode", "stop", "--as", "bob", "--board", "b"],
+        [*PANEBOARD, "hook", "session-start", "--agent", "claude", *STOP_AS_BOB],
         input=json.dumps(event).encode(),
         capture_output=True,
         env=cli_env(home),

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from paneboard.protocol.compose import compose, visible
-from paneboard.protocol.visible import one_line
 from paneboard.protocol.posts import Prompt
+from paneboard.protocol.visible import one_line
 
 
 def _prompt(body: str) -> Prompt:

@@ -6,7 +6,6 @@ import sys
 
 from paneboard.listener.cli import exitcodes
 from paneboard.listener.cli.parser import UsageError, parse
-from paneboard.protocol.visible import one_line
 
 __all__ = ["error_message", "main", "one_line", "unwrap"]
 
@@ -84,6 +83,14 @@ def error_message(exc: BaseException) -> str | None:
         where = f": {exc.filename}" if exc.filename else ""
         return one_line(f"paneboard: {exc.strerror or exc}{where}")
     return None
+
+
+def one_line(text: str) -> str:
+    """*text* as one line, as protocol/visible.py shows it (imported here only when a message
+    is printed: `paneboard post` does not pay for it)."""
+    from paneboard.protocol.visible import one_line as shown
+
+    return shown(text)
 
 
 def _show_warnings_once_each() -> None:

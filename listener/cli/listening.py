@@ -121,17 +121,23 @@ def run_listen(
 
 
 def _utf8_home(ctx: Context) -> None:
-    """Refuse a home whose path is not UTF-8: every text the listener composes names it in
-    the commands that close a prompt, and no door could carry such a text."""
-    try:
-        str(ctx.home).encode()
-    except UnicodeEncodeError:
-        from paneboard.protocol.visible import one_line
+    """Refuse a home the composed commands cannot name: every text the listener composes
+    names it in the commands that close a prompt, each on one line, and a door carries UTF-8."""
+    from paneboard.protocol.visible import one_line
 
-        raise BadInput(
-            f"home {one_line(str(ctx.home))} is not a UTF-8 path: the commands a prompt's text "
-            "gives could not name it; use another --home"
-        ) from None
+    home = str(ctx.home)
+    if one_line(home) == home:
+        return
+    try:
+        home.encode()
+    except UnicodeEncodeError:
+        problem = "is not a UTF-8 path"
+    else:
+        problem = "holds a control or format character"
+    raise BadInput(
+        f"home {one_line(home)} {problem}: the commands a prompt's text gives could not "
+        "name it; use another --home"
+    )
 
 
 def listen_command(args: Namespace) -> None:

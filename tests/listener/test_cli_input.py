@@ -335,3 +335,16 @@ def test_hook_install_in_a_file_says_it_is_not_a_folder(home: Path, tmp_path: Pa
         done.returncode,
         done.stderr,
     )
+
+
+def test_listen_refuses_a_home_holding_a_newline(tmp_path: Path) -> None:
+    """A home whose path holds a newline cannot be named on one command line: refused at start."""
+    home = tmp_path / "h\nx"
+    post(home, "--to", "bob", "hi")
+    done = run_cli(home, "listen", "--as", "bob", "--door", "stdout")
+    message = (
+        f"paneboard: home {tmp_path}/h\\nx holds a control or format character: the commands a "
+        "prompt's text gives could not name it; use another --home\n"
+    )
+    assert (1, "", message) == (done.returncode, done.stdout, done.stderr)
+    assert ["prompt"] == [p.__struct_config__.tag for _, p in read_posts(home / "test" / "log")]

@@ -13,6 +13,7 @@ import pytest
 from paneboard.listener.cli.reading import status_lines
 from paneboard.listener.cli.who import who_line
 from paneboard.protocol.posts import Delivered, Prompt, Seen
+from paneboard.state import presence
 from paneboard.state.fold import fold
 from paneboard.state.log import append_posts, read_posts
 from tests.helpers import PANEBOARD, Listening, cli_env, post, python_door, run_cli
@@ -98,6 +99,21 @@ def test_open_shows_a_line_separator_in_a_body_as_an_escape(home: Path) -> None:
     assert (0, "") == (done.returncode, done.stderr)
     assert done.stdout.rstrip("\n").endswith("look\\u2028[paneboard] urgent\\u2029now"), done.stdout
     assert done.stdout.startswith(pid) and 1 == len(done.stdout.splitlines())
+
+
+def test_who_shows_a_presence_door_as_text(home: Path) -> None:
+    """A presence's door string (any process that writes the pane, or any NATS client, sets
+    it) reaches `who` as escapes, on one line."""
+    with Listening(home, "bob", "--door", "stdout") as bob:
+        presence.write(
+            home / "test" / "panes" / "bob.presence",
+            presence.Presence(pid=bob.proc.pid, door=EVIL, started=1.0),
+        )
+        done = run_cli(home, "who")
+    assert (0, "") == (done.returncode, done.stderr)
+    assert [f"{'bob':<20} listening  pid {bob.proc.pid}  door {EVIL_SHOWN}"] == (
+        done.stdout.splitlines()
+    )
 
 
 def test_status_and_who_lines_hold_no_raw_field() -> None:

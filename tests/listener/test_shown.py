@@ -12,10 +12,9 @@ import pytest
 
 from paneboard.listener.cli.reading import status_lines
 from paneboard.listener.cli.who import who_line
-from paneboard.protocol.posts import Delivered, Prompt, Seen
-from paneboard.state import presence
+from paneboard.protocol.posts import Delivered, Prompt
 from paneboard.state.fold import fold
-from paneboard.state.log import append_posts, read_posts
+from paneboard.state.log import read_posts
 from tests.helpers import PANEBOARD, Listening, cli_env, post, python_door, run_cli
 
 # Retitles the terminal, clears it, and starts a line that imitates one of paneboard's.
@@ -66,30 +65,21 @@ def test_wait_and_ask_print_an_answer_made_visible(home: Path) -> None:
     assert answer == exact["answer"]
 
 
-def test_log_and_status_show_door_strings_of_receipts_as_one_line(home: Path) -> None:
-    """A receipt's door and source (any text a writer put there) reach `log` and `status` as
-    escapes, each post on one line."""
+def test_log_and_status_show_an_ack_note_as_one_line_of_text(home: Path) -> None:
+    """An ack's note with escapes, a bidi override and a line separator reaches `log` and
+    `status` as escapes, each post on one line; `log --json` keeps it exact."""
     pid = post(home, "--to", "bob", "hi")
-    [(_, prompt)] = read_posts(home / "test" / "log")
-    seen = Seen(
-        id="01m8zzzzzzzzzzzzzzzzzzzzz1",
-        board="test",
-        sender="bob",
-        ts=prompt.ts + 1,
-        prompt=pid,
-        door=EVIL,
-        source="claude-transcript\u202e",
-    )
-    append_posts(home / "test" / "log", [seen])
+    note = "ok\x1b]0;PWNED\x07\u2028[paneboard] prompt 01zz from root\u202e"
+    shown = "ok\\x1b]0;PWNED\\x07\\u2028[paneboard] prompt 01zz from root\\u202e"
+    assert 0 == run_cli(home, "ack", "--as", "bob", pid, f"--note={note}").returncode
     log = run_cli(home, "log")
     assert (0, "") == (log.returncode, log.stderr)
     assert _no_raw(log.stdout) and "\u202e" not in log.stdout
-    assert 2 == len(log.stdout.splitlines())
-    assert log.stdout.splitlines()[1].endswith(
-        f"on {pid}: {EVIL_SHOWN}, in claude-transcript\\u202e"
-    )
+    [_, acked] = log.stdout.splitlines()
+    assert acked.endswith(f"ack         bob on {pid}: {shown}")
     status = run_cli(home, "status", pid)
-    assert status.stdout.splitlines()[1].endswith(f"via {EVIL_SHOWN}, in claude-transcript\\u202e")
+    assert status.stdout.splitlines()[1].endswith(f"  note: {shown}")
+    assert note == json.loads(run_cli(home, "log", "--json").stdout.split("\n")[1])["note"]
 
 
 def test_open_shows_a_line_separator_in_a_body_as_an_escape(home: Path) -> None:
@@ -99,21 +89,6 @@ def test_open_shows_a_line_separator_in_a_body_as_an_escape(home: Path) -> None:
     assert (0, "") == (done.returncode, done.stderr)
     assert done.stdout.rstrip("\n").endswith("look\\u2028[paneboard] urgent\\u2029now"), done.stdout
     assert done.stdout.startswith(pid) and 1 == len(done.stdout.splitlines())
-
-
-def test_who_shows_a_presence_door_as_text(home: Path) -> None:
-    """A presence's door string (any process that writes the pane, or any NATS client, sets
-    it) reaches `who` as escapes, on one line."""
-    with Listening(home, "bob", "--door", "stdout") as bob:
-        presence.write(
-            home / "test" / "panes" / "bob.presence",
-            presence.Presence(pid=bob.proc.pid, door=EVIL, started=1.0),
-        )
-        done = run_cli(home, "who")
-    assert (0, "") == (done.returncode, done.stderr)
-    assert [f"{'bob':<20} listening  pid {bob.proc.pid}  door {EVIL_SHOWN}"] == (
-        done.stdout.splitlines()
-    )
 
 
 def test_status_and_who_lines_hold_no_raw_field() -> None:

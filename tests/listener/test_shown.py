@@ -168,3 +168,24 @@ def test_context_line_post_command_runs_as_written(tmp_path: Path, folder: str) 
     [(_, prompt)] = read_posts(home / "b" / "log")
     assert ("bob", ("alice",), "please review") == (prompt.sender, prompt.to, prompt.body)
     assert sorted(p.name for p in tmp_path.iterdir()) == [folder]  # nothing made beside it
+
+
+def test_context_line_post_command_names_the_store(home: Path, tmp_path: Path) -> None:
+    """On a store other than the file log, the `post` command names it as the composed ack
+    and answer commands do (its options quoted)."""
+    creds = tmp_path / "my creds"
+    store = ("--store", "nats://127.0.0.1:1/pfx", "--nats-creds", str(creds))
+    event = {"hook_event_name": "SessionStart", "cwd": str(tmp_path)}
+    done = subprocess.run(
+        [*PANEBOARD, "hook", "session-start", "--agent", "claude", *STOP_AS_BOB, *store],
+        input=json.dumps(event).encode(),
+        capture_output=True,
+        env=cli_env(home),
+        timeout=30,
+        check=True,
+    )
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert (
+        f" post --home {home} --board b --as bob --store nats://127.0.0.1:1/pfx "
+        f"--nats-creds '{creds}' --to NAME -- 'TEXT'`;"
+    ) in context

@@ -50,8 +50,9 @@ def test_status_shows_a_doors_output_in_a_reason_as_text(home: Path) -> None:
     assert line.endswith(f"exited 1: {EVIL_SHOWN}")  # the listener's own log: one line
 
 
-def test_wait_and_ask_print_an_answer_made_visible(home: Path) -> None:
-    """`wait` prints an answer's escapes as text (its lines kept); `--json` prints it exact."""
+def test_wait_prints_an_answer_made_visible(home: Path) -> None:
+    """`wait` (and `ask`, which prints through it) shows an answer's escapes as text, its lines
+    kept; `--json` prints it exact."""
     pid = post(home, "--to", "bob", "do it")
     answer = "done \x1b]0;PWNED\x07\x1b[2J\nsecond\u2028line"
     assert 0 == run_cli(home, "answer", "--as", "bob", pid, "--", answer).returncode

@@ -93,8 +93,10 @@ class Listener:
             )
 
     def log(self, message: str) -> None:
+        from paneboard.protocol.visible import one_line  # one line per message, whatever it holds
+
         print(
-            f"paneboard listen {self.settings.agent}@{self.settings.board}: {message}",
+            one_line(f"paneboard listen {self.settings.agent}@{self.settings.board}: {message}"),
             file=sys.stderr,
             flush=True,
         )

@@ -1,9 +1,11 @@
 """The text an agent receives for a prompt.
 
 Every header line starts with ``[paneboard]``; every body line starts with ``> ``,
-so a body that imitates a header is still read as body. Control characters other
-than newline and tab, and Unicode's bidirectional overrides, are shown as escapes
-rather than passed raw to the agent's screen or model.
+so a body that imitates a header is still read as body. Every field of the record in a
+header or command line (sender, board, id, thread, reply-to, priority) is shown as one line,
+so nothing a sender writes starts a line of its own. Control and format characters
+(protocol/visible.py) are shown as escapes rather than passed raw to the agent's screen
+or model; the body keeps its newlines and tabs.
 """
 
 from __future__ import annotations
@@ -11,22 +13,20 @@ from __future__ import annotations
 import shlex
 
 from paneboard.protocol.posts import Prompt
+from paneboard.protocol.visible import one_line, visible
 
-_BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A))
+__all__ = ["close_commands", "compose", "visible", "where_options"]
 
 
-def visible(text: str) -> str:
-    """*text* with control characters (but newline and tab) made visible as escapes."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if ch in "\n\t" or (code >= 0x20 and not 0x7F <= code <= 0x9F and code not in _BIDI):
-            out.append(ch)
-        elif code < 0x100:
-            out.append(f"\\x{code:02x}")
-        else:
-            out.append(f"\\u{code:04x}")
-    return "".join(out)
+def where_options(
+    *, home: str, board: str, agent: str, store: tuple[tuple[str, str], ...] = ()
+) -> str:
+    """The options naming home, board, agent and store, each value quoted for a POSIX shell.
+
+    *store* holds the options naming a store other than the file log (`--store URL`, …).
+    """
+    given = [("--home", home), ("--board", board), ("--as", agent), *store]
+    return " ".join(f"{k} {shlex.quote(v)}" for k, v in given)
 
 
 def close_commands(
@@ -38,14 +38,12 @@ def close_commands(
     agent: str,
     store: tuple[tuple[str, str], ...] = (),
 ) -> tuple[str, str]:
-    """The complete ack and answer command lines for *agent*.
-
-    *store* holds the options naming a store other than the file log (`--store URL`, …).
-    """
-    given = [("--home", home), ("--board", board), ("--as", agent), *store]
-    common = " ".join([shlex.quote(prompt_id), *(f"{k} {shlex.quote(v)}" for k, v in given)])
+    """The complete ack and answer command lines for *agent* (*store*: as `where_options`)."""
+    where = where_options(home=home, board=board, agent=agent, store=store)
+    common = f"{shlex.quote(prompt_id)} {where}"
     exe_q = shlex.quote(exe)
-    return f"{exe_q} ack {common}", f"{exe_q} answer {common} 'YOUR ANSWER'"
+    # `--`: whatever the agent writes as its answer is text, even a word that looks like an option
+    return one_line(f"{exe_q} ack {common}"), one_line(f"{exe_q} answer {common} -- 'YOUR ANSWER'")
 
 
 def compose(
@@ -59,16 +57,16 @@ def compose(
     """The text handed to *agent*: who asked, where, the body, and how to close it."""
     details = [f"priority {prompt.priority}"]
     if prompt.thread:
-        details.append(f"thread {visible(prompt.thread)}")
+        details.append(f"thread {prompt.thread}")
     if prompt.reply_to:
         details.append(f"reply to {prompt.reply_to}")
     ack, answer = close_commands(
         prompt.id, exe=exe, home=home, board=prompt.board, agent=agent, store=store
     )
     body = "\n".join("> " + line for line in visible(prompt.body).split("\n"))
+    head = f"prompt {prompt.id} from {prompt.sender} on board {prompt.board} ({', '.join(details)})"
     return (
-        f"[paneboard] prompt {prompt.id} from {prompt.sender} on board {prompt.board} "
-        f"({', '.join(details)})\n"
+        f"[paneboard] {one_line(head)}\n"
         f"{body}\n"
         f"[paneboard] when done, close it (the sender is waiting on this):\n"
         f"  {ack}\n"

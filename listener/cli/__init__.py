@@ -86,8 +86,11 @@ def error_message(exc: BaseException) -> str | None:
 
 
 def one_line(text: str) -> str:
-    """*text* with newlines and other control characters shown as escapes: a message is one line."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    """*text* as one line, as protocol/visible.py shows it (imported here only when a message
+    is printed: `paneboard post` does not pay for it)."""
+    from paneboard.protocol.visible import one_line as shown
+
+    return shown(text)
 
 
 def _show_warnings_once_each() -> None:

@@ -10,6 +10,7 @@ from paneboard.listener.context import Context
 from paneboard.protocol.errors import BadInput, UnknownPost
 from paneboard.protocol.ids import check_ref
 from paneboard.protocol.posts import Answer, Post, Prompt, Seen, to_json
+from paneboard.protocol.visible import one_line
 from paneboard.protocol.words import OPEN_STAGES
 from paneboard.state import tally
 from paneboard.state.fold import BoardState, PromptState, apply, fold, stage
@@ -118,7 +119,7 @@ def print_posts(
         if ctx.json:
             emit(post)
         else:
-            print(describe(post), flush=True)
+            print(one_line(describe(post)), flush=True)
 
 
 def clock(ts: float) -> str:

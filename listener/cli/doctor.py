@@ -27,7 +27,9 @@ class Checks:
 
     def line(self, level: str, what: str, detail: str) -> None:
         self.failed += level == "fail"
-        print(f"{level:<5} {what:<8} {detail}", flush=True)
+        from paneboard.protocol.visible import one_line
+
+        print(one_line(f"{level:<5} {what:<8} {detail}"), flush=True)
 
 
 def run_doctor(ctx: Context, socket: str | None, probe: bool) -> None:

@@ -73,7 +73,10 @@ def _install(args: argparse.Namespace) -> None:
     check_url(args.store or "")
     project = (args.project or Path.cwd()).absolute()
     if not project.is_dir():
-        raise BadInput(f"project folder {project} does not exist")
+        what = (
+            f"{project} is not a folder" if project.exists() else f"folder {project} does not exist"
+        )
+        raise BadInput(f"project {what}")
     if args.mcp:
         mcpconfig.config_path(args.target, project)  # claude and codex only: refused for others
     for path in _project_files(args, project):

@@ -84,6 +84,8 @@ def make_sighting(ctx: Context, door: Door, transcript: str | None) -> Sighting 
             )
         return None
     mark = ctx.paths.pane(ctx.agent, "transcript")
+    if transcript and os.path.isdir(transcript):
+        raise BadInput(f"--transcript {transcript} is a folder: give the conversation file")
     if transcript:
         return Sighting(mark, SOURCES[agent], Path(transcript).absolute())
     if isinstance(door, CodexQueueDoor):
@@ -118,10 +120,31 @@ def run_listen(
     anyio.run(run_listener, Listener(settings, door, seen=seen), parent_pid, until)
 
 
+def _utf8_home(ctx: Context) -> None:
+    """Refuse a home the composed commands cannot name: every text the listener composes
+    names it in the commands that close a prompt, each on one line, and a door carries UTF-8."""
+    from paneboard.protocol.visible import one_line
+
+    home = str(ctx.home)
+    if one_line(home) == home:
+        return
+    try:
+        home.encode()
+    except UnicodeEncodeError:
+        problem = "is not a UTF-8 path"
+    else:
+        problem = "holds a control or format character"
+    raise BadInput(
+        f"home {one_line(home)} {problem}: the commands a prompt's text gives could not "
+        "name it; use another --home"
+    )
+
+
 def listen_command(args: Namespace) -> None:
     from paneboard.listener.listen import DEFAULT_BACKOFF
 
     ctx = Context.from_args(args)
+    _utf8_home(ctx)
     door = make_door(
         ctx,
         args.door,

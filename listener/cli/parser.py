@@ -84,6 +84,18 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _pid(text: str) -> int:
+    """A process id: 1 up to the system's largest (Linux's pid_max; 2^22 where it is unknown)."""
+    try:
+        with open("/proc/sys/kernel/pid_max") as f:
+            largest = int(f.read())
+    except (OSError, ValueError):
+        largest = 1 << 22
+    if not text.isdigit() or not 1 <= int(text) <= largest:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a process id (1 to {largest})")
+    return int(text)
+
+
 def _count(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
@@ -180,7 +192,7 @@ def _listen_options(p: argparse.ArgumentParser) -> None:
         help="waits between attempts (default 1,2,5,15,30,60,120,300)",
     )
     p.add_argument(
-        "--parent-pid", type=int, metavar="PID", help="stop when process PID (the agent) exits"
+        "--parent-pid", type=_pid, metavar="PID", help="stop when process PID (the agent) exits"
     )
     _flag(p, "--until-unloaded", "codex-queue: stop once no Codex process has the thread loaded")
     p.add_argument(

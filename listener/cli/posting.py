@@ -14,19 +14,33 @@ if TYPE_CHECKING:
 from paneboard.listener.context import Context
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.ids import new_id
-from paneboard.protocol.names import check_body, check_name, check_priority
+from paneboard.protocol.names import BODY_MAX, check_body, check_name, check_priority
 from paneboard.protocol.wire import pack_post
 from paneboard.state.tally import admit
 
 
 def read_text(words: list[str], what: str) -> str:
-    """The text given as words, or read from stdin when it is ``-``."""
+    """The text given as words, or read from stdin when it is ``-`` (at most one byte past
+    the limit: an endless stdin is refused, not held in memory)."""
     if words == ["-"]:
+        data = sys.stdin.buffer.read(BODY_MAX + 1)
+        if len(data) > BODY_MAX:
+            raise BadInput(f"{what} read from stdin is over {BODY_MAX} bytes (256 KiB), the limit")
         try:
-            return sys.stdin.buffer.read().decode()
-        except UnicodeDecodeError:
-            raise BadInput(f"{what} read from stdin is not valid UTF-8") from None
-    return " ".join(words)
+            return data.decode()
+        except UnicodeDecodeError as exc:
+            raise BadInput(
+                f"{what} read from stdin is not valid UTF-8 (byte 0x{data[exc.start]:02x} "
+                f"at offset {exc.start})"
+            ) from None
+    text = " ".join(words)
+    bad = next((i for i, ch in enumerate(text) if 0xDC80 <= ord(ch) <= 0xDCFF), None)
+    if bad is not None:  # a byte the locale could not decode, kept by Python as a surrogate
+        raise BadInput(
+            f"{what} on the command line is not valid UTF-8 (byte 0x{ord(text[bad]) - 0xDC00:02x} "
+            f"at character {bad})"
+        )
+    return text
 
 
 MAX_OPEN = 1000
@@ -57,7 +71,9 @@ def prompt_fields(ctx: Context, request: PromptRequest, reply_to: str | None) ->
     recipients = list(dict.fromkeys(check_name("recipient", name) for name in request.to))
     ttl = request.ttl
     if ttl is not None and not (0 < ttl < 10**9):
-        raise BadInput(f"--ttl {ttl:g} is not a positive number of seconds")
+        raise BadInput(
+            f"--ttl {ttl:g} is out of range: give more than 0 and less than 10^9 seconds"
+        )
     ts = time.time()
     return {
         "kind": "prompt",

@@ -14,6 +14,7 @@ from paneboard.listener.cli.board import clock, emit, find_prompt, load, print_p
 from paneboard.listener.context import Context
 from paneboard.listener.view import BoardView
 from paneboard.protocol.posts import Prompt
+from paneboard.protocol.visible import one_line
 from paneboard.protocol.words import HANDED_STAGES, SEEING_DOORS
 from paneboard.state.fold import PromptState, Recipient, open_for, stage
 
@@ -29,7 +30,10 @@ def run_open(ctx: Context) -> None:
         if ctx.json:
             emit(p)
         else:
-            print(f"{p.id}  {p.priority:<6}  from {p.sender:<12}  {clock(p.ts)}  {summary(p.body)}")
+            print(
+                one_line(f"{p.id}  {p.priority:<6}  from {p.sender:<12}  {clock(p.ts)}  ")
+                + summary(p.body)
+            )
 
 
 def prompt_status(ctx: Context, ref: str) -> tuple[PromptState, dict[str, Recipient]]:
@@ -64,7 +68,7 @@ def status_lines(
     now = time.time() if now is None else now
     p = ps.prompt
     head = f"prompt {p.id} from {p.sender} on board {p.board}, priority {p.priority}"
-    lines = [f"{head}, posted {clock(p.ts)}"]
+    lines = [one_line(f"{head}, posted {clock(p.ts)}")]
     for name, r in stages.items():
         extra = ""
         if r.stage == "answered" and r.answer is not None:
@@ -89,7 +93,7 @@ def status_lines(
             if r.ts
             else ""
         )
-        lines.append(f"  {name:<16} {r.stage:<11} {when}{extra}")
+        lines.append(one_line(f"  {name:<16} {r.stage:<11} {when}{extra}"))
     return lines
 
 

@@ -9,6 +9,7 @@ the command's one-line message; nothing a client sends ends the server.
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from collections.abc import Awaitable, Callable
@@ -20,7 +21,14 @@ import msgspec
 from mcp.server.mcpserver import Context as ToolContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, InputRequiredResult, TextContent
+from mcp.types import (
+    PARSE_ERROR,
+    CallToolResult,
+    ErrorData,
+    InputRequiredResult,
+    JSONRPCError,
+    TextContent,
+)
 from pydantic import Field, ValidationError
 
 from paneboard.listener.cli import closing, error_message, one_line, reading, unwrap
@@ -30,6 +38,7 @@ from paneboard.listener.cli.waiting import outcomes, wait_for
 from paneboard.listener.cli.who import who, who_line
 from paneboard.listener.context import Context
 from paneboard.protocol.posts import Post, Prompt, decode, to_json
+from paneboard.protocol.visible import visible
 from paneboard.protocol.wire import pack_post
 from paneboard.state.fold import PromptState, stage
 
@@ -94,17 +103,24 @@ def as_prompt(fields: dict[str, Any]) -> Prompt:
     return prompt
 
 
+def quoted(text: str) -> str:
+    """A sender's words as the model reads them: every line starts with ``> `` (as in compose),
+    so no body can imitate a line of the tool's own."""
+    return "\n".join("> " + line for line in visible(text).split("\n"))
+
+
 def prompt_text(p: Prompt) -> str:
-    return f"prompt {p.id} from {p.sender} [{p.priority}]:\n{p.body}"
+    return one_line(f"prompt {p.id} from {p.sender} [{p.priority}]:") + "\n" + quoted(p.body)
 
 
 def outcome_text(rows: list[dict[str, str | None]]) -> str:
     lines = []
     for row in rows:
-        if row["answer"] is not None:
-            lines.append(f"{row['recipient']} answered:\n{row['answer']}")
+        answer = row["answer"]
+        if answer is not None:
+            lines.append(one_line(f"{row['recipient']} answered:") + "\n" + quoted(answer))
         else:
-            lines.append(f"{row['recipient']}: {row['stage']}")
+            lines.append(one_line(f"{row['recipient']}: {row['stage']}"))
     return "\n".join(lines)
 
 
@@ -218,7 +234,7 @@ def create_server(ctx: Context) -> BoardServer:
         limit: Annotated[int, Field(ge=1, le=LOG_MAX)] = LOG_LIMIT,
     ) -> CallToolResult:
         posts, more = select(ctx, kind, after, limit)
-        text = "\n".join(describe(p) for p in posts) or "no posts"
+        text = "\n".join(one_line(describe(p)) for p in posts) or "no posts"
         if more:
             text += f"\n({more} more: call log with after={posts[-1].id})"
         return result({"posts": posts, "more": more}, text)
@@ -292,10 +308,57 @@ def serve(ctx: Context) -> None:
                         tg.cancel_scope.cancel()
 
             tg.start_soon(stop)
-            await server.run_stdio_async()
+            await run_stdio(server)
             tg.cancel_scope.cancel()
 
     anyio.run(main)
+
+
+async def run_stdio(server: BoardServer) -> None:
+    """The SDK's stdio transport, except that a line it cannot read (not JSON, or JSON its
+    parser refuses, such as a lone surrogate) gets a JSON-RPC parse error: the SDK itself
+    drops such a line without an answer, and its client would wait for its own timeout."""
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+
+    async with stdio_server() as (lines, out):
+        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception]()
+
+        async def relay() -> None:
+            async with send:
+                async for item in lines:
+                    if isinstance(item, Exception):
+                        await out.send(SessionMessage(unreadable(item)))
+                    else:
+                        await send.send(item)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(relay)
+            low = server._lowlevel_server  # as the SDK's own run_stdio_async does
+            await low.run(receive, out, low.create_initialization_options())
+
+
+def unreadable(exc: Exception) -> JSONRPCError:
+    """The parse error (-32700) for a line the SDK could not read; its id, when Python's own
+    JSON parser can still find one, so the client's waiting request ends."""
+    line = _line_of(exc)
+    try:
+        found = json.loads(line).get("id") if line is not None else None
+    except (ValueError, AttributeError):
+        found = None
+    request_id = found if isinstance(found, (str, int)) and not isinstance(found, bool) else None
+    detail = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+    message = one_line(f"Parse error: {detail}")
+    return JSONRPCError(
+        jsonrpc="2.0", id=request_id, error=ErrorData(code=PARSE_ERROR, message=message)
+    )
+
+
+def _line_of(exc: Exception) -> str | None:
+    if isinstance(exc, ValidationError) and exc.errors():
+        line = exc.errors()[0].get("input")
+        return line if isinstance(line, str) else None
+    return None
 
 
 def select(ctx: Context, kind: str | None, after: str | None, limit: int) -> tuple[list[Post], int]:

@@ -12,6 +12,7 @@ from paneboard.listener.cli.board import emit, match_ref
 from paneboard.listener.context import Context
 from paneboard.listener.view import BoardView
 from paneboard.protocol.errors import PromptClosed, WaitTimedOut
+from paneboard.protocol.visible import visible
 from paneboard.protocol.words import CLOSED_STAGES
 from paneboard.state.fold import PromptState, stage
 
@@ -82,7 +83,7 @@ def print_outcome(ctx: Context, ps: PromptState) -> None:
         if ctx.json:
             emit(row)
         elif row["answer"] is not None:
-            print(row["answer"])
+            print(visible(row["answer"]))  # a person reads it: escapes shown, never obeyed
 
 
 def run_wait(ctx: Context, ref: str, until: str, timeout: float | None) -> None:

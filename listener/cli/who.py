@@ -6,6 +6,7 @@ from argparse import Namespace
 
 from paneboard.listener.cli.board import emit
 from paneboard.listener.context import Context
+from paneboard.protocol.visible import one_line
 from paneboard.state import presence
 from paneboard.state.panelock import holder
 
@@ -65,7 +66,7 @@ def who_line(row: dict[str, object]) -> str:
     )
     when = row["last_delivery"]
     last = f"  last delivery {clock(when)}" if isinstance(when, float) and when else ""
-    return f"{row['agent']:<20} {state}{last}"
+    return one_line(f"{row['agent']:<20} {state}{last}")
 
 
 def run_who(ctx: Context) -> None:

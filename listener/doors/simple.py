@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import stat
 import sys
 import time
@@ -124,21 +126,24 @@ class MaildirDoor:
 
 def _front_matter(prompt: Prompt, agent: str) -> str:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(prompt.ts))
-    lines = [
-        "---",
-        f"from: {prompt.sender}",
-        f"to: {agent}",
-        f"reply_to: ../{prompt.sender}/tmp/",
-        f"timestamp: {stamp}",
-    ]
-    if prompt.thread:
-        lines.append(f"thread: {prompt.thread}")
-    lines += [
-        f"paneboard_id: {prompt.id}",
-        f"board: {prompt.board}",
-        f"priority: {prompt.priority}",
-        "---",
-        "",
-        "",
-    ]
+    fields = {
+        "from": prompt.sender,
+        "to": agent,
+        "reply_to": f"../{prompt.sender}/tmp/",
+        "timestamp": stamp,
+        **({"thread": prompt.thread} if prompt.thread else {}),
+        "paneboard_id": prompt.id,
+        "board": prompt.board,
+        "priority": prompt.priority,
+    }
+    lines = ["---", *(f"{key}: {_scalar(value)}" for key, value in fields.items()), "---", "", ""]
     return "\n".join(lines)
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9.][A-Za-z0-9._:/-]*")
+
+
+def _scalar(value: str) -> str:
+    """*value* as a YAML scalar: plain when it is a name or a path of names, else a
+    double-quoted string with every other character escaped, so no value starts a key."""
+    return value if _PLAIN.fullmatch(value) else json.dumps(value)

@@ -85,10 +85,20 @@ def _is_agent_cli(pid: int) -> bool:
 
 
 def context_line(ctx: Context, exe: str, how: str) -> str:
+    """What the agent is told at session start: who it is, and the whole `post` command, every
+    value quoted for its shell (a home may hold a space, or `$(…)`)."""
+    import shlex
+
+    from paneboard.protocol.compose import where_options
+    from paneboard.protocol.visible import one_line
+
+    where = where_options(
+        home=str(ctx.home), board=ctx.board, agent=ctx.agent, store=ctx.store_options()
+    )
+    post = one_line(f"{shlex.quote(exe)} post {where} --to NAME -- 'TEXT'")
     return (
         f"paneboard: you are `{ctx.agent}` on board `{ctx.board}` ({how}). "
-        "Post work to another agent with "
-        f"`{exe} post --home {ctx.home} --board {ctx.board} --as {ctx.agent} --to NAME 'TEXT'`; "
+        f"Post work to another agent with `{post}`; "
         "prompts for you arrive as `[paneboard] prompt …` messages: "
         "close each with the ack or answer command it gives."
     )

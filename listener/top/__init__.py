@@ -31,3 +31,5 @@ def run_top(ctx: Context, stale: float) -> None:
     app.run()
     if app.error is not None:
         raise app.error
+    if app.return_code:
+        raise BadInput(f"`paneboard top` stopped with exit code {app.return_code}")

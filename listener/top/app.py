@@ -94,7 +94,7 @@ class TopApp(App[None]):
         self.ctx = ctx
         self.stale = stale
         self.own_process = own_process
-        self.error: PaneboardError | OSError | None = None  # why it stopped, for one line
+        self.error: Exception | None = None  # why it stopped, said in one line by run_top
         self.loaded = asyncio.Event()
         self.model = TopModel(BoardState())
         self.agent_rows = AgentSource(self.model)
@@ -156,9 +156,19 @@ class TopApp(App[None]):
             while True:
                 await view.wait_changed()
                 self._take(view.refresh())
-        except (PaneboardError, OSError) as exc:  # the board cannot be read: said in one line
+        # Whatever stops the reading of the board (an unreadable log, a record no reader
+        # expected) ends top with one line, never a traceback on the person's screen.
+        except Exception as exc:  # noqa: BLE001
             self.error = exc
             self.exit(return_code=1)
+
+    def _handle_exception(self, error: Exception) -> None:
+        """Any other failure: Textual's own handling (leave the screen, exit code 1), without
+        its traceback; `run_top` says it in one line (`--verbose` shows the traceback)."""
+        if self.error is None:
+            self.error = error
+        super()._handle_exception(error)
+        self._exit_renderables.clear()
 
     def _catch_up(self, view: BoardView) -> TopModel:
         """The whole board so far, folded and indexed (in a worker thread: it may be long)."""

@@ -1,6 +1,6 @@
 """What each of `top`'s three tables draws: one line of text per agent, prompt and post.
 
-Text from the board (bodies, names, reasons) is shown through `compose.visible`, so control
+Text from the board (bodies, names, reasons) is shown through `protocol.visible`, so control
 characters in a post can never reach the terminal, and always as plain `Text`, never as
 markup.
 """
@@ -16,8 +16,8 @@ from rich.text import Text
 
 from paneboard.listener.top.agents import AgentRow
 from paneboard.listener.top.model import TopModel, age_changes_in, age_text, stale_since
-from paneboard.protocol.compose import visible
 from paneboard.protocol.posts import Answer, Post, Prompt
+from paneboard.protocol.visible import visible
 from paneboard.state.fold import stage
 
 PRIORITY_STYLE = {"urgent": "bold red", "high": "bold yellow", "normal": "", "low": "dim"}
@@ -36,7 +36,7 @@ KIND_STYLE = {"prompt": "bold", "answer": "green", "ack": "green", "undelivered"
 
 
 def one_line(text: str, width: int = 200) -> str:
-    line = visible(" ".join(text.split()))
+    line = visible(" ".join(text.split()), keep="")
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
@@ -68,13 +68,13 @@ class AgentSource:
         if row.listening:
             pid = "?" if row.pid is None or row.pid < 0 else str(row.pid)
             text.append("● listening  ", "bold green")
-            text.append(f"pid {pid:<8} door {row.door or '?':<14}")
+            text.append(f"pid {pid:<8} door {one_line(row.door or '?', 14):<14}")
         else:
             text.append(f"{'○ no listener':<45}", "dim")
         last = f"{age_text(now - row.last_delivery)} ago" if row.last_delivery else "never"
         text.append(f"last delivery {last}")
         elsewhere = row.host and row.listening and row.host != socket.gethostname()
-        return text.append(f"  on {row.host}" if elsewhere else "", "dim")
+        return text.append(f"  on {one_line(row.host or '', 64)}" if elsewhere else "", "dim")
 
     def stamp(self, index: int, now: float) -> Hashable | None:
         row = self.rows[index]

@@ -16,9 +16,9 @@ from textual.widgets.option_list import Option
 
 from paneboard.listener.top.rows import STAGE_STYLE, clock, describe, one_line
 from paneboard.listener.top.table import Line
-from paneboard.protocol.compose import visible
 from paneboard.protocol.errors import PaneboardError
 from paneboard.protocol.posts import Answer, Post, Prompt
+from paneboard.protocol.visible import visible
 from paneboard.state.fold import PromptState, stage
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from paneboard.listener.cli import main
-from tests.helpers import post, run_cli
+from paneboard.state.log import read_posts
+from tests.helpers import PANEBOARD, Listening, cli_env, post, run_cli
 
 
 @pytest.fixture
@@ -26,7 +28,7 @@ def _log(home: Path) -> bytes:
 CASES = [
     (
         ["post", "--as", "alice", "--to", "bob", "-"],
-        "paneboard: prompt body is 262145 bytes; the limit is 262144 (256 KiB)",
+        "paneboard: prompt body read from stdin is over 262144 bytes (256 KiB), the limit",
     ),
     (
         ["post", "--as", "alice", "--to", "../x", "hi"],
@@ -186,7 +188,10 @@ def test_stdin_body_and_json_output(home: Path) -> None:
     assert 0 == done.returncode, done.stderr
     assert '"body":"line 1\\nline 2 $(rm -rf /) `x` \'q\'\\n"' in done.stdout
     bad = run_cli(home, "post", "--as", "alice", "--to", "bob", "-", input=b"\xff\xfe")
-    assert (1, "paneboard: prompt body read from stdin is not valid UTF-8\n") == (
+    assert (
+        1,
+        "paneboard: prompt body read from stdin is not valid UTF-8 (byte 0xff at offset 0)\n",
+    ) == (
         bad.returncode,
         bad.stderr,
     )
@@ -201,3 +206,143 @@ def test_main_runs_in_process(home: Path, capsys: pytest.CaptureFixture[str]) ->
     assert 26 == len(out)
     assert 0 == main(["open", "--home", str(home), "--board", "b", "--as", "bob"])
     assert out in capsys.readouterr().out
+
+
+def test_post_from_an_endless_stdin_is_refused_past_the_limit(home: Path) -> None:
+    """`post -` reads at most one byte past 256 KiB: an endless stdin is refused, not held."""
+    with subprocess.Popen(["yes"], stdout=subprocess.PIPE) as endless:
+        done = subprocess.run(
+            [*PANEBOARD, "post", "--as", "alice", "--to", "bob", "-"],
+            stdin=endless.stdout,
+            capture_output=True,
+            env=cli_env(home),
+            timeout=30,
+            check=False,
+        )
+        endless.kill()
+    message = b"paneboard: prompt body read from stdin is over 262144 bytes (256 KiB), the limit\n"
+    assert (1, b"", message) == (done.returncode, done.stdout, done.stderr)
+    assert b"" == _log(home)
+
+
+def test_a_body_word_that_is_not_utf8_is_refused_naming_the_byte(home: Path) -> None:
+    """A command-line word holding a byte that is not UTF-8 is refused, naming the byte."""
+    done = subprocess.run(
+        [
+            *PANEBOARD,
+            "post",
+            "--as",
+            "alice",
+            "--to",
+            "bob",
+            "ok",
+            b"caf\xff".decode(errors="surrogateescape"),
+        ],
+        capture_output=True,
+        env=cli_env(home),
+        timeout=30,
+        check=False,
+    )
+    message = (
+        b"paneboard: prompt body on the command line is not valid UTF-8 "
+        b"(byte 0xff at character 6)\n"
+    )
+    assert (1, message) == (done.returncode, done.stderr)
+    assert b"" == _log(home)
+
+
+def test_ttl_out_of_range_names_the_range(home: Path) -> None:
+    """`--ttl 1e9` is positive but past the limit: the message says what the range is."""
+    done = run_cli(home, "post", "--as", "alice", "--to", "bob", "--ttl", "1e9", "hi")
+    message = (
+        "paneboard: --ttl 1e+09 is out of range: give more than 0 and less than 10^9 seconds\n"
+    )
+    assert (1, message) == (done.returncode, done.stderr)
+    assert b"" == _log(home)
+
+
+def test_the_composed_answer_command_takes_an_answer_that_looks_like_an_option(
+    home: Path,
+) -> None:
+    """The answer command an agent is given ends its options with `--`: run by a shell with an
+    answer such as `--priority=urgent`, it answers with that text; `post --` and
+    `ack --note=` take such words as text too."""
+    with Listening(home, "bob", "--door", "stdout") as bob:
+        post(home, "--to", "bob", "--", "--priority=urgent")
+        text = json.loads(bob.line())["text"]
+    answer = next(line.strip() for line in text.splitlines() if " answer " in line)
+    assert answer.endswith(" -- 'YOUR ANSWER'")
+    ran = subprocess.run(
+        ["sh", "-c", answer.replace("'YOUR ANSWER'", "'--verbose'")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert (0, "", "") == (ran.returncode, ran.stdout, ran.stderr)
+    [prompt, _, answered] = [p for _, p in read_posts(home / "test" / "log")]
+    assert ("--priority=urgent", "normal") == (prompt.body, prompt.priority)  # type: ignore[union-attr]
+    assert "--verbose" == answered.body  # type: ignore[union-attr]
+    other = post(home, "--to", "bob", "two")
+    assert 0 == run_cli(home, "ack", "--as", "bob", other, "--note=--verbose").returncode
+    assert "--verbose" == read_posts(home / "test" / "log")[-1][1].note  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("pid", ["0", "-1", "99999999999"])
+def test_listen_parent_pid_must_be_a_process_id(home: Path, pid: str) -> None:
+    """`--parent-pid` outside 1…pid_max is a usage error before anything is taken."""
+    done = run_cli(home, "listen", "--as", "bob", "--door", "stdout", f"--parent-pid={pid}")
+    assert 2 == done.returncode
+    assert done.stderr.startswith(f"paneboard listen: argument --parent-pid: '{pid}' is not a ")
+    assert 1 == len(done.stderr.splitlines())
+    assert not (home / "test").exists()
+
+
+def test_listen_transcript_folder_is_refused(home: Path, tmp_path: Path) -> None:
+    """`--transcript` names the conversation file; a folder is refused in one line."""
+    done = run_cli(
+        home,
+        *["listen", "--as", "bob", "--door", "claude-inbox", "--socket", str(tmp_path / "s")],
+        *["--transcript", str(tmp_path)],
+    )
+    message = f"paneboard: --transcript {tmp_path} is a folder: give the conversation file\n"
+    assert (1, message) == (done.returncode, done.stderr)
+    assert not (home / "test").exists()
+
+
+def test_listen_refuses_a_home_that_is_not_utf8(tmp_path: Path) -> None:
+    """A home whose path is not UTF-8 is refused at start in one line, not at the first
+    delivery with a crash."""
+    home = tmp_path / b"h\xffx".decode(errors="surrogateescape")
+    post(home, "--to", "bob", "hi")
+    done = run_cli(home, "listen", "--as", "bob", "--door", "stdout")
+    message = (
+        f"paneboard: home {tmp_path}/h\\udcffx is not a UTF-8 path: the commands a prompt's "
+        "text gives could not name it; use another --home\n"
+    )
+    assert (1, "", message) == (done.returncode, done.stdout, done.stderr)
+    assert ["prompt"] == [p.__struct_config__.tag for _, p in read_posts(home / "test" / "log")]
+
+
+def test_hook_install_in_a_file_says_it_is_not_a_folder(home: Path, tmp_path: Path) -> None:
+    """`--project` naming a file is refused as not a folder (not as missing)."""
+    file = tmp_path / "plain"
+    file.write_text("x")
+    done = run_cli(home, "hook", "install", "claude", "--project", str(file))
+    assert (1, f"paneboard: project {file} is not a folder\n") == (
+        done.returncode,
+        done.stderr,
+    )
+
+
+def test_listen_refuses_a_home_holding_a_newline(tmp_path: Path) -> None:
+    """A home whose path holds a newline cannot be named on one command line: refused at start."""
+    home = tmp_path / "h\nx"
+    post(home, "--to", "bob", "hi")
+    done = run_cli(home, "listen", "--as", "bob", "--door", "stdout")
+    message = (
+        f"paneboard: home {tmp_path}/h\\nx holds a control or format character: the commands a "
+        "prompt's text gives could not name it; use another --home\n"
+    )
+    assert (1, "", message) == (done.returncode, done.stdout, done.stderr)
+    assert ["prompt"] == [p.__struct_config__.tag for _, p in read_posts(home / "test" / "log")]

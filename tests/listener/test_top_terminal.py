@@ -123,3 +123,43 @@ def test_sigterm_ends_it_cleanly(tmux: Tmux, tmp_path: Path) -> None:
     pid = start_top(tmux, tmp_path)
     os.kill(pid, signal.SIGTERM)
     assert_restored(tmux, tmp_path, modes)
+
+
+def _deep_record(home: Path) -> None:
+    """A prompt carrying an unknown field nested 2000 deep: decoding it exhausts the stack."""
+    import msgspec
+
+    from paneboard.state.append import append_payloads
+
+    base = msgspec.msgpack.encode(
+        {
+            "kind": "prompt",
+            "id": "01m8aaaaaaaaaaaaaaaaaaaaaa",
+            "board": "test",
+            "sender": "alice",
+            "ts": 1.0,
+            "to": ["bob"],
+            "body": "x",
+        }
+    )
+    payload = bytes([0x88]) + base[1:] + msgspec.msgpack.encode("zz") + b"\x91" * 2000 + b"\xc0"
+    (home / "test").mkdir(mode=0o700)
+    append_payloads(home / "test" / "log", [payload])
+
+
+def test_a_board_that_breaks_top_ends_it_with_one_line_and_exit_1(
+    tmux: Tmux, home: Path, tmp_path: Path
+) -> None:
+    """top on a board it cannot read leaves the alternate screen, prints one line, exits 1."""
+    _deep_record(home)
+    modes = tmux.modes()
+    top = shlex.join([sys.executable, "-m", "paneboard.listener", "top", "--as", "alice"])
+    tmux.type("clear")
+    tmux.type(f"echo start-$((6*7)); {top}; echo top-exit=$?")  # the outputs, not the echo
+    text = tmux.wait(lambda t: re.search(r"top-exit=\d", t) is not None)
+    shown = [line for line in text.splitlines() if line.strip()]
+    assert "top-exit=1" in shown, text
+    said = shown[shown.index("start-42") + 1 : shown.index("top-exit=1")]
+    assert 1 == len("".join(said).split("paneboard: ")) - 1, text  # one message (wrapped)
+    assert "".join(said).startswith("paneboard: internal error: RecursionError"), text
+    assert modes == tmux.modes()

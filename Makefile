@@ -14,7 +14,11 @@ $(BIN)/.installed: pyproject.toml
 # Compiled bytecode, as a normal install has it (PYTHONDONTWRITEBYTECODE would otherwise
 # make every `paneboard` run compile its modules again). The strict editable install imports
 # the modules through the links of build/__editable__*, whose own __pycache__ is the one used.
+# A module added since the install has no link there yet: install again.
 compile: $(BIN)/.installed
+	@for f in $$(find protocol state listener -name '*.py'); do \
+	  [ -e build/__editable__.paneboard-*/paneboard/$$f ] || \
+	  { rm -f $(BIN)/.installed; $(MAKE) -s $(BIN)/.installed; break; }; done
 	@$(BIN)/python -m compileall -q root protocol state listener build/__editable__*
 
 demo: compile

@@ -9,8 +9,9 @@ Code connects back with a ``delivery_status`` frame (after an auth line carrying
 ``replyToken``). What the receipt says is what the door reports:
 
 - ``delivered`` (queued for the model): ``accepted``;
-- ``held`` (parked for the session's person, ``/peers``): `QwenHeld`, retried; a retry is
-  answered ``held`` again until the person releases it, then ``delivered``;
+- ``held`` (parked for the session's person, ``/peers``): `QwenHeld`, retried; a retry sends
+  nothing (Qwen Code drops a copy within 30 s as a duplicate) and reports what Qwen Code has
+  said since: ``held`` still, ``delivered`` once the person releases it, or ``denied``;
 - ``denied`` (the person said no), ``refused`` (the session takes no peer messages),
   ``expired``: `QwenRefused`, not retried (Qwen Code repeats the verdict for that id);
 - ``dropped`` (rate, duplicate, full queue), ``misaddressed``: `DoorFailed`, retried;
@@ -55,6 +56,7 @@ NAME = "qwen-inbox"
 RECORD_LIMIT = 64 * 1024
 RECEIPT_LIMIT = 1024 * 1024
 CONTROLLER_ENV = "PANEBOARD_QWEN_CONTROLLER"  # a controller token: never on a command line
+SETTLED = ("held", "delivered", "denied", "refused", "expired")  # verdicts a re-send repeats
 _CONTROLLER = re.compile(r"qpc_[0-9a-f]{64}")
 # The state moves a receipt may make (cross-session-protocol.md §5); anything else is a repeat.
 MOVES: dict[str | None, set[str]] = {
@@ -303,8 +305,8 @@ class QwenInboxDoor:
     async def deliver(self, prompt: Prompt, text: str, agent: str) -> Outcome:
         server = self._listening()
         await self._drain(server)
-        if self.receipts.state.get(prompt.id) == "delivered":
-            return "accepted"  # released by its person since the last attempt
+        if self.receipts.state.get(prompt.id) in SETTLED:
+            return self._verdict(prompt.id)  # never re-sent: a copy within 30 s is `dropped`
         session = read_session(self.record)
         check_socket(session.ipc_path, self.name)
         heard = self.receipts.count.get(prompt.id, 0)

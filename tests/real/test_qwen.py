@@ -112,13 +112,13 @@ def test_without_a_controller_token_qwen_holds_it_until_its_person_accepts(
         assert f"after: door qwen-inbox: {reason}" in line
         assert "posted" == _stage(s, prompt, "qwen-hold")[0]
         assert [] == s.stand_in.turns_with(prompt)
-        s.type(f"/peers accept {prompt[:6]}")
+        _review(s, f"accept {prompt[:6]}")
         _delivered(s, prompt, "qwen-hold")
         assert ("delivered", "qwen-inbox", "accepted") == _stage(s, prompt, "qwen-hold")
         s.turn(prompt)
         denied = post(s.pb_home, "qwen-hold", "a prompt to turn away")
         bob.wait_err(f"retry 2/61 of {denied}", 30)
-        s.type(f"/peers deny {denied[:6]}")
+        _review(s, f"deny {denied[:6]}")
         bob.wait_err(f"undelivered {denied}", 30)
     [notice] = [
         p
@@ -127,6 +127,13 @@ def test_without_a_controller_token_qwen_holds_it_until_its_person_accepts(
     ]
     assert notice.reason.startswith("Qwen Code answered `denied`: ")
     assert [] == s.stand_in.turns_with(denied)
+
+
+def _review(s: QwenSession, decision: str) -> None:
+    """The person lists what waits in `/peers`, then decides (Qwen Code wants the list first)."""
+    s.type("/peers")
+    s.tmux.wait_screen("waiting for your review", 30)
+    s.type(f"/peers {decision}")
 
 
 def test_a_burst_reaches_the_model_once_each(

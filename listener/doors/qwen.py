@@ -116,7 +116,7 @@ def _read_record(path: Path) -> dict[str, Any]:
         raise DoorUnavailable(NAME, f"{path} is {st.st_size} bytes, too big for a record")
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
-        raise ValueError("not a JSON object")
+        raise DoorUnavailable(NAME, f"the registry {path} is not a JSON object")
     return data
 
 
@@ -315,7 +315,9 @@ class QwenInboxDoor:
             with anyio.fail_after(self.timeout):
                 await _send(session.ipc_path, data)
         except TimeoutError:
-            raise DoorFailed(self.name, f"the frame was not taken within {self.timeout:g} s")
+            raise DoorFailed(
+                self.name, f"the frame was not taken within {self.timeout:g} s"
+            ) from None
         with anyio.move_on_after(self.timeout):
             while self.receipts.count.get(prompt.id, 0) == heard:
                 await anyio.wait_readable(server)

@@ -15,6 +15,7 @@ import pytest
 from paneboard.listener.doors import qwen
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
+from tests.helpers import run_cli
 
 TOKEN = "ab" * 32
 
@@ -243,3 +244,12 @@ def test_user_texts_reads_qwen_user_records_only() -> None:
     user = {"type": "user", "message": {"role": "user", "parts": [{"text": "a"}, {"x": 1}]}}
     model = {"type": "assistant", "message": {"role": "model", "parts": [{"text": "b"}]}}
     assert (["a"], []) == (qwen.user_texts(user), qwen.user_texts(model))
+
+
+def test_listen_without_a_pid_is_refused_and_writes_nothing(folder: Path) -> None:
+    """`listen --door qwen-inbox` with no --parent-pid: one line, exit 1, no board written."""
+    home = folder / "pb"
+    done = run_cli(home, "listen", "--as", "bob", "--door", "qwen-inbox")
+    expected = "paneboard: --door qwen-inbox needs --parent-pid PID (the Qwen Code process)\n"
+    assert (1, expected) == (done.returncode, done.stderr)
+    assert not (home / "test").exists()

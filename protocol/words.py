@@ -15,7 +15,8 @@ OPEN_STAGES = ("posted", "delivered", "undelivered", "seen")  # a recipient may 
 HANDED_STAGES = ("delivered", "undelivered")  # a listener has tried the door
 CLOSED_STAGES = ("acked", "answered")  # the recipient closed it
 WAIT_UNTIL = ("delivered", "seen", "closed")
-DOORS = ("stdout", "exec", "maildir", "claude-inbox", "codex-queue", "opencode")  # `listen --door`
+# `listen --door`
+DOORS = ("stdout", "exec", "maildir", "claude-inbox", "codex-queue", "opencode", "qwen-inbox")
 STOP_HOOK_DOOR = "stop-hook"  # the door a Stop hook's receipts name
 # Doors whose agent keeps a conversation file that paneboard reads to prove `seen`.
 SEEING_DOORS = ("claude-inbox", "codex-queue", STOP_HOOK_DOOR)

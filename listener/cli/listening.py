@@ -24,6 +24,7 @@ from paneboard.listener.doors import (
     StdoutDoor,
 )
 from paneboard.listener.doors.process import child_env
+from paneboard.listener.doors.qwen import qwen_door
 from paneboard.listener.listen import Listener, Settings, run_listener
 from paneboard.listener.seen import DOOR_AGENTS, SOURCES, Sighting, find_rollout
 from paneboard.protocol.errors import BadInput
@@ -39,6 +40,7 @@ def make_door(
     maildir: str | None,
     timeout: float,
     command: Sequence[str],
+    pid: int | None = None,
 ) -> Door:
     """The door named on the command line, with its options checked."""
     if command and name != "exec":
@@ -60,6 +62,8 @@ def make_door(
                 "--door opencode needs --socket PATH (paneboard's OpenCode plugin passes it)"
             )
         return OpenCodeDoor(Path(socket), min(timeout, 10.0))
+    if name == "qwen-inbox":
+        return qwen_door(pid, env, min(timeout, 10.0))
     if name == "claude-inbox":
         path = socket or os.environ.get("CLAUDE_CODE_MESSAGING_SOCKET")
         if not path:
@@ -154,6 +158,7 @@ def listen_command(args: Namespace) -> None:
         maildir=args.maildir,
         timeout=args.door_timeout,
         command=args.command,
+        pid=args.parent_pid,
     )
     seen = make_sighting(ctx, door, args.transcript)
     if seen is None and door.name in DOOR_AGENTS:

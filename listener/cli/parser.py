@@ -192,7 +192,10 @@ def _listen_options(p: argparse.ArgumentParser) -> None:
         help="waits between attempts (default 1,2,5,15,30,60,120,300)",
     )
     p.add_argument(
-        "--parent-pid", type=_pid, metavar="PID", help="stop when process PID (the agent) exits"
+        "--parent-pid",
+        type=_pid,
+        metavar="PID",
+        help="stop when process PID (the agent) exits; qwen-inbox: the Qwen Code session's pid",
     )
     _flag(p, "--until-unloaded", "codex-queue: stop once no Codex process has the thread loaded")
     p.add_argument(

@@ -1,0 +1,255 @@
+"""The `qwen-inbox` door against a real Unix socket serving Qwen Code's inbox protocol."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from paneboard.listener.doors import qwen
+from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable
+from paneboard.protocol.posts import Prompt
+from tests.helpers import run_cli
+
+TOKEN = "ab" * 32
+
+
+class Inbox:
+    """A session's inbox: takes one connection at a time, keeps its lines, and answers each
+    frame on the sender's `from` with the receipt `status` (None: no receipt)."""
+
+    def __init__(self, folder: Path, status: str | None, **extra: Any) -> None:
+        self.path = folder / "inbox.sock"
+        self.status, self.extra = status, extra
+        self.frames: list[dict[str, Any]] = []
+        self.auths: list[str] = []
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(str(self.path))
+        self.sock.listen(8)
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                data = _read_all(conn)
+            auth, frame = (json.loads(line) for line in data.splitlines())
+            self.auths.append(auth["token"])
+            self.frames.append(frame)
+            if self.status:
+                self.receipt(frame, self.status, **self.extra)
+
+    def receipt(self, frame: dict[str, Any], status: str, token: str = "", **extra: Any) -> None:
+        """Connect back to the frame's `from`, as Qwen Code does, with one delivery_status."""
+        auth = {"msgV": 1, "type": "auth", "token": token or frame["replyToken"]}
+        receipt = {"msgV": 1, "type": "control", "action": "delivery_status", "status": status}
+        receipt.update(origMsgId=frame["msgId"], reason=f"the reason for {status}", **extra)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as back:
+            back.connect(frame["from"])
+            back.sendall(f"{json.dumps(auth)}\n{json.dumps(receipt)}\n".encode())
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _read_all(conn: socket.socket) -> bytes:
+    data = b""
+    while chunk := conn.recv(65536):
+        data += chunk
+    return data
+
+
+def _record(folder: Path, inbox: Path, pid: int | None = None, **extra: Any) -> Path:
+    pid = pid or os.getpid()
+    path = folder / "sessions" / f"{pid}.json"
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    data = {"schemaVersion": 1, "pid": pid, "procStart": qwen._proc_start(pid), "cwd": "/x"}
+    data.update(sessionId="s-1", ipcPath=str(inbox), ipcToken=TOKEN, **extra)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _prompt(n: int = 0) -> Prompt:
+    return Prompt(
+        id=f"01m8rp7wcafb32ff9twwjh5c{n:02d}",
+        board="test",
+        sender="alice",
+        ts=1.0,
+        to=["bob"],
+        body="hello",
+    )
+
+
+def _door(tmp_path: Path, inbox: Inbox, timeout: float = 5.0, **kw: Any) -> qwen.QwenInboxDoor:
+    return qwen.QwenInboxDoor(_record(tmp_path, inbox.path), timeout, tmp_path / "me.sock", **kw)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+def _deliver(door: qwen.QwenInboxDoor, n: int = 0) -> str:
+    async def run() -> str:
+        with anyio.fail_after(10):
+            return await door.deliver(_prompt(n), "TEXT", "bob")
+
+    return anyio.run(run)
+
+
+def test_a_delivered_receipt_is_accepted_and_the_frame_is_qwens(folder: Path) -> None:
+    """Auth line with the record's token; a `user` frame whose msgId is the prompt's id."""
+    inbox = Inbox(folder, "delivered")
+    door = _door(folder, inbox)
+    assert "accepted" == _deliver(door)
+    [frame] = inbox.frames
+    assert [TOKEN] == inbox.auths
+    assert (_prompt().id, "user", "s-1", str(folder / "me.sock")) == (
+        frame["msgId"],
+        frame["type"],
+        frame["toSessionId"],
+        frame["from"],
+    )
+    assert {"role": "user", "content": "TEXT"} == frame["message"]
+    assert "fromMode" not in frame
+    door.close()
+
+
+def test_a_controller_token_goes_on_the_auth_line(folder: Path) -> None:
+    """With a controller token the door presents it instead of the record's ipcToken."""
+    inbox = Inbox(folder, "delivered")
+    controller = "qpc_" + "c" * 64
+    door = _door(folder, inbox, controller=controller)
+    assert "accepted" == _deliver(door)
+    assert [controller] == inbox.auths
+    door.close()
+
+
+def test_held_is_retried_without_resending_until_released(folder: Path) -> None:
+    """`held` raises QwenHeld; a retry sends nothing; a later `delivered` makes it accepted."""
+    inbox = Inbox(folder, "held")
+    door = _door(folder, inbox)
+    with pytest.raises(qwen.QwenHeld) as held:
+        _deliver(door)
+    assert "door qwen-inbox: held by Qwen Code for its person (/peers): the reason for held" == str(
+        held.value
+    )
+    with pytest.raises(qwen.QwenHeld):
+        _deliver(door)
+    assert 1 == len(inbox.frames)
+    inbox.receipt(inbox.frames[0], "delivered")
+    assert "accepted" == _deliver(door)
+    assert 1 == len(inbox.frames)
+    door.close()
+
+
+@pytest.mark.parametrize("status", ["denied", "refused", "expired"])
+def test_a_final_no_is_unavailable(folder: Path, status: str) -> None:
+    """`denied`, `refused`, `expired`: QwenRefused, a DoorUnavailable (not retried)."""
+    door = _door(folder, Inbox(folder, status))
+    with pytest.raises(qwen.QwenRefused) as refused:
+        _deliver(door)
+    assert isinstance(refused.value, DoorUnavailable)
+    assert f"Qwen Code answered `{status}`: the reason for {status}" == refused.value.reason
+    door.close()
+
+
+def test_dropped_is_retried_and_settles_the_ids_it_lists(folder: Path) -> None:
+    """`dropped` is a DoorFailed naming its dropReason; a retry sends the frame again."""
+    inbox = Inbox(folder, "dropped", dropReason="rate-limited")
+    door = _door(folder, inbox)
+    with pytest.raises(DoorFailed) as dropped:
+        _deliver(door)
+    assert not isinstance(dropped.value, DoorUnavailable)
+    assert (
+        "Qwen Code answered `dropped`: dropped (rate-limited): the reason for dropped"
+        == dropped.value.reason
+    )
+    inbox.status = "delivered"
+    assert "accepted" == _deliver(door)
+    assert 2 == len(inbox.frames)
+    door.close()
+
+
+def test_a_receipt_with_another_token_is_ignored(folder: Path) -> None:
+    """A receipt not authenticated with the door's replyToken counts for nothing: `unknown`."""
+    inbox = Inbox(folder, "delivered", token="f" * 64)
+    door = _door(folder, inbox, timeout=0.5)
+    assert "unknown" == _deliver(door)
+    assert {} == door.receipts.state
+    door.close()
+
+
+def test_a_record_of_an_ended_process_is_unavailable(folder: Path) -> None:
+    """The registry names a pid that is gone: DoorUnavailable naming it, no frame sent."""
+    inbox = Inbox(folder, "delivered")
+    record = _record(folder, inbox.path, pid=2**22 + 1)
+    door = qwen.QwenInboxDoor(record, 1.0, folder / "me.sock")
+    with pytest.raises(DoorUnavailable) as gone:
+        _deliver(door)
+    assert f"the Qwen Code process {2**22 + 1} has ended" == gone.value.reason
+    assert [] == inbox.frames
+    door.close()
+
+
+def test_no_record_is_unavailable(folder: Path) -> None:
+    """No registry file: DoorUnavailable naming the path."""
+    door = qwen.QwenInboxDoor(folder / "sessions" / "7.json", 1.0, folder / "me.sock")
+    with pytest.raises(DoorUnavailable) as missing:
+        _deliver(door)
+    path = folder / "sessions" / "7.json"
+    assert f"no registry {path} (has Qwen Code ended?)" == missing.value.reason
+    door.close()
+
+
+def test_a_record_whose_pid_disagrees_with_its_name_is_refused(folder: Path) -> None:
+    """`pid` in the record must be the pid in its file name."""
+    path = folder / "sessions" / "1.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"schemaVersion": 1, "pid": os.getpid(), "sessionId": "s"}))
+    with pytest.raises(DoorUnavailable) as bad:
+        qwen.read_session(path)
+    assert f"the registry {path} names pid {os.getpid()}, not the one in its name" == (
+        bad.value.reason
+    )
+
+
+def test_the_factory_needs_a_pid_and_a_well_formed_controller(folder: Path) -> None:
+    """No --parent-pid, or a controller token that is not one: a one-line BadInput."""
+    with pytest.raises(BadInput) as no_pid:
+        qwen.qwen_door(None, {"HOME": str(folder)}, 5.0)
+    assert "--door qwen-inbox needs --parent-pid PID (the Qwen Code process)" == str(no_pid.value)
+    env = {"HOME": str(folder), qwen.CONTROLLER_ENV: "secret"}
+    with pytest.raises(BadInput) as bad:
+        qwen.qwen_door(7, env, 5.0)
+    message = "$PANEBOARD_QWEN_CONTROLLER is not a Qwen Code controller token (qpc_ + 64 hex)"
+    assert message == str(bad.value)
+    assert (
+        folder / ".qwen" / "sessions" / "7.json"
+        == qwen.qwen_door(7, {"HOME": str(folder)}, 5).record
+    )
+
+
+def test_user_texts_reads_qwen_user_records_only() -> None:
+    """A user record's parts are its text; an assistant record has none."""
+    user = {"type": "user", "message": {"role": "user", "parts": [{"text": "a"}, {"x": 1}]}}
+    model = {"type": "assistant", "message": {"role": "model", "parts": [{"text": "b"}]}}
+    assert (["a"], []) == (qwen.user_texts(user), qwen.user_texts(model))
+
+
+def test_listen_without_a_pid_is_refused_and_writes_nothing(folder: Path) -> None:
+    """`listen --door qwen-inbox` with no --parent-pid: one line, exit 1, no board written."""
+    home = folder / "pb"
+    done = run_cli(home, "listen", "--as", "bob", "--door", "qwen-inbox")
+    expected = "paneboard: --door qwen-inbox needs --parent-pid PID (the Qwen Code process)\n"
+    assert (1, expected) == (done.returncode, done.stderr)
+    assert not (home / "test").exists()

@@ -1,0 +1,134 @@
+"""A live Qwen Code 0.24.4 TUI in a detached tmux server, offline against the loopback stand-in
+(qwen_stand_in.py, OpenAI Chat Completions), with a private HOME; and its listener.
+
+No pytest here: the fixtures are in test_qwen.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from paneboard.listener.doors import qwen
+from tests.helpers import ROOT, Listening, ScriptServer, cli_env, wait_until
+from tests.real.clients import free_port
+from tests.real.sessions import TmuxSession, base_env
+
+QWEN_PACKAGE = "@qwen-code/qwen-code@0.24.4"
+MORE_CLIENTS = ROOT / ".ci" / "tools" / "clients-more"
+QWEN_BIN = MORE_CLIENTS / "node_modules" / ".bin" / "qwen"
+
+
+def qwen_bin() -> Path | None:
+    """The pinned Qwen Code, installed on first use; None (the tests skip) without npm."""
+    if not QWEN_BIN.exists():
+        if shutil.which("npm") is None:
+            return None
+        MORE_CLIENTS.mkdir(parents=True, exist_ok=True)
+        argv = ["npm", "install", "--silent", "--no-audit", "--no-fund"]
+        env = dict(os.environ, DISABLE_AUTOUPDATER="1")
+        argv += ["--prefix", str(MORE_CLIENTS), QWEN_PACKAGE]
+        subprocess.run(argv, check=True, env=env, timeout=600)
+    return QWEN_BIN
+
+
+class QwenStandIn(ScriptServer):
+    """The stand-in on a free loopback port; its log is one JSON line per model request."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__("tests.real.qwen_stand_in", free_port(), folder / "model.log")
+
+    def turns_with(self, needle: str) -> list[float]:
+        """The times of the model requests whose newest user text holds *needle*."""
+        return [r["ts"] for r in self.records() if needle in r["user"]]
+
+
+class QwenSession:
+    """Qwen Code's TUI in YOLO mode (so a turn may run `paneboard answer` with no question), its
+    registry record, and paneboard's home beside it."""
+
+    def __init__(self, root: Path, bin_path: Path) -> None:
+        self.root, self.bin = root, bin_path
+        self.pb_home = root / "pb"
+        self.pb_home.mkdir(mode=0o700, parents=True)
+        self.project = root / "proj"
+        self.project.mkdir()
+        self.stand_in = QwenStandIn(root)
+        self.env = base_env(root / "home", bin_path.parent, self.pb_home)
+        self.qwen_home = root / "home" / ".qwen"
+        self.qwen_home.mkdir(parents=True)
+        (self.qwen_home / "settings.json").write_text(json.dumps({"ui": {"hideTips": True}}))
+        self.env.update(
+            OPENAI_API_KEY="stand-in",
+            OPENAI_BASE_URL=f"http://127.0.0.1:{self.stand_in.port}/v1",
+            OPENAI_MODEL="stand-in",
+            TMPDIR=str(root / "tmp"),
+        )
+        (root / "tmp").mkdir()
+        argv = [str(bin_path), "--auth-type", "openai", "--approval-mode", "yolo"]
+        self.tmux = TmuxSession(self.project, argv, self.env)
+        self.record = wait_until(self._record, "a Qwen Code registry record", 90, self.screen)
+        self.tmux.wait_screen("Type your message", 60)
+
+    def _record(self) -> Path | None:
+        for path in (self.qwen_home / "sessions").glob("*.json"):
+            try:
+                if json.loads(path.read_text()).get("ipcPath"):
+                    return path
+            except ValueError:
+                continue
+        return None
+
+    @property
+    def pid(self) -> int:
+        return int(self.record.stem)
+
+    def session(self) -> qwen.Session:
+        return qwen.read_session(self.record)
+
+    def screen(self) -> str:
+        return self.tmux.screen()
+
+    def type(self, text: str) -> None:
+        self.tmux.type(text)
+
+    def controller(self) -> str:
+        """A controller token minted by `qwen sessions controllers add` (the person's decision)."""
+        argv = [str(self.bin), "sessions", "controllers", "add", "--label", "paneboard", "--json"]
+        done = subprocess.run(
+            argv, env=self.env, capture_output=True, text=True, timeout=60, check=True
+        )
+        return str(json.loads(done.stdout)["token"])
+
+    def listen(self, agent: str, *extra: str, controller: str | None = None) -> Listening:
+        """`listen --door qwen-inbox --parent-pid PID` as *agent*, with the controller token in
+        its environment when given."""
+        env = cli_env(self.pb_home, HOME=self.env["HOME"], TMPDIR=self.env["TMPDIR"])
+        if controller:
+            env[qwen.CONTROLLER_ENV] = controller
+        args = ("--door", "qwen-inbox", "--parent-pid", str(self.pid), *extra)
+        return Listening(self.pb_home, agent, *args, env=env)
+
+    def turn(self, needle: str, timeout: float = 90) -> float:
+        """When the model got a request whose newest user text holds *needle*."""
+        what = f"no model request with {needle!r}"
+        found = wait_until(
+            lambda: self.stand_in.turns_with(needle), what, timeout, self.screen, every=0.05
+        )
+        return float(found[0])
+
+    def user_records(self, needle: str) -> list[dict[str, Any]]:
+        """The session file's user-role records whose text holds *needle*."""
+        path = qwen.session_file(self.qwen_home, self.session().session_id)
+        if path is None:
+            return []
+        records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        return [r for r in records if any(needle in t for t in qwen.user_texts(r))]
+
+    def close(self) -> None:
+        self.tmux.close()
+        self.stand_in.close()

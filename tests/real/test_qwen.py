@@ -1,0 +1,172 @@
+"""Qwen Code 0.24.4, live and offline: the `qwen-inbox` door and Qwen Code's own receipts."""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from paneboard.listener.doors import qwen
+from paneboard.protocol.posts import Delivered, Undelivered
+from paneboard.state.log import read_posts
+from tests.helpers import run_cli, wait_until
+from tests.real.qwen_session import QwenSession, qwen_bin
+from tests.real.sessions import post, status
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="tmux is missing: no live Qwen Code session"
+)
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QwenSession]:
+    """One live Qwen Code TUI for this module's tests."""
+    found = qwen_bin()
+    if found is None:
+        pytest.skip("npm is missing: cannot install Qwen Code (@qwen-code/qwen-code@0.24.4)")
+    s = QwenSession(tmp_path_factory.mktemp("qwen"), found)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+@pytest.fixture(scope="module")
+def controller(session: QwenSession) -> str:
+    return session.controller()
+
+
+def _stage(s: QwenSession, prompt: str, agent: str) -> tuple[str, str, str]:
+    got = status(s.pb_home, prompt, agent)
+    return got["stage"], got.get("door", ""), got.get("outcome", "")
+
+
+def _delivered(s: QwenSession, prompt: str, agent: str, timeout: float = 60) -> None:
+    wait_until(
+        lambda: _stage(s, prompt, agent)[0] == "delivered",
+        f"{prompt} not delivered",
+        timeout,
+        s.screen,
+        every=0.1,
+    )
+
+
+def test_an_idle_session_takes_the_prompt_and_records_it_as_a_user_turn(
+    session: QwenSession, controller: str
+) -> None:
+    """A `delivered` receipt makes it accepted; one model turn; its session file shows it."""
+    s = session
+    with s.listen("qwen-idle", controller=controller):
+        prompt = post(s.pb_home, "qwen-idle", "check the flaky test")
+        _delivered(s, prompt, "qwen-idle")
+        assert ("delivered", "qwen-inbox", "accepted") == _stage(s, prompt, "qwen-idle")
+        s.turn(prompt)
+        header = f"[paneboard] prompt {prompt} from alice on board test"
+        wait_until(lambda: s.user_records(header), "no user record", 30, s.screen)
+    [record] = s.user_records(header)
+    assert "user" == record["message"]["role"]
+    assert 1 == len(s.stand_in.turns_with(prompt))
+    path = qwen.find_session(s.qwen_home, s.session().session_id)
+    assert s.record == path
+
+
+def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(
+    session: QwenSession, controller: str
+) -> None:
+    """Accepted while a turn runs (Qwen Code's receipt); the model sees it once that turn ends."""
+    s = session
+    with s.listen("qwen-busy", controller=controller):
+        busy = post(s.pb_home, "qwen-busy", "STAND-IN-SLOW-4 a long turn")
+        started = s.turn(busy)
+        queued = post(s.pb_home, "qwen-busy", "after the long turn")
+        _delivered(s, queued, "qwen-busy", 30)
+        assert s.stand_in.turns_with(queued) == []
+        assert s.turn(queued) >= started + 4
+
+
+def test_a_round_trip_wait_prints_the_answer(session: QwenSession, controller: str) -> None:
+    """The turn runs the prompt's `paneboard answer` in Qwen Code's shell; `wait` prints it."""
+    s = session
+    with s.listen("qwen-rt", controller=controller):
+        prompt = post(s.pb_home, "qwen-rt", "what is six times seven?\nMOCK-ANSWER: forty-two")
+        done = run_cli(s.pb_home, "wait", prompt, "--timeout", "90", timeout=120)
+        assert (0, "forty-two\n") == (done.returncode, done.stdout), done.stderr + s.screen()
+        assert ("answered", "qwen-inbox") == _stage(s, prompt, "qwen-rt")[:2]
+
+
+def test_without_a_controller_token_qwen_holds_it_until_its_person_accepts(
+    session: QwenSession,
+) -> None:
+    """`held` is retried (no `delivered`); `/peers accept` releases it; `/peers deny` refuses."""
+    s = session
+    backoff = ",".join(["0.5"] * 60)
+    with s.listen("qwen-hold", "--backoff", backoff) as bob:
+        prompt = post(s.pb_home, "qwen-hold", "a prompt for review")
+        line = bob.wait_err(f"retry 2/61 of {prompt}", 30)
+        reason = "held by Qwen Code for its person (/peers): Your message is held for the"
+        assert f"after: door qwen-inbox: {reason}" in line
+        assert "posted" == _stage(s, prompt, "qwen-hold")[0]
+        assert [] == s.stand_in.turns_with(prompt)
+        _review(s, f"accept {prompt[:6]}")
+        _delivered(s, prompt, "qwen-hold")
+        assert ("delivered", "qwen-inbox", "accepted") == _stage(s, prompt, "qwen-hold")
+        s.turn(prompt)
+        denied = post(s.pb_home, "qwen-hold", "a prompt to turn away")
+        bob.wait_err(f"retry 2/61 of {denied}", 30)
+        _review(s, f"deny {denied[:6]}")
+        bob.wait_err(f"undelivered {denied}", 30)
+    [notice] = [
+        p
+        for _, p in read_posts(s.pb_home / "test" / "log")
+        if isinstance(p, Undelivered) and p.prompt == denied
+    ]
+    assert notice.reason.startswith("Qwen Code answered `denied`: ")
+    assert [] == s.stand_in.turns_with(denied)
+
+
+def _review(s: QwenSession, decision: str) -> None:
+    """The person lists what waits in `/peers`, then decides (Qwen Code wants the list first)."""
+    s.type("/peers")
+    s.tmux.wait_screen("waiting for your review", 30)
+    s.type(f"/peers {decision}")
+
+
+def _delivered_ids(s: QwenSession) -> set[str]:
+    log = s.pb_home / "test" / "log"
+    return {p.prompt for _, p in read_posts(log) if isinstance(p, Delivered)}
+
+
+@pytest.mark.timeout(300)
+def test_a_burst_reaches_the_model_once_each(session: QwenSession, controller: str) -> None:
+    """36 prompts caught up at once: each is delivered, and reaches the model, exactly once."""
+    s = session
+    backoff = ",".join(["1"] * 30)
+    ids = [post(s.pb_home, "qwen-burst", f"burst {n}") for n in range(36)]
+    start = time.monotonic()
+    with s.listen("qwen-burst", "--backoff", backoff, controller=controller) as bob:
+        wait_until(lambda: set(ids) <= _delivered_ids(s), "not all delivered", 150, s.screen)
+        took = time.monotonic() - start
+        for prompt in ids:
+            s.turn(prompt, 60)
+        bob.stop()
+        lines = [*iter(bob.err.get, None)]
+        dropped = [ln for ln in lines if "dropped (rate-limited)" in ln]
+    seen = {p: len(s.user_records(f"[paneboard] prompt {p} from")) for p in ids}
+    assert dict.fromkeys(ids, 1) == seen
+    print(f"burst of 36: all delivered in {took:.1f} s, {len(dropped)} retries after `dropped`")
+
+
+def test_post_to_model_time(session: QwenSession, controller: str) -> None:
+    """Eight prompts to an idle session, one at a time: each reaches the model once."""
+    s = session
+    times, ids = [], []
+    with s.listen("qwen-time", controller=controller):
+        for n in range(8):
+            t0 = time.time()
+            ids.append(post(s.pb_home, "qwen-time", f"timed {n}"))
+            times.append(s.turn(ids[-1]) - t0)
+    print(f"post -> model: median {statistics.median(times):.3f} s of {len(times)}")
+    assert [1] * 8 == [len(s.stand_in.turns_with(p)) for p in ids]

@@ -179,7 +179,7 @@ class NatsStore:
             options["user_credentials"] = _check_creds(creds)
         tls = self.address.servers[0].startswith("tls://") or bool(tls_ca)
         if tls:
-            options["tls"] = ssl.create_default_context(cafile=tls_ca)  # None: the system's CAs
+            options["tls"] = _tls_context(tls_ca)
 
         seen: list[Exception] = []
 
@@ -578,3 +578,13 @@ class NatsFollower:
                 os.close(fd)
             except OSError:
                 pass
+
+
+def _tls_context(ca: str | None) -> ssl.SSLContext:
+    """A client context checking the server against *ca* (None: the system's CAs)."""
+    try:
+        return ssl.create_default_context(cafile=ca)
+    except ssl.SSLError:
+        raise BadInput(f"--nats-tls-ca {ca} holds no CA certificate in PEM form") from None
+    except OSError as exc:
+        raise BadInput(f"--nats-tls-ca {ca}: {exc.strerror}") from None

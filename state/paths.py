@@ -5,6 +5,7 @@ Everything here is standard library only, because `paneboard post` imports it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
@@ -166,7 +167,8 @@ class BoardPaths:
         open_home(self.home, create=True)
         for folder in (self.dir, self.panes):
             try:
-                folder.mkdir(mode=0o700, exist_ok=True)
+                with contextlib.suppress(FileExistsError):  # a file in its place: said below
+                    folder.mkdir(mode=0o700, exist_ok=True)
                 st = os.lstat(folder)
             except OSError as exc:
                 raise BoardIOError(
@@ -177,7 +179,9 @@ class BoardPaths:
                     f"board `{self.board}`: {folder} is a symlink; refusing to follow it"
                 )
             if not stat.S_ISDIR(st.st_mode):
-                raise BoardIOError(f"board `{self.board}`: {folder} is not a folder")
+                raise BoardIOError(
+                    f"board `{self.board}`: {folder} is not a folder (a file holds its name)"
+                )
             if problem := not_private("folder", folder, st):
                 raise BadInput(f"board `{self.board}`: {problem}")  # before making one inside
         if problem := self.not_private():

@@ -346,3 +346,31 @@ def test_listen_refuses_a_home_holding_a_newline(tmp_path: Path) -> None:
     )
     assert (1, "", message) == (done.returncode, done.stdout, done.stderr)
     assert ["prompt"] == [p.__struct_config__.tag for _, p in read_posts(home / "test" / "log")]
+
+
+def test_a_file_in_place_of_the_panes_folder_is_named_as_one(home: Path) -> None:
+    """A file where a board's `panes` folder belongs is named as such, not as `File exists`."""
+    post(home, "--to", "bob", "hi")
+    (home / "test" / "panes").rmdir()
+    (home / "test" / "panes").write_text("")
+    done = run_cli(home, "listen", "--as", "bob", "--door", "stdout")
+    panes = home / "test" / "panes"
+    expected = f"paneboard: board `test`: {panes} is not a folder (a file holds its name)\n"
+    assert (1, expected) == (done.returncode, done.stderr)
+
+
+@pytest.mark.parametrize(
+    ("ca", "reason"),
+    [
+        ("/etc/passwd", " holds no CA certificate in PEM form"),
+        ("/nonexistent/ca.pem", ": No such file or directory"),
+    ],
+)
+def test_a_ca_file_that_is_not_one_is_named(home: Path, ca: str, reason: str) -> None:
+    """`--nats-tls-ca` naming a file that holds no CA is refused naming the file, before any
+    connection."""
+    pytest.importorskip("nats")
+    done = run_cli(
+        home, "post", "--to", "bob", "--store", "nats://127.0.0.1:9", "--nats-tls-ca", ca, "hi"
+    )
+    assert (1, f"paneboard: --nats-tls-ca {ca}{reason}\n") == (done.returncode, done.stderr)

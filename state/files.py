@@ -1,4 +1,5 @@
-"""Small files written whole: a temporary file beside the target, renamed over it.
+"""Small files written whole (a temporary file beside the target, renamed over it), and read
+without following a link.
 
 Nothing is written through a link: the temporary is a new random name opened
 ``O_CREAT|O_EXCL|O_NOFOLLOW`` in the target's folder, and a target or folder that is a
@@ -8,6 +9,7 @@ through it).
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -16,6 +18,7 @@ from paneboard.protocol.errors import BadInput
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _TMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def write_atomic(
@@ -144,5 +147,25 @@ def sync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_private(path: Path, limit: int = 1 << 20) -> bytes | None:
+    """The first *limit* bytes of the regular file at *path*; None where there is none: it is
+    missing, a symlink (never followed), or not a regular file (a FIFO never blocks the reader)."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read(limit)
     finally:
         os.close(fd)

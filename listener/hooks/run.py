@@ -30,6 +30,7 @@ from paneboard.protocol.posts import Delivered, Prompt, delivered_key
 from paneboard.protocol.words import STOP_HOOK_DOOR
 from paneboard.state import checkpoint
 from paneboard.state.delivered import DeliveredKeys
+from paneboard.state.files import read_private, write_atomic
 from paneboard.state.fold import BoardState, open_for, prune
 from paneboard.state.panelock import holder, take_pane_lock
 
@@ -296,12 +297,12 @@ def _cooling_down(ctx: Context, cooldown: float) -> bool:
     stamp = ctx.paths.pane(ctx.agent, "stopcheck")
     now = time.time()
     try:
-        last = float(stamp.read_text())
+        last = float(read_private(stamp, 64) or b"0")
     except (OSError, ValueError):
         last = 0.0
     if cooldown and now - last < cooldown:
         return True
-    stamp.write_text(f"{now}\n")
+    write_atomic(stamp, f"{now}\n".encode())
     return False
 
 

@@ -484,3 +484,21 @@ def test_hook_files_and_folders_are_never_writable_by_others_under_umask_000(
     ]
     expected = dict.fromkeys(folders, "0o755") | dict.fromkeys(files, "0o644")
     assert expected == modes
+
+
+def test_the_stop_hooks_stamp_is_never_written_through_a_link(home: Path, tmp_path: Path) -> None:
+    """A symlink planted as the pane's cool-down stamp is neither read nor written through: the
+    hook refuses in one line and hands nothing over; the link's target is untouched."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    pid = post(home, "--to", "bob", "not through a link")
+    stamp = home / "test" / "panes" / "bob.stopcheck"
+    stamp.symlink_to(victim)
+    done = stop_hook(home)
+    said = (
+        f"paneboard: {stamp} is a symlink; paneboard does not write through it, nothing written\n"
+    )
+    assert (1, "", said + "\n") == (done.returncode, done.stdout, done.stderr)
+    assert "precious\n" == victim.read_text()
+    stamp.unlink()
+    assert pid in stop_hook(home).stdout

@@ -498,7 +498,7 @@ def test_the_stop_hooks_stamp_is_never_written_through_a_link(home: Path, tmp_pa
     said = (
         f"paneboard: {stamp} is a symlink; paneboard does not write through it, nothing written\n"
     )
-    assert (1, "", said + "\n") == (done.returncode, done.stdout, done.stderr)
+    assert (1, "", said) == (done.returncode, done.stdout, done.stderr)
     assert "precious\n" == victim.read_text()
     stamp.unlink()
     assert pid in stop_hook(home).stdout

@@ -22,7 +22,6 @@ from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.state.files import write_atomic
 
 AGENTS = ("claude", "codex")
-MODES = ("listen", "stop", "both")
 _OURS = re.compile(r"paneboard\S*'? hook (session-start|session-end|stop)\b")
 
 
@@ -87,7 +86,7 @@ def load(path: Path) -> dict[str, Any]:
     return data
 
 
-def _is_ours(entry: Any) -> bool:
+def is_ours(entry: Any) -> bool:
     return isinstance(entry, dict) and any(
         isinstance(h, dict) and isinstance(h.get("command"), str) and _OURS.search(h["command"])
         for h in entry.get("hooks", [])
@@ -97,7 +96,7 @@ def _is_ours(entry: Any) -> bool:
 def without_ours(data: dict[str, Any]) -> dict[str, Any]:
     """*data* with every paneboard hook entry removed (and events left empty dropped)."""
     hooks = {
-        event: [e for e in entries if not _is_ours(e)]
+        event: [e for e in entries if not is_ours(e)]
         for event, entries in data.get("hooks", {}).items()
     }
     out = {k: v for k, v in data.items() if k != "hooks"}
@@ -163,7 +162,7 @@ def installed(agent: str, project: Path) -> dict[str, str]:
         event: hook["command"]
         for event, entries in data.get("hooks", {}).items()
         for entry in entries
-        if _is_ours(entry)
+        if is_ours(entry)
         for hook in entry["hooks"]
         if isinstance(hook, dict) and _OURS.search(str(hook.get("command")))
     }
@@ -177,8 +176,3 @@ def written_options(command: str) -> dict[str, str]:
         for word, value in itertools.pairwise(words)
         if word in ("--as", "--home", "--board", "--store", "--nats-creds", "--nats-tls-ca")
     }
-
-
-def is_ours(entry: Any) -> bool:
-    """Whether a hook group is one of paneboard's (it runs `paneboard … hook …`)."""
-    return _is_ours(entry)

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from tests.helpers import (
     post,
     run_cli,
     run_hook,
+    wait_until,
 )
 
 UNRELATED = {
@@ -211,14 +211,7 @@ def test_session_start_runs_a_detached_listener_that_ends_with_its_agent(
         assert [] == [v for v in environ if v.startswith(b"CLAUDE_CODE_")]
         parent.kill()
         parent.wait()
-        deadline = time.monotonic() + 10
-        while (
-            time.monotonic() < deadline
-            and Path(f"/proc/{listener_pid}").exists()
-            and b"Z" not in Path(f"/proc/{listener_pid}/stat").read_bytes().split(b")")[1][:3]
-        ):
-            time.sleep(0.05)
-        assert not _running(listener_pid)
+        wait_until(lambda: not _running(listener_pid), "the listener ends with its agent")
         assert "agent process" in (home / "test" / "panes" / "bob.log").read_text()
     finally:
         parent.kill()

@@ -194,7 +194,6 @@ def test_doctor_checks_the_registration(home: Path, project: Path) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_the_registered_command_serves_as_the_hooks_agent(home: Path, project: Path) -> None:
     """The command and args written run the server, in the project, as `<folder>-claude`."""
     hook(home, project, "install", "claude", "--mcp")

@@ -26,11 +26,6 @@ from tests.helpers import cli_env, run_cli
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @asynccontextmanager
 async def board_client(
     home: Path, agent: str, errlog: Path | None = None

@@ -11,14 +11,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import cli_env, run_cli
+from tests.helpers import cli_env, run_cli, wait_until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
 MODES = "#{alternate_on} #{cursor_flag} #{mouse_any_flag} #{mouse_sgr_flag} #{keypad_flag}"
@@ -54,14 +53,12 @@ class Tmux:
 
     def wait(self, seen: Callable[[str], bool], within: float = 20) -> str:
         """The screen once *seen* holds for it; bounded, failing with the screen shown."""
-        deadline = time.monotonic() + within
-        while True:
+
+        def shown() -> str | None:
             text = self.screen()
-            if seen(text):
-                return text
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the terminal never showed it:\n{text}")
-            time.sleep(0.05)
+            return text if seen(text) else None
+
+        return wait_until(shown, "the terminal shows it", within, self.screen, every=0.05)
 
     def modes(self) -> str:
         return self.run("display-message", "-p", "-t", "0", MODES).strip()

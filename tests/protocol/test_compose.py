@@ -5,12 +5,11 @@ from __future__ import annotations
 from paneboard.protocol.compose import compose, visible
 from paneboard.protocol.posts import Prompt
 from paneboard.protocol.visible import one_line
+from tests.factories import prompt
 
 
 def _prompt(body: str) -> Prompt:
-    return Prompt(
-        id="01abcdefghjkmnpqrstvwxyz01", board="web", sender="alice", ts=1.0, to=("bob",), body=body
-    )
+    return prompt(1, id="01abcdefghjkmnpqrstvwxyz01", board="web", body=body)
 
 
 def test_compose_names_everything_needed_to_close_the_loop() -> None:

@@ -39,6 +39,7 @@ def make_door(
     maildir: str | None,
     timeout: float,
     command: Sequence[str],
+    transcript: str | None = None,
 ) -> Door:
     """The door named on the command line, with its options checked."""
     if command and name != "exec":
@@ -66,7 +67,9 @@ def make_door(
             raise BadInput(
                 "--door claude-inbox needs --socket PATH or CLAUDE_CODE_MESSAGING_SOCKET"
             )
-        return ClaudeInboxDoor(Path(path), min(timeout, 10.0))
+        # The session's hooks run in its project folder, and so does a listener they start.
+        seen_in = Path(transcript).absolute() if transcript else None
+        return ClaudeInboxDoor(Path(path), min(timeout, 10.0), seen_in, Path.cwd())
     thread = thread or os.environ.get("CODEX_THREAD_ID")
     if not thread:
         raise BadInput("--door codex-queue needs --thread ID or CODEX_THREAD_ID")
@@ -131,6 +134,7 @@ def listen_command(args: Namespace) -> None:
         maildir=args.maildir,
         timeout=args.door_timeout,
         command=args.command,
+        transcript=args.transcript,
     )
     seen = make_sighting(ctx, door, args.transcript)
     if seen is None and door.name in DOOR_AGENTS:

@@ -37,7 +37,8 @@ REFILL = 0.5  # ... then this many a second
 ADMIT_WITHIN = 3.0  # an admitted line is enqueued within milliseconds; a dropped one never
 DROP_RUN = 60.0  # Claude Code records one drop per sender and reason a minute
 INFORMATIONAL = b'"subtype":"informational"'
-_HELD = re.compile(r"preview: «\[paneboard\] prompt ([0-9a-z]{26}) ")
+# The preview drops the header's brackets: «paneboard prompt ID from alice on board …».
+_HELD = re.compile(r"preview: «\[?paneboard\]? prompt ([0-9a-z]{26}) from ")
 DROP_REASONS = {  # Claude Code's own words for why it dropped a peer message, and its code
     "sender exceeded the peer message rate limit": "rate-limited",
     "identical to the previous message from this sender": "duplicate",
@@ -59,7 +60,10 @@ def drop_reason(content: str) -> str | None:
 
 def inbound_setting(project: Path) -> tuple[str, Path] | None:
     """Where *project*'s Claude Code settings set ``crossSessionInbound`` to hold or refuse."""
-    for path in (project / ".claude" / "settings.local.json", project / ".claude" / "settings.json"):
+    for path in (
+        project / ".claude" / "settings.local.json",
+        project / ".claude" / "settings.json",
+    ):
         try:
             value = json.loads(path.read_text()).get("crossSessionInbound")
         except (OSError, ValueError, AttributeError):
@@ -126,8 +130,14 @@ class Intake:
             return f"Claude Code dropped it: {self.last_drop[1]}", False
         setting = None if self.project is None else inbound_setting(self.project)
         if setting is not None and setting[0] == "refuse":
-            return f"Claude Code refuses peer messages (crossSessionInbound: refuse in {setting[1]})", True
-        return f"Claude Code did not take it: no enqueue in its transcript within {within:g} s", False
+            return (
+                f"Claude Code refuses peer messages (crossSessionInbound: refuse in {setting[1]})",
+                True,
+            )
+        return (
+            f"Claude Code did not take it: no enqueue in its transcript within {within:g} s",
+            False,
+        )
 
     def close(self) -> None:
         if self._watch is not None:
@@ -140,7 +150,7 @@ def _when(record: dict[str, Any]) -> float:
     """A record's ``timestamp`` (ISO 8601, UTC) as a wall-clock time; now if it has none."""
     stamp = record.get("timestamp")
     try:
-        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+        return datetime.fromisoformat(str(stamp)).timestamp()
     except ValueError:
         return time.time()
 

@@ -1,9 +1,10 @@
 """Claude Code's intake: whether a session admitted, held or dropped a peer message.
 
 Claude Code 2.1.328 admits the peer messages its inbox socket receives through a token
-bucket per sender: 30 at once, then one every 2 s (every sender that is not a session of its
-own, paneboard's listener among them, is the one sender ``unknown``). What it did with a line
-shows only in the session's transcript:
+bucket per sender: 30 at once, then one every 2 s (a sender that is not a session of its own,
+paneboard's listener among them, is told apart by its process id: ``pid:N``). It queues at
+most 50 peer messages not yet taken. What it did with a line shows only in the session's
+transcript:
 
 - admitted: a ``queue-operation`` ``enqueue`` line whose ``content`` is the text (or, later,
   the text before the model: a user turn, or a mid-turn ``queued_command`` attachment);
@@ -36,7 +37,7 @@ BUCKET = 30  # Claude Code's peer-message bucket: this many at once ...
 REFILL = 0.5  # ... then this many a second
 ADMIT_WITHIN = 3.0  # an admitted line is enqueued within milliseconds; a dropped one never
 DROP_RUN = 60.0  # Claude Code records one drop per sender and reason a minute
-INFORMATIONAL = b'"subtype":"informational"'
+INFORMATIONAL = b'"informational"'  # the subtype of Claude Code's notes on peer messages
 # The preview drops the header's brackets: «paneboard prompt ID from alice on board …».
 _HELD = re.compile(r"preview: «\[?paneboard\]? prompt ([0-9a-z]{26}) from ")
 DROP_REASONS = {  # Claude Code's own words for why it dropped a peer message, and its code

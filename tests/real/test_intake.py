@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -188,9 +188,7 @@ def test_crossSessionInbound_refuse_gives_undelivered_with_the_reason(
     home: Path, tmp_path: Path, clients_bin: Path, api: tuple[int, Path]
 ) -> None:
     """Claude Code refuses peer messages and records nothing: `undelivered`, naming the setting."""
-    session = start_claude(
-        clients_bin, home, tmp_path, api[0], {"crossSessionInbound": "refuse"}
-    )
+    session = start_claude(clients_bin, home, tmp_path, api[0], {"crossSessionInbound": "refuse"})
     try:
         pid = post(home, "--to", AGENT, "refused")
         wait_stages(home, [pid], "undelivered", session, timeout=30)
@@ -202,38 +200,50 @@ def test_crossSessionInbound_refuse_gives_undelivered_with_the_reason(
         session.close()
 
 
-def _spend_the_bucket(sock: str, count: int = 31) -> None:
-    """*count* lines straight to the inbox socket: one more than Claude Code's bucket holds
-    (every external sender is its one sender `unknown`, the listener too)."""
-    for n in range(count):
-        line = {"type": "user", "message": {"role": "user", "content": f"filler {n}"}}
-        with socket.socket(socket.AF_UNIX) as s:
-            s.connect(sock)
-            s.sendall(json.dumps(line).encode() + b"\n")
+FILL = """
+import json, socket, sys
+for n in range(int(sys.argv[2])):
+    line = {"type": "user", "message": {"role": "user", "content": f"filler {sys.argv[3]} {n}"}}
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(sys.argv[1])
+        s.sendall(json.dumps(line).encode() + b"\\n")
+"""
+
+
+def _fill_the_queue(sock: str) -> None:
+    """50 lines queued in a busy session, Claude Code's most: from two processes, since each
+    sending process is a sender of its own with a bucket of 30."""
+    for who in ("a", "b"):
+        subprocess.run([sys.executable, "-c", FILL, sock, "25", who], check=True, timeout=30)
 
 
 def test_a_listener_killed_between_a_drop_and_its_retry_still_delivers_once(
     home: Path, tmp_path: Path, clients_bin: Path, api: tuple[int, Path]
 ) -> None:
-    """Dropped for the rate limit, the listener dies before it retries; the next one delivers
+    """Dropped for a full queue, the listener dies before it retries; the next one delivers
     the prompt, and it reaches the model once."""
     session = start_claude(clients_bin, home, tmp_path, api[0], {}, PANEBOARD_FAILPOINT="not-taken")
     try:
         lock = home / "test" / "panes" / f"{AGENT}.lock"
         first = holder(lock)
         sock = str(session.registry["messagingSocketPath"])
-        _spend_the_bucket(sock)
+        pane_log = home / "test" / "panes" / f"{AGENT}.log"
+        session.type("think hard PB-SLOW-15")
+        wait_until(lambda: any("slow" in r for r in stand_in_log(api[1])), "the slow turn", 30)
+        _fill_the_queue(sock)
         pid = post(home, "--to", AGENT, "after the drop")
-        wait_until(lambda: not holder(lock), "the listener's death at its failpoint", 30)
-        log = (home / "test" / "panes" / f"{AGENT}.log").read_text()
+        dead = "the listener's death at its failpoint"
+        wait_until(lambda: not holder(lock), dead, 30, pane_log.read_text)
+        log = pane_log.read_text()
         assert first is not None and f"delivered {pid}" not in log  # it died at the drop
         [transcript] = (session.home / ".claude" / "projects").glob(
             f"*/{session.registry['sessionId']}.jsonl"
         )
         door = ("--door", "claude-inbox", "--socket", sock, "--transcript", str(transcript))
         with Listening(home, AGENT, *door) as bob:
-            bob.wait_err(f"seen {pid}", timeout=90)
+            bob.wait_err(f"seen {pid}", timeout=120)
             bob.stop()
         assert (1, 0) == taken(session, pid)
+        assert "too many undelivered peer messages queued" in session.transcript()
     finally:
         session.close()

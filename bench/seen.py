@@ -99,7 +99,10 @@ def burst(home: Path, count: int = BURST) -> dict[str, Any]:
         transcript = _transcript(session)
         socket_path = str(session.registry["messagingSocketPath"])
         door = ("--door", "claude-inbox", "--socket", socket_path, "--transcript", str(transcript))
-        lis = Proc([PY, "-m", "paneboard.listener", "listen", "--as", "bob", *door], env_for(home))
+        argv = [PY, "-m", "paneboard.listener", "listen", "--as", "bob", *door]
+        err = open(home / "listener.log", "wb")  # noqa: SIM115  # the child's, closed below
+        lis = Proc(argv, env_for(home), stderr=err.fileno())
+        err.close()
         wait_ready(home, "bob")
         session.type("hello")
         wait_until(lambda: _turns(transcript), "a first turn", 60, every=0.05)
@@ -119,7 +122,9 @@ def burst(home: Path, count: int = BURST) -> dict[str, Any]:
         ids = {p.id for p in prompts}
         log = home / "bench" / "log"
         seen = wait_until(lambda: _all_seen(log, ids), f"all {count} seen", 600, every=0.1)
-        return _burst_figures(transcript, ids, ts, seen)
+        figures = _burst_figures(transcript, ids, ts, seen)
+        retries = (home / "listener.log").read_text().count(" retry ")
+        return {**figures, "retries": retries}
     finally:
         if lis is not None:
             lis.stop()
@@ -137,10 +142,11 @@ def _burst_figures(
     transcript: Path, ids: set[str], ts: float, seen: dict[str, float]
 ) -> dict[str, Any]:
     taken: dict[str, int] = dict.fromkeys(ids, 0)
-    drops = 0
+    drops: list[str] = []
     for line in transcript.read_text().splitlines():
         record = json.loads(line)
-        drops += str(record.get("content", "")).startswith("Dropped a peer message")
+        if str(record.get("content", "")).startswith("Dropped a peer message"):
+            drops.append(str(record["content"]))
         for pid in prompt_ids([record]):
             if pid in taken:
                 taken[pid] += 1
@@ -149,7 +155,7 @@ def _burst_figures(
         "all_seen_s": max(seen.values()) - ts,
         "lost": sum(n == 0 for n in taken.values()),
         "duplicated": sum(n > 1 for n in taken.values()),
-        "drops_recorded": drops,
+        "drops_recorded": drops,  # Claude Code records one per run of drops
     }
 
 

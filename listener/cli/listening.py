@@ -140,7 +140,12 @@ def listen_command(args: Namespace) -> None:
     if seen is None and door.name in DOOR_AGENTS:
         print(
             f"paneboard listen {ctx.agent}@{ctx.board}: no --transcript: prompts will show as "
-            "delivered, never as seen",
+            "delivered, never as seen"
+            + (
+                " (delivered: the line was written; Claude Code's admission is not checked)"
+                if door.name == "claude-inbox"
+                else ""
+            ),
             file=sys.stderr,
             flush=True,
         )

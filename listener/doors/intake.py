@@ -35,6 +35,9 @@ from paneboard.state.transcript import FileWatch, LineReader, watch_file
 Verdict: TypeAlias = Literal["admitted", "held"]
 BUCKET = 30  # Claude Code's peer-message bucket: this many at once ...
 REFILL = 0.5  # ... then this many a second
+# Claude Code counts a line's token when it reads it, a little after it was sent, and that
+# lag varies; keeping half a token in hand (one second, once) absorbs it.
+RESERVE = 0.5
 ADMIT_WITHIN = 3.0  # an admitted line is enqueued within milliseconds; a dropped one never
 DROP_RUN = 60.0  # Claude Code records one drop per sender and reason a minute
 INFORMATIONAL = b'"informational"'  # the subtype of Claude Code's notes on peer messages
@@ -60,11 +63,11 @@ def drop_reason(content: str) -> str | None:
 
 
 def inbound_setting(project: Path) -> tuple[str, Path] | None:
-    """Where *project*'s Claude Code settings set ``crossSessionInbound`` to hold or refuse."""
-    for path in (
-        project / ".claude" / "settings.local.json",
-        project / ".claude" / "settings.json",
-    ):
+    """Where Claude Code's settings for *project* (its own, then the user's) set
+    ``crossSessionInbound`` to hold or refuse."""
+    folders = (project / ".claude", Path.home() / ".claude")
+    files = ("settings.local.json", "settings.json")
+    for path in (folder / name for folder in folders for name in files):
         try:
             value = json.loads(path.read_text()).get("crossSessionInbound")
         except (OSError, ValueError, AttributeError):
@@ -157,7 +160,8 @@ def _when(record: dict[str, Any]) -> float:
 
 
 class Pace:
-    """Claude Code's bucket as this sender sees it: *capacity* at once, then *refill* a second.
+    """Claude Code's bucket as this sender sees it: *capacity* at once, then *refill* a second
+    (less the reserve).
 
     `take()` waits for a token; `empty()` follows a drop for the rate limit (the session's
     bucket was spent, by this listener or another sender).
@@ -176,8 +180,9 @@ class Pace:
 
     async def take(self) -> None:
         self._fill()
-        if self.tokens < 1:
-            await anyio.sleep((1 - self.tokens) / self.refill)
+        need = min(self.capacity, 1 + RESERVE)
+        if self.tokens < need:
+            await anyio.sleep((need - self.tokens) / self.refill)
             self._fill()
         self.tokens -= 1
 

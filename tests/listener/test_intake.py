@@ -181,7 +181,7 @@ def test_a_prompt_already_enqueued_is_not_sent_again(tmp_path: Path) -> None:
 
 
 def test_the_pace_keeps_to_claude_codes_bucket() -> None:
-    """30 at once, then one every 2 s (virtual time)."""
+    """29 at once, then one a second later (half a token kept in hand), then one every 2 s."""
     times: list[float] = []
 
     async def main() -> None:
@@ -192,7 +192,7 @@ def test_the_pace_keeps_to_claude_codes_bucket() -> None:
 
     clock = trio.testing.MockClock(autojump_threshold=0)
     anyio.run(main, backend="trio", backend_options={"clock": clock})
-    assert [0.0] * 30 + [2.0, 4.0, 6.0] == [round(t - times[0], 3) for t in times]
+    assert [0.0] * 29 + [1.0, 3.0, 5.0, 7.0] == [round(t - times[0], 3) for t in times]
 
 
 def test_the_listener_retries_a_dropped_prompt_and_delivers_it_once(

@@ -197,6 +197,7 @@ def test_a_claude_listener_without_its_transcript_says_so(home: Path, tmp_path: 
         server.close()
     expected = (
         "paneboard listen bob@test: no --transcript: prompts will show as delivered, never as seen"
+        " (delivered: the line was written; Claude Code's admission is not checked)"
     )
     assert expected in bob.stderr_lines
 

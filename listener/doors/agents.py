@@ -137,7 +137,7 @@ class ClaudeInboxDoor(SocketDoor):
             if verdict is None:
                 self._not_taken(sent_at)
         if verdict == "held":
-            raise HeldByAgent(self.name, "crossSessionInbound: hold")
+            raise HeldByAgent(self.name, self.intake.held_why.get(prompt.id, "held"))
         return "accepted"
 
     def _not_taken(self, sent_at: float) -> None:

@@ -62,6 +62,15 @@ def drop_reason(content: str) -> str | None:
     return "dropped (" + content.split(": ", 1)[-1].rstrip(".")[:200] + ")"
 
 
+def held_reason(content: str) -> str:
+    """Why a "Held peer message" record says the message is held: ``crossSessionInbound:
+    hold`` for that setting, else Claude Code's own first sentence about it."""
+    why = content.split(" held). ", 1)[-1].split(" (", 1)[0].split(";", 1)[0].strip()
+    if '"crossSessionInbound" to "hold"' in why:
+        return "crossSessionInbound: hold"
+    return why[:200] or "held for its person"
+
+
 def inbound_setting(project: Path) -> tuple[str, Path] | None:
     """Where Claude Code's settings for *project* (its own, then the user's) set
     ``crossSessionInbound`` to hold or refuse."""
@@ -85,6 +94,7 @@ class Intake:
         self.project = project
         self.reader = LineReader(transcript, (NEEDLE, INFORMATIONAL))
         self.verdicts: dict[str, Verdict] = {}
+        self.held_why: dict[str, str] = {}  # why Claude Code holds a prompt, in short
         self.last_drop: tuple[float, str] | None = None  # (its time, the reason)
         self._watch: FileWatch | None = None
 
@@ -107,6 +117,7 @@ class Intake:
             if content.startswith("Held peer message"):
                 for pid in _HELD.findall(content):
                     self.verdicts.setdefault(pid, "held")
+                    self.held_why.setdefault(pid, held_reason(content))
             elif (reason := drop_reason(content)) is not None:
                 self.last_drop = (_when(record), reason)
 

@@ -15,7 +15,7 @@ import pytest
 import trio.testing
 
 from paneboard.listener.doors import ClaudeInboxDoor, HeldByAgent
-from paneboard.listener.doors.intake import Pace
+from paneboard.listener.doors.intake import Pace, held_reason
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Delivered, Prompt, Undelivered
@@ -34,7 +34,9 @@ def hold(text: str) -> list[dict[str, Any]]:
     first = text.splitlines()[0].replace("[paneboard]", "paneboard")
     content = (
         "Held peer message — from an unidentified session [verified pid 1]; "
-        f"preview: «{first}» …[6 lines] — not delivered to Claude (1 held)."
+        f"preview: «{first}» …[6 lines] — not delivered to Claude (1 held). This repository's"
+        ' settings set "crossSessionInbound" to "hold" (a repo may only tighten, so your own'
+        ' "accept" cannot override it); remove the repo setting.'
     )
     return [{"type": "system", "subtype": "informational", "content": content}]
 
@@ -218,3 +220,20 @@ def test_the_listener_retries_a_dropped_prompt_and_delivers_it_once(
         sum(isinstance(p, Undelivered) for p in posts),
     )
     assert 2 == len(server.texts)
+
+
+def test_the_reason_a_held_record_gives() -> None:
+    """The setting in short, as Claude Code 2.1.328 wrote it; any other cause in its words."""
+    real = (
+        "Held peer message — from an unidentified session [verified pid 13713]; preview: "
+        "«MSG-one» — not delivered to Claude (1 held). This repository's settings set "
+        '"crossSessionInbound" to "hold" (a repo may only tighten, so your own "accept" cannot '
+        "override it); remove the repo setting or exclude it with --setting-sources."
+    )
+    other = real.replace(
+        real.split(" held). ")[1], "Your permission mode differs from the sender's."
+    )
+    assert ["crossSessionInbound: hold", "Your permission mode differs from the sender's."] == [
+        held_reason(real),
+        held_reason(other),
+    ]

@@ -6,7 +6,9 @@ door exactly once: the delivered key is recorded after the door takes it, then a
 `delivered` receipt is posted. A failed delivery is retried with backoff, and holds
 back the prompts behind it; when the waits run out (or at once, for a door that
 cannot exist) an `undelivered` notice goes on the board and the prompt stays open
-for a later listener. SIGINT or SIGTERM: the delivery in flight finishes, then exit.
+for a later listener. A door whose agent holds the prompt for its person (`HeldByAgent`)
+has handed it over: the key is recorded and a `held` receipt posted instead. SIGINT or
+SIGTERM: the delivery in flight finishes, then exit.
 """
 
 from __future__ import annotations

@@ -120,3 +120,22 @@ def test_a_held_post_round_trips_through_the_log(home: Path) -> None:
     h = _held(pid)
     _write(home, h)
     assert h == [p for _, p in read_posts(home / "test" / "log")][-1]
+
+
+def test_top_shows_a_held_prompt_in_a_colour_of_its_own() -> None:
+    """`top`'s prompt row names the stage `held`, styled apart from `delivered`."""
+    from paneboard.listener.top.model import TopModel
+    from paneboard.listener.top.rows import STAGE_STYLE, PromptSource
+    from paneboard.protocol.posts import Prompt
+    from paneboard.state.fold import BoardState, apply
+
+    p = Prompt(**header("b", "alice", 1.0), to=("bob",), body="x")
+    h = Held(**header("b", "bob", 2.0), prompt=p.id, door="claude-inbox", by="agent", reason=REASON)
+    model = TopModel(BoardState())
+    items = [(0, p), (1, h)]
+    for seq, item in items:
+        apply(model.state, seq, item)
+    model.take(items, 3.0)
+    line = PromptSource(model, stale=300.0).line(0, 3.0)
+    [styled] = [line.plain[s.start : s.end] for s in line.spans if s.style == STAGE_STYLE["held"]]
+    assert ("held", True) == (styled, STAGE_STYLE["held"] != STAGE_STYLE["delivered"])

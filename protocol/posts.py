@@ -20,7 +20,6 @@ from paneboard.protocol import words
 
 Priority: TypeAlias = Literal["low", "normal", "high", "urgent"]
 Outcome: TypeAlias = Literal["accepted", "unknown"]
-HeldBy: TypeAlias = Literal["agent", "policy"]
 
 
 class _Post(msgspec.Struct, frozen=True, tag_field="kind"):
@@ -87,6 +86,9 @@ class Seen(_Post, frozen=True, tag="seen"):
     prompt: str
     door: str
     source: str
+
+
+HeldBy: TypeAlias = Literal["agent", "policy"]
 
 
 class Held(_Post, frozen=True, tag="held"):

@@ -139,3 +139,12 @@ def test_top_shows_a_held_prompt_in_a_colour_of_its_own() -> None:
     line = PromptSource(model, stale=300.0).line(0, 3.0)
     [styled] = [line.plain[s.start : s.end] for s in line.spans if s.style == STAGE_STYLE["held"]]
     assert ("held", True) == (styled, STAGE_STYLE["held"] != STAGE_STYLE["delivered"])
+
+
+def test_held_by_is_the_types_literal() -> None:
+    """`HELD_BY` and `HeldBy` name the same words."""
+    from typing import get_args
+
+    from paneboard.protocol import posts, words
+
+    assert words.HELD_BY == get_args(posts.HeldBy)

@@ -73,6 +73,7 @@ SCENARIOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
     "append-nats": lambda home, quick: natsbench.append_rate(home, 300 if quick else 2000, 1000),
     "top": top.top,
     "seen-claude": lambda home, quick: seen.claude(home, 3 if quick else 40),
+    "burst-claude": lambda home, quick: seen.burst(home, 60),
     "transcript": lambda home, quick: seen.transcript(home, 10 if quick else 100),
     "wake-cluster": lambda home, quick: clusterbench.wake(home, 200 if quick else 2000),
     "append-cluster": lambda home, quick: clusterbench.append_rate(
@@ -82,7 +83,7 @@ SCENARIOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
     "signing": signing.signing,
 }
 NEEDS_NATS = {"wake-nats", "append-nats", "wake-cluster", "append-cluster", "leader-loss"}
-NEEDS_CLAUDE = {"seen-claude"}
+NEEDS_CLAUDE = {"seen-claude", "burst-claude"}
 
 
 def machine() -> dict[str, Any]:

@@ -6,7 +6,9 @@ door exactly once: the delivered key is recorded after the door takes it, then a
 `delivered` receipt is posted. A failed delivery is retried with backoff, and holds
 back the prompts behind it; when the waits run out (or at once, for a door that
 cannot exist) an `undelivered` notice goes on the board and the prompt stays open
-for a later listener. SIGINT or SIGTERM: the delivery in flight finishes, then exit.
+for a later listener. A door whose agent holds the prompt for its person (`HeldByAgent`)
+has handed it over: the key is recorded and a `held` receipt posted instead. SIGINT or
+SIGTERM: the delivery in flight finishes, then exit.
 """
 
 from __future__ import annotations
@@ -25,13 +27,13 @@ import msgspec
 from anyio.abc import TaskStatus
 
 from paneboard.listener.context import header
-from paneboard.listener.doors import Door, Outcome
+from paneboard.listener.doors import Door, HeldByAgent, Outcome
 from paneboard.listener.doors.process import alive
 from paneboard.listener.seen import SeenTask, Sighting
 from paneboard.listener.view import BoardView
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import BoardIOError, DoorFailed, DoorUnavailable
-from paneboard.protocol.posts import Delivered, Post, Prompt, Undelivered, delivered_key
+from paneboard.protocol.posts import Delivered, Held, Post, Prompt, Undelivered, delivered_key
 from paneboard.state import checkpoint, presence
 from paneboard.state.abc import Store
 from paneboard.state.delivered import DeliveredKeys
@@ -238,11 +240,15 @@ class Listener:
                     _failpoint("after-door")
                     self._record(prompt, outcome)
                 return
+            except HeldByAgent as exc:
+                self._record_held(prompt, exc)
+                return
             except DoorUnavailable as exc:
                 failure = exc
                 break
             except DoorFailed as exc:
                 failure = exc
+                _failpoint("not-taken")
         assert failure is not None
         self._give_up(prompt, failure)
 
@@ -277,6 +283,20 @@ class Listener:
         )
         if self.seen is not None:
             self.seen.check()  # the agent may have recorded it already
+
+    def _record_held(self, prompt: Prompt, held: HeldByAgent) -> None:
+        """The agent has the text and holds it for its person: never send it again."""
+        self.keys.record(self._key(prompt))
+        self._post(
+            Held(
+                **header(self.settings.board, self.settings.agent, self.settings.now()),
+                prompt=prompt.id,
+                door=self.door.name,
+                by="agent",
+                reason=held.reason,
+            )
+        )
+        self.log(f"held {prompt.id} from {prompt.sender}: the agent holds it ({held.reason})")
 
     def _announce(self) -> None:
         """Write this pane's presence: a local file, and the store's presence bucket where it has

@@ -5,8 +5,10 @@ every body line starts with ``> ``, so a body cannot imitate it), starts a line 
 of a user-role record:
 
 - Claude Code's transcript: a ``"type": "user"`` record (a peer message, or the Stop hook's
-  block reason as the next user turn). ``queue-operation`` lines say a message is queued,
-  not seen, and are not read.
+  block reason as the next user turn), or an ``attachment`` of type ``queued_command`` (a
+  message that arrived while a tool ran, put before the model in that same turn, one
+  attachment per message). ``queue-operation`` lines say a message is queued, not seen,
+  and are not read; nor is a compacted session's summary (``isCompactSummary``).
 - a Codex rollout file: a ``response_item`` message with role ``user`` (a queued message
   once a turn runs it: ``task_started`` with ``turn_trigger: "queue"``, then this item).
 - Gemini CLI's chat file: a ``"type": "user"`` record (its ``warning`` records echo a block
@@ -54,6 +56,11 @@ def user_texts(record: dict[str, Any]) -> list[str]:
     if kind == "user" and not record.get("isCompactSummary"):
         message = record.get("message")  # Claude Code; Gemini CLI has the content at the top
         content = message.get("content") if isinstance(message, dict) else record.get("content")
+    elif kind == "attachment":  # Claude Code: a message taken while a tool ran
+        attachment = record.get("attachment")
+        if not (isinstance(attachment, dict) and attachment.get("type") == "queued_command"):
+            return []
+        content = attachment.get("prompt")
     elif kind == "user.message":  # Copilot CLI's events.jsonl
         data = record.get("data")
         content = data.get("content") if isinstance(data, dict) else None

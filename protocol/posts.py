@@ -88,6 +88,22 @@ class Seen(_Post, frozen=True, tag="seen"):
     source: str
 
 
+HeldBy: TypeAlias = Literal["agent", "policy"]
+
+
+class Held(_Post, frozen=True, tag="held"):
+    """Receipt: the prompt waits for a person's decision before it reaches the model.
+
+    *by* is ``agent`` (the agent holds it for its person, e.g. Claude Code's
+    ``crossSessionInbound: hold``) or ``policy`` (the recipient's paneboard policy).
+    """
+
+    prompt: str
+    door: str
+    by: HeldBy
+    reason: str
+
+
 class Header(TypedDict):
     """The fields every post starts with."""
 
@@ -98,7 +114,7 @@ class Header(TypedDict):
 
 
 # A new kind goes last here and in words.KINDS; an older reader skips its posts, with a warning.
-Post: TypeAlias = Prompt | Ack | Answer | Cancel | Delivered | Undelivered | Seen
+Post: TypeAlias = Prompt | Ack | Answer | Cancel | Delivered | Undelivered | Seen | Held
 KINDS = words.KINDS
 PRIORITY_RANK = words.PRIORITY_RANK
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 PRIORITIES = ("low", "normal", "high", "urgent")
 PRIORITY_RANK = {"urgent": 0, "high": 1, "normal": 2, "low": 3}  # catch-up order: urgent first
-KINDS = ("prompt", "ack", "answer", "cancel", "delivered", "undelivered", "seen")
+KINDS = ("prompt", "ack", "answer", "cancel", "delivered", "undelivered", "seen", "held")
 OUTCOMES = ("accepted", "unknown")
-OPEN_STAGES = ("posted", "delivered", "undelivered", "seen")  # a recipient may still close it
+HELD_BY = ("agent", "policy")  # who holds a prompt back: the agent itself, or paneboard's policy
+# A recipient may still close it:
+OPEN_STAGES = ("posted", "held", "delivered", "undelivered", "seen")
 HANDED_STAGES = ("delivered", "undelivered")  # a listener has tried the door
 CLOSED_STAGES = ("acked", "answered")  # the recipient closed it
 WAIT_UNTIL = ("delivered", "seen", "closed")

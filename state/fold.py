@@ -28,6 +28,7 @@ from paneboard.protocol.posts import (
     Answer,
     Cancel,
     Delivered,
+    Held,
     Post,
     Prompt,
     Seen,
@@ -37,6 +38,7 @@ from paneboard.protocol.words import CLOSED_STAGES, OPEN_STAGES
 
 Stage: TypeAlias = Literal[
     "posted",
+    "held",
     "delivered",
     "undelivered",
     "seen",
@@ -45,7 +47,7 @@ Stage: TypeAlias = Literal[
     "cancelled",
     "expired",
 ]
-AboutPrompt: TypeAlias = Ack | Answer | Cancel | Delivered | Undelivered | Seen
+AboutPrompt: TypeAlias = Ack | Answer | Cancel | Delivered | Undelivered | Seen | Held
 CLOSED = frozenset(CLOSED_STAGES)
 
 
@@ -62,6 +64,7 @@ class Recipient(msgspec.Struct):
     delivered_at: float | None = None  # the last `delivered` receipt's time
     seen_at: float | None = None  # the first `seen` receipt's time
     source: str | None = None  # the conversation file `seen` was read from
+    held_by: str | None = None  # who holds it back (`agent` or `policy`), while held
 
 
 class PromptState(msgspec.Struct):
@@ -131,9 +134,14 @@ def _apply_to(ps: PromptState, post: AboutPrompt) -> None:
         r.delivered_at = post.ts
         if r.stage != "seen":  # a later copy's receipt does not unsee the prompt
             r.stage, r.ts, r.door, r.reason = "delivered", post.ts, post.door, None
-            r.outcome = post.outcome
+            r.outcome, r.held_by = post.outcome, None
+    elif isinstance(post, Held):
+        if r.stage in ("posted", "undelivered"):  # held before it reached the model
+            r.stage, r.ts, r.door, r.reason = "held", post.ts, post.door, post.reason
+            r.held_by = post.by
     elif r.stage not in ("delivered", "seen"):
         r.stage, r.ts, r.door, r.reason = "undelivered", post.ts, post.door, post.reason
+        r.held_by = None
 
 
 def _seen(r: Recipient, post: Seen, still_open: bool) -> None:
@@ -143,6 +151,7 @@ def _seen(r: Recipient, post: Seen, still_open: bool) -> None:
     r.seen_at, r.source = post.ts, post.source
     if still_open and r.stage not in CLOSED:
         r.stage, r.ts, r.door, r.reason = "seen", post.ts, post.door, None
+        r.held_by = None
 
 
 def _finished(ps: PromptState) -> bool:

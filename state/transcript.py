@@ -39,15 +39,18 @@ class Mark(msgspec.Struct, frozen=True):
 
 
 class LineReader:
-    """Reads the lines appended to *path* since the offset; keeps those holding *needle*.
+    """Reads the lines appended to *path* since the offset; keeps those holding *needle* (or
+    any of several).
 
     The file stays open between reads (as ``tail -F`` keeps it), so a file deleted and
     created again is told apart from the old one even when the system reuses the inode.
     """
 
-    def __init__(self, path: Path, needle: bytes, mark: Mark | None = None) -> None:
+    def __init__(
+        self, path: Path, needle: bytes | tuple[bytes, ...], mark: Mark | None = None
+    ) -> None:
         self.path = path
-        self.needle = needle
+        self.needles = needle if isinstance(needle, tuple) else (needle,)
         self.inode: int | None = None
         self.offset = 0
         self.skipped = 0  # malformed or overlong lines
@@ -131,7 +134,7 @@ class LineReader:
             if len(line) > MAX_LINE:
                 self.skipped += 1
                 continue
-            if self.needle not in line:
+            if not any(needle in line for needle in self.needles):
                 continue
             try:
                 record = msgspec.json.decode(line)

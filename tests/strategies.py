@@ -6,7 +6,17 @@ import string
 
 from hypothesis import strategies as st
 
-from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt, Seen, Undelivered
+from paneboard.protocol.posts import (
+    Ack,
+    Answer,
+    Cancel,
+    Delivered,
+    Held,
+    Post,
+    Prompt,
+    Seen,
+    Undelivered,
+)
 
 NAME_CHARS = string.ascii_letters + string.digits + "._-"
 names = st.text(NAME_CHARS, min_size=1, max_size=64).filter(lambda s: not s.startswith("."))
@@ -45,4 +55,12 @@ posts: st.SearchStrategy[Post] = st.one_of(
     ),
     st.builds(Undelivered, **_header(), prompt=ids, door=names, reason=texts),
     st.builds(Seen, **_header(), prompt=ids, door=names, source=names),
+    st.builds(
+        Held,
+        **_header(),
+        prompt=ids,
+        door=names,
+        by=st.sampled_from(["agent", "policy"]),
+        reason=texts,
+    ),
 )

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from paneboard.listener.context import Context
 from paneboard.protocol.errors import BadInput, UnknownPost
 from paneboard.protocol.ids import check_ref
-from paneboard.protocol.posts import Answer, Post, Prompt, Seen, to_json
+from paneboard.protocol.posts import Answer, Held, Post, Prompt, Seen, to_json
 from paneboard.protocol.visible import one_line
 from paneboard.protocol.words import OPEN_STAGES
 from paneboard.state import tally
@@ -104,6 +104,8 @@ def describe(post: Post) -> str:
         return f"{head} on {post.prompt}: {summary(post.body)}"
     if isinstance(post, Seen):
         return f"{head} on {post.prompt}: {post.door}, in {post.source}"
+    if isinstance(post, Held):
+        return f"{head} on {post.prompt}: {post.door}, held by the {post.by} ({post.reason})"
     detail = (
         getattr(post, "reason", None) or getattr(post, "note", None) or getattr(post, "door", None)
     )

@@ -41,6 +41,7 @@ def make_door(
     timeout: float,
     command: Sequence[str],
     pid: int | None = None,
+    transcript: str | None = None,
 ) -> Door:
     """The door named on the command line, with its options checked."""
     if command and name != "exec":
@@ -70,7 +71,9 @@ def make_door(
             raise BadInput(
                 "--door claude-inbox needs --socket PATH or CLAUDE_CODE_MESSAGING_SOCKET"
             )
-        return ClaudeInboxDoor(Path(path), min(timeout, 10.0))
+        # The session's hooks run in its project folder, and so does a listener they start.
+        seen_in = Path(transcript).absolute() if transcript else None
+        return ClaudeInboxDoor(Path(path), min(timeout, 10.0), seen_in, Path.cwd())
     thread = thread or os.environ.get("CODEX_THREAD_ID")
     if not thread:
         raise BadInput("--door codex-queue needs --thread ID or CODEX_THREAD_ID")
@@ -159,12 +162,18 @@ def listen_command(args: Namespace) -> None:
         timeout=args.door_timeout,
         command=args.command,
         pid=args.parent_pid,
+        transcript=args.transcript,
     )
     seen = make_sighting(ctx, door, args.transcript)
     if seen is None and door.name in DOOR_AGENTS:
         print(
             f"paneboard listen {ctx.agent}@{ctx.board}: no --transcript: prompts will show as "
-            "delivered, never as seen",
+            "delivered, never as seen"
+            + (
+                " (delivered: the line was written; Claude Code's admission is not checked)"
+                if door.name == "claude-inbox"
+                else ""
+            ),
             file=sys.stderr,
             flush=True,
         )

@@ -26,13 +26,18 @@ def open_prompts(ctx: Context) -> list[Prompt]:
 
 
 def run_open(ctx: Context) -> None:
-    for p in open_prompts(ctx):
+    _, state = load(ctx)
+    prompts = open_for(state, ctx.agent, time.time())
+    held = {ps.prompt.id: ps.recipients[ctx.agent].stage == "held" for ps in prompts}
+    for p in (ps.prompt for ps in prompts):
         if ctx.json:
             emit(p)
         else:
+            mark = "  [held]" if held.get(p.id) else ""
             print(
                 one_line(f"{p.id}  {p.priority:<6}  from {p.sender:<12}  {clock(p.ts)}  ")
                 + summary(p.body)
+                + mark
             )
 
 
@@ -84,6 +89,8 @@ def status_lines(
             )
         elif r.stage == "seen":
             extra = f"  via {r.door}, in {r.source}" + seen_after(r)
+        elif r.stage == "held" and r.ts is not None:
+            extra = f"  {held_line(r, now)}"
         when = (
             clock(p.expires)
             if r.stage == "expired" and p.expires
@@ -95,6 +102,12 @@ def status_lines(
         )
         lines.append(one_line(f"  {name:<16} {r.stage:<11} {when}{extra}"))
     return lines
+
+
+def held_line(r: Recipient, now: float) -> str:
+    """ "held by the agent (crossSessionInbound: hold) since 12:01:03 (40 s ago), via …"."""
+    since = f"since {clock(r.ts)} ({ago(now - r.ts)})" if r.ts is not None else ""
+    return f"held by the {r.held_by or 'agent'} ({r.reason}) {since}, via {r.door}"
 
 
 def not_seen_yet(r: Recipient, now: float) -> str:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from argparse import Namespace
 
 from paneboard.listener.cli.board import emit
 from paneboard.listener.context import Context
 from paneboard.protocol.visible import one_line
 from paneboard.state import presence
+from paneboard.state.fold import BoardState, fold, stage
 from paneboard.state.panelock import holder
 
 
@@ -23,11 +25,24 @@ def _remote_presences(ctx: Context) -> dict[str, presence.Presence]:
     return out
 
 
+def _held(state: BoardState) -> dict[str, int]:
+    """How many open prompts each recipient's agent (or policy) holds for a person."""
+    now = time.time()
+    counts: dict[str, int] = {}
+    for ps in state.prompts.values():
+        for name in ps.recipients:
+            if stage(ps, name, now) == "held":
+                counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
 def who(ctx: Context) -> list[dict[str, object]]:
     """`who --json`: the board's agents; for each, whether a listener holds its pane, its door,
     and its last delivery."""
     agents: dict[str, None] = {}
-    for _, post in ctx.store().read_all():
+    posts = list(ctx.store().read_all())
+    held = _held(fold(posts))
+    for _, post in posts:
         agents[post.sender] = None
         for name in getattr(post, "to", ()):
             agents[name] = None
@@ -52,6 +67,7 @@ def who(ctx: Context) -> list[dict[str, object]]:
                 "pid": pid if pid and pid > 0 else None,
                 "door": seen.door if seen and pid else None,
                 "last_delivery": seen.last_delivery if seen else None,
+                "held": held.get(name, 0),
             }
         )
     return rows
@@ -66,7 +82,9 @@ def who_line(row: dict[str, object]) -> str:
     )
     when = row["last_delivery"]
     last = f"  last delivery {clock(when)}" if isinstance(when, float) and when else ""
-    return one_line(f"{row['agent']:<20} {state}{last}")
+    count = row.get("held")
+    waiting = f"  {count} held for a person" if isinstance(count, int) and count else ""
+    return one_line(f"{row['agent']:<20} {state}{last}{waiting}")
 
 
 def run_who(ctx: Context) -> None:

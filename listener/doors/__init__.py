@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from paneboard.listener.doors.agents import ClaudeInboxDoor, CodexQueueDoor, check_socket
-from paneboard.listener.doors.base import Door, Outcome
+from paneboard.listener.doors.base import Door, HeldByAgent, Outcome
 from paneboard.listener.doors.opencode import OpenCodeDoor
 from paneboard.listener.doors.simple import ExecDoor, MaildirDoor, StdoutDoor
 
@@ -12,6 +12,7 @@ __all__ = [
     "CodexQueueDoor",
     "Door",
     "ExecDoor",
+    "HeldByAgent",
     "MaildirDoor",
     "OpenCodeDoor",
     "Outcome",

@@ -6,6 +6,7 @@ import errno
 import os
 import re
 import stat
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -14,7 +15,8 @@ import msgspec
 from anyio.abc import ByteStream
 
 from paneboard.listener.codex import CodexThread, codex_home, thread_loaded
-from paneboard.listener.doors.base import Outcome
+from paneboard.listener.doors.base import HeldByAgent, Outcome
+from paneboard.listener.doors.intake import ADMIT_WITHIN, Intake, Pace
 from paneboard.listener.doors.process import child_env, run_command
 from paneboard.listener.doors.simple import _which
 from paneboard.protocol.errors import DoorFailed, DoorUnavailable
@@ -96,10 +98,54 @@ class SocketDoor:
 
 
 class ClaudeInboxDoor(SocketDoor):
-    """One JSON user message on a Claude Code session's inbox socket."""
+    """One JSON user message on a Claude Code session's inbox socket.
+
+    With the session's *transcript*, a prompt counts as delivered once the transcript shows
+    it enqueued (Claude Code admitted it); one it held raises `HeldByAgent`; one it dropped
+    or refused is `DoorFailed` naming Claude Code's reason (or `DoorUnavailable` for a
+    standing refusal). Without one, the line written is all there is to go on. Either way the
+    sends keep to Claude Code's bucket (`Pace`).
+    """
 
     name = "claude-inbox"
     line_is = "message"
+
+    def __init__(
+        self,
+        socket: Path,
+        timeout: float,
+        transcript: Path | None = None,
+        project: Path | None = None,
+        admit_within: float = ADMIT_WITHIN,
+    ) -> None:
+        super().__init__(socket, timeout)
+        self.intake = None if transcript is None else Intake(transcript, project)
+        self.pace = Pace()
+        self.admit_within = admit_within
+
+    async def deliver(self, prompt: Prompt, text: str, agent: str) -> Outcome:
+        if self.intake is None:
+            await self.pace.take()
+            return await super().deliver(prompt, text, agent)
+        await self.intake.catch_up()
+        verdict = self.intake.verdicts.get(prompt.id)  # it may have it already (a crash)
+        if verdict is None:
+            await self.pace.take()
+            sent_at = time.time()
+            await super().deliver(prompt, text, agent)
+            verdict = await self.intake.wait_verdict(prompt.id, self.admit_within)
+            if verdict is None:
+                self._not_taken(sent_at)
+        if verdict == "held":
+            raise HeldByAgent(self.name, self.intake.held_why.get(prompt.id, "held"))
+        return "accepted"
+
+    def _not_taken(self, sent_at: float) -> None:
+        assert self.intake is not None
+        reason, for_good = self.intake.why_not(sent_at, self.admit_within)
+        if reason.startswith("Claude Code dropped it: rate-limited"):
+            self.pace.empty()
+        raise (DoorUnavailable if for_good else DoorFailed)(self.name, reason)
 
     def _line(self, prompt: Prompt, text: str) -> bytes:
         return msgspec.json.encode({"type": "user", "message": {"role": "user", "content": text}})

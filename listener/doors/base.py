@@ -2,7 +2,9 @@
 
 `deliver()` returns the outcome (``accepted``, or ``unknown`` when a command ran out
 of time after it may have acted) or raises `DoorFailed` (nothing was handed over:
-retry) or `DoorUnavailable` (the door cannot exist: do not wait to retry).
+retry) or `DoorUnavailable` (the door cannot exist: do not wait to retry). A door whose
+agent can hold what it took for its person raises `HeldByAgent`: the agent has the text, so
+the listener records the key and posts `held`, and does not send it again.
 """
 
 from __future__ import annotations
@@ -11,7 +13,16 @@ from typing import Protocol
 
 from paneboard.protocol.posts import Outcome, Prompt
 
-__all__ = ["Door", "Outcome"]
+__all__ = ["Door", "HeldByAgent", "Outcome"]
+
+
+class HeldByAgent(Exception):
+    """The agent took the prompt and holds it for its person (*reason* says why)."""
+
+    def __init__(self, door: str, reason: str) -> None:
+        super().__init__(f"door {door}: held by the agent ({reason})")
+        self.door = door
+        self.reason = reason
 
 
 class Door(Protocol):

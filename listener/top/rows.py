@@ -23,6 +23,7 @@ from paneboard.state.fold import stage
 PRIORITY_STYLE = {"urgent": "bold red", "high": "bold yellow", "normal": "", "low": "dim"}
 STAGE_STYLE = {
     "posted": "cyan",
+    "held": "bold yellow",  # a person has to act
     "delivered": "blue",
     "undelivered": "bold magenta",
     "seen": "green",
@@ -32,7 +33,13 @@ STAGE_STYLE = {
     "expired": "dim",
 }
 STALE_STYLE = "bold white on red"
-KIND_STYLE = {"prompt": "bold", "answer": "green", "ack": "green", "undelivered": "magenta"}
+KIND_STYLE = {
+    "prompt": "bold",
+    "answer": "green",
+    "ack": "green",
+    "undelivered": "magenta",
+    "held": "yellow",
+}
 
 
 def one_line(text: str, width: int = 200) -> str:

@@ -10,6 +10,10 @@ answered by calling that tool for the prompt's id (see "paneboard's MCP tools" b
 A turn's request (one that offers tools) whose last user text holds ``PB-SLOW-<n>`` is
 answered after n seconds (a busy session); LOG gets ``{"slow": TIME}`` as it starts holding the
 answer back and ``{"done": TIME}`` as the answer goes out.
+
+A turn's request offering Bash whose last user text holds ``PB-SLEEP-<n>`` (and no tool result
+yet) is answered with a Bash `tool_use` running ``sleep n`` (a session busy in a tool); LOG gets
+``{"sleep": TIME}`` as that call goes out. The request carrying the tool's result gets "OK".
 """
 
 from __future__ import annotations
@@ -24,6 +28,18 @@ from tests.real import stand_in
 
 _ANSWER_LINE = re.compile(r"^\s*(\S+ answer \S+ .*) 'YOUR ANSWER'$", re.MULTILINE)
 _MOCK_ANSWER = re.compile(r"^> MOCK-ANSWER: (.+)$", re.MULTILINE)
+_SLEEP = re.compile(r"PB-SLEEP-(\d+(?:\.\d+)?)")
+
+
+def _offers(req: dict[str, Any], tool: str) -> bool:
+    return any(isinstance(t, dict) and t.get("name") == tool for t in req.get("tools") or [])
+
+
+def _has_result(message: dict[str, Any]) -> bool:
+    """Whether a user message carries a tool's result (the turn goes on after a tool call)."""
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    return any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
 
 
 def answer_command(req: dict[str, Any], text: str) -> str | None:
@@ -152,6 +168,11 @@ class Handler(stand_in.Handler):
                 events = tool_use_events(req.get("model", "stand-in"), call)
                 return self._send(events, "text/event-stream")
 
+        sleep = _SLEEP.search(_text(users[-1])) if users and not _has_result(users[-1]) else None
+        if sleep and req.get("stream") and _offers(req, "Bash"):
+            self._write({"sleep": time.time()})
+            command = f"sleep {sleep.group(1)}"
+            return self._send(_tool_use(req.get("model", "stand-in"), command), "text/event-stream")
         slow = re.search(r"PB-SLOW-(\d+(?:\.\d+)?)", _text(users[-1]) if users else "")
         if slow and req.get("tools"):  # the session's turn, not its side requests (a title)
             self._write({"slow": time.time()})

@@ -47,7 +47,7 @@ def load(path: Path, store: Store) -> BoardState | None:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         with os.fdopen(fd, "rb") as f:
             cp = msgspec.msgpack.decode(f.read(), type=Checkpoint)
-    except (OSError, msgspec.DecodeError):
+    except Exception:  # noqa: BLE001  # any checkpoint that cannot be read means a cold fold
         return None
     if (
         cp.version != VERSION

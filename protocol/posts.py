@@ -22,6 +22,7 @@ from paneboard.protocol import words
 from paneboard.protocol.ids import ID_PATTERN
 from paneboard.protocol.names import (
     BODY_MAX,
+    NAME_MAX,
     NAME_PATTERN,
     RECIPIENTS_MAX,
     TEXT_MAX,
@@ -36,7 +37,8 @@ Name: TypeAlias = Annotated[str, msgspec.Meta(pattern=NAME_PATTERN)]
 Id: TypeAlias = Annotated[str, msgspec.Meta(pattern=ID_PATTERN)]
 Time: TypeAlias = Annotated[float, msgspec.Meta(ge=0, le=TIME_MAX)]  # finite: no nan, no inf
 Body: TypeAlias = Annotated[str, msgspec.Meta(max_length=BODY_MAX)]
-Text: TypeAlias = Annotated[str, msgspec.Meta(max_length=TEXT_MAX)]  # a note, a reason
+Text: TypeAlias = Annotated[str, msgspec.Meta(max_length=TEXT_MAX)]  # a notice's reason
+Word: TypeAlias = Annotated[str, msgspec.Meta(min_length=1, max_length=NAME_MAX)]  # door, source
 Recipients: TypeAlias = Annotated[
     tuple[Name, ...], msgspec.Meta(min_length=1, max_length=RECIPIENTS_MAX)
 ]
@@ -84,7 +86,7 @@ class Delivered(_Post, frozen=True, tag="delivered"):
     """Receipt: a door took the prompt (written under the recipient's name)."""
 
     prompt: Id
-    door: Name
+    door: Word
     outcome: Outcome = "accepted"
 
 
@@ -92,7 +94,7 @@ class Undelivered(_Post, frozen=True, tag="undelivered"):
     """Notice: no door could take the prompt; it stays open."""
 
     prompt: Id
-    door: Name
+    door: Word
     reason: Text
 
 
@@ -104,8 +106,8 @@ class Seen(_Post, frozen=True, tag="seen"):
     """
 
     prompt: Id
-    door: Name
-    source: Name
+    door: Word
+    source: Word
 
 
 class Header(TypedDict):

@@ -158,17 +158,17 @@ def test_who_lists_only_checked_names_and_skips_a_hostile_presence(board: Board)
 
 
 def test_doctor_counts_the_damaged_records(board: Board) -> None:
-    """`doctor` reads the whole board, says how many records it skipped, and warns."""
+    """`doctor` reads the whole board, exits 0, and its board line warns with the count."""
     done = run_cli(board.home, "doctor", "--as", "bob")
-    [line] = [line for line in done.stdout.splitlines() if line.startswith("warn  board")]
-    counted = (
-        f"{len(CORPUS)} damaged span(s) skipped"
-        if not board.url
-        else (f"{len(CORPUS)} damaged record(s) skipped")
-    )
-    assert counted in line
+    [line] = [line for line in done.stdout.splitlines() if " board " in line]
+    if board.url:
+        assert line.startswith("warn  board    `test` on ")
+        assert f": 3 posts, {len(CORPUS)} damaged record(s) skipped; " in line
+    else:
+        size = (board.home / "test" / "log").stat().st_size
+        assert f"warn  board    `test`: 3 records, {size} bytes, 20 damaged span(s) skipped" == line
     local_presence = {w for w in board.presence if "presence of" not in w}
-    assert local_presence == warning_lines(done.stderr)
+    assert (0, local_presence) == (done.returncode, warning_lines(done.stderr))
 
 
 def test_compact_drops_the_damaged_records(board: Board) -> None:
@@ -292,3 +292,12 @@ def test_post_refuses_more_than_100_recipients(home: Path) -> None:
     assert not (home / "test" / "log").exists()
     at_limit = run_cli(home, "post", "--as", "alice", *to[:200], "hi")
     assert 0 == at_limit.returncode, at_limit.stderr
+
+
+@pytest.mark.parametrize("ts", [float("inf"), float("-inf"), float("nan"), 1e300, -1e20])
+def test_a_time_no_clock_can_show_is_printed_as_a_question_mark(ts: float) -> None:
+    """The command line's and `top`'s clocks never raise on a time (a checkpoint, a presence)."""
+    from paneboard.listener.cli.board import clock
+    from paneboard.listener.top.rows import clock as top_clock
+
+    assert ("?", "?") == (clock(ts), top_clock(ts))

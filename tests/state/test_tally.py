@@ -1,4 +1,4 @@
-"""The open-prompt tally: a file per sender, named only from a checked name, never through a link."""
+"""The open-prompt tally: named only from a checked name, never written through a link."""
 
 from __future__ import annotations
 

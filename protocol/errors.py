@@ -92,10 +92,12 @@ class DoorUnavailable(DoorFailed):
 
 
 class DamagedRecord(UserWarning):
-    """A damaged span of a board log was skipped."""
+    """A damaged span of a board log was skipped (*reason*: why its record is not a post)."""
 
-    def __init__(self, path: str, start: int, end: int) -> None:
-        super().__init__(f"{path}: skipped {end - start} damaged bytes at offset {start}")
+    def __init__(self, path: str, start: int, end: int, reason: str = "") -> None:
+        because = f" ({reason})" if reason else ""
+        super().__init__(f"{path}: skipped {end - start} damaged bytes at offset {start}{because}")
         self.path = path
         self.start = start
         self.end = end
+        self.reason = reason

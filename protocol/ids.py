@@ -13,6 +13,7 @@ ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 ID_LENGTH = 26
 PREFIX_MIN = 4
 _ALLOWED = frozenset(ALPHABET)
+ID_PATTERN = f"^[{ALPHABET}]{{{ID_LENGTH}}}\\Z"  # a whole id, for the decoder
 
 
 def new_id(ts: float, entropy: bytes) -> str:

@@ -6,7 +6,12 @@ from paneboard.protocol.errors import BadInput
 
 NAME_MAX = 64
 BODY_MAX = 256 * 1024
+RECIPIENTS_MAX = 100  # recipients of one prompt
+TEXT_MAX = 64 * 1024  # a notice's reason
+TIME_MAX = 253_402_300_799.0  # the last second of the year 9999: every clock can show it
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+# `check_name`'s rule as the decoder checks it (msgspec searches: hence ^ and \Z, not $).
+NAME_PATTERN = rf"^[A-Za-z0-9_-][A-Za-z0-9._-]{{0,{NAME_MAX - 1}}}\Z"
 from paneboard.protocol.words import PRIORITIES
 
 
@@ -26,6 +31,11 @@ def check_name(what: str, value: str) -> str:
     return value
 
 
+def is_name(value: str) -> bool:
+    """Whether `check_name` accepts *value*."""
+    return 0 < len(value) <= NAME_MAX and value[0] != "." and _NAME_CHARS.issuperset(value)
+
+
 def to_name(raw: str) -> str:
     """Make any string a valid name: other characters become `-`, cut to 64 (`default` if empty)."""
     name = "".join(c if c in _NAME_CHARS else "-" for c in raw)[:NAME_MAX].lstrip(".")
@@ -43,6 +53,13 @@ def check_body(what: str, body: str) -> str:
     if size > BODY_MAX:
         raise BadInput(f"{what} is {size} bytes; the limit is {BODY_MAX} (256 KiB)")
     return body
+
+
+def check_recipients(names: list[str]) -> list[str]:
+    """Return *names* (already checked one by one) if there are at most `RECIPIENTS_MAX`."""
+    if len(names) > RECIPIENTS_MAX:
+        raise BadInput(f"{len(names)} recipients; a prompt may have at most {RECIPIENTS_MAX}")
+    return names
 
 
 def check_priority(value: str) -> str:

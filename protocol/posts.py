@@ -5,75 +5,97 @@ Schema evolution (a log written today is read by every later version):
 - a new field goes last in its Struct and carries a default;
 - a field's name and type never change; a kind is never renamed;
 - readers skip fields they do not know (msgspec's default), so an older reader
-  reads a newer writer's posts.
+  reads a newer writer's posts;
+- a field's constraints (the aliases below) are checked as it decodes: a record that breaks
+  them is damaged, and readers skip it. A constraint is only ever loosened.
 
 The log stores msgpack; ``--json`` output is JSON of the same Structs.
 """
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias, TypedDict
+from typing import Annotated, Literal, TypeAlias, TypedDict
 
 import msgspec
 
 from paneboard.protocol import words
+from paneboard.protocol.ids import ID_PATTERN
+from paneboard.protocol.names import (
+    BODY_MAX,
+    NAME_MAX,
+    NAME_PATTERN,
+    RECIPIENTS_MAX,
+    TEXT_MAX,
+    TIME_MAX,
+)
 
 Priority: TypeAlias = Literal["low", "normal", "high", "urgent"]
 Outcome: TypeAlias = Literal["accepted", "unknown"]
 
+# What a field may hold, checked by the decoder (one definition each: names.py, ids.py).
+Name: TypeAlias = Annotated[str, msgspec.Meta(pattern=NAME_PATTERN)]
+Id: TypeAlias = Annotated[str, msgspec.Meta(pattern=ID_PATTERN)]
+Time: TypeAlias = Annotated[float, msgspec.Meta(ge=0, le=TIME_MAX)]  # finite: no nan, no inf
+Body: TypeAlias = Annotated[str, msgspec.Meta(max_length=BODY_MAX)]
+Text: TypeAlias = Annotated[str, msgspec.Meta(max_length=TEXT_MAX)]  # a notice's reason
+Word: TypeAlias = Annotated[str, msgspec.Meta(min_length=1, max_length=NAME_MAX)]  # door, source
+Recipients: TypeAlias = Annotated[
+    tuple[Name, ...], msgspec.Meta(min_length=1, max_length=RECIPIENTS_MAX)
+]
+
 
 class _Post(msgspec.Struct, frozen=True, tag_field="kind"):
-    id: str
-    board: str
-    sender: str
-    ts: float
+    id: Id
+    board: Name
+    sender: Name
+    ts: Time
 
 
 class Prompt(_Post, frozen=True, tag="prompt"):
     """Work for one or more recipients."""
 
-    to: tuple[str, ...]
-    body: str
+    to: Recipients
+    body: Body
     priority: Priority = "normal"
-    thread: str | None = None
-    reply_to: str | None = None
-    expires: float | None = None
+    thread: Name | None = None
+    reply_to: Id | None = None
+    expires: Time | None = None
 
 
 class Ack(_Post, frozen=True, tag="ack"):
     """A recipient closes a prompt."""
 
-    prompt: str
-    note: str | None = None
+    prompt: Id
+    note: Body | None = None
 
 
 class Answer(_Post, frozen=True, tag="answer"):
     """A recipient closes a prompt with an answer."""
 
-    prompt: str
-    body: str
+    prompt: Id
+    body: Body
 
 
 class Cancel(_Post, frozen=True, tag="cancel"):
     """The sender withdraws a prompt."""
 
-    prompt: str
+    prompt: Id
 
 
 class Delivered(_Post, frozen=True, tag="delivered"):
     """Receipt: a door took the prompt (written under the recipient's name)."""
 
-    prompt: str
-    door: str
+    prompt: Id
+    door: Word
     outcome: Outcome = "accepted"
 
 
 class Undelivered(_Post, frozen=True, tag="undelivered"):
     """Notice: no door could take the prompt; it stays open."""
 
-    prompt: str
-    door: str
-    reason: str
+    prompt: Id
+    door: Word
+    reason: Text
 
 
 class Seen(_Post, frozen=True, tag="seen"):
@@ -83,9 +105,9 @@ class Seen(_Post, frozen=True, tag="seen"):
     the file it was read from (``claude-transcript``, ``codex-rollout``, ...).
     """
 
-    prompt: str
-    door: str
-    source: str
+    prompt: Id
+    door: Word
+    source: Word
 
 
 HeldBy: TypeAlias = Literal["agent", "policy"]
@@ -130,8 +152,27 @@ def encode(post: Post) -> bytes:
 
 
 def decode(payload: bytes | memoryview) -> Post:
-    """One post from its msgpack payload; raises ``msgspec.DecodeError``."""
-    return _decoder.decode(payload)
+    """One post from its msgpack payload, its constraints checked.
+
+    Raises ``msgspec.DecodeError`` (``ValidationError`` for a broken constraint) and nothing
+    else: what a hostile payload makes msgspec raise (``RecursionError`` for deep nesting, ...)
+    becomes one, so a reader that skips a damaged record skips this one too.
+    """
+    try:
+        return _decoder.decode(payload)
+    except msgspec.DecodeError:
+        raise
+    except Exception as exc:  # noqa: BLE001  # any failure to decode one record is damage
+        raise msgspec.DecodeError(f"{type(exc).__name__}: {exc}") from None
+
+
+def damage_reason(exc: Exception) -> str:
+    """Why a payload is not a post, short, for the warning that skips it."""
+    head, _, where = str(exc).partition(" - at `$.")
+    if " matching regex " in head:
+        head = head.partition(" matching regex ")[0] + " of the allowed form"
+    reason = f"`{where.rstrip('`')}`: {head}" if where else head
+    return reason if len(reason) <= 120 else reason[:119] + "…"
 
 
 def to_json(obj: object) -> bytes:
@@ -140,7 +181,13 @@ def to_json(obj: object) -> bytes:
 
 
 def from_json(data: bytes | str) -> Post:
-    return _json_decoder.decode(data)
+    """One post from JSON, checked as `decode` checks it (and raising as it does)."""
+    try:
+        return _json_decoder.decode(data)
+    except msgspec.DecodeError:
+        raise
+    except Exception as exc:  # noqa: BLE001  # any failure to decode one record is damage
+        raise msgspec.DecodeError(f"{type(exc).__name__}: {exc}") from None
 
 
 def delivered_key(board: str, sender: str, prompt_id: str) -> str:

@@ -14,6 +14,7 @@ import msgspec
 from paneboard.state.abc import Store
 from paneboard.state.files import write_atomic
 from paneboard.state.fold import BoardState
+from paneboard.state.log import open_regular
 
 VERSION = 3  # 3: recipients carry `seen`
 
@@ -44,10 +45,12 @@ def start_state(path: Path, store: Store, agent: str) -> BoardState:
 def load(path: Path, store: Store) -> BoardState | None:
     """The checkpointed state, if it still describes a prefix of *store*; else None."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = open_regular(path)
+        if fd is None:
+            return None
         with os.fdopen(fd, "rb") as f:
             cp = msgspec.msgpack.decode(f.read(), type=Checkpoint)
-    except (OSError, msgspec.DecodeError):
+    except Exception:  # noqa: BLE001  # any checkpoint that cannot be read means a cold fold
         return None
     if (
         cp.version != VERSION

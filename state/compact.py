@@ -23,7 +23,7 @@ from paneboard.protocol.words import CLOSED_STAGES
 from paneboard.state.files import write_atomic
 from paneboard.state.fold import BoardState, apply, expired
 from paneboard.state.framing import frame, generation_record
-from paneboard.state.log import LogReader
+from paneboard.state.log import LogReader, open_regular
 
 
 class Compacted(msgspec.Struct):
@@ -37,10 +37,9 @@ class Compacted(msgspec.Struct):
 def compact(log: Path, now: float, archive: Path | None = None) -> Compacted:
     """Rewrite *log* in place keeping only open prompts and their posts; return what it did."""
     started = time.perf_counter()
-    try:
-        fd = os.open(log, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as exc:
-        raise BoardIOError(f"cannot open {log}: {exc.strerror}") from exc
+    fd = open_regular(log, os.O_RDWR)
+    if fd is None:
+        raise BoardIOError(f"cannot open {log}: No such file or directory")
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         before = os.fstat(fd).st_size

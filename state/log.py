@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,9 +12,9 @@ from pathlib import Path
 import msgspec
 
 from paneboard.protocol.errors import BoardIOError, DamagedRecord
-from paneboard.protocol.posts import Post, decode, encode
+from paneboard.protocol.posts import Post, damage_reason, decode, encode
 from paneboard.state.append import append_payloads
-from paneboard.state.framing import generation_of, scan
+from paneboard.state.framing import OVERHEAD, generation_of, scan
 
 CHUNK = 4 << 20
 
@@ -33,6 +34,7 @@ class LogReader:
         self.inode: int | None = None
         self.replaced = False  # set when the log was replaced (compacted) since the last read
         self.generation: str | None = None  # named by the log's first record (framing.py)
+        self.damaged = 0  # records skipped because they are not posts (framing's spans aside)
 
     def read_new(self) -> list[tuple[int, Post]]:
         """Every complete record after the offset, as (offset, post); advances the offset."""
@@ -43,12 +45,9 @@ class LogReader:
 
         The offset advances as each batch is handed out.
         """
-        try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except FileNotFoundError:
+        fd = open_regular(self.path)
+        if fd is None:
             return
-        except OSError as exc:
-            raise BoardIOError(f"cannot read {self.path}: {exc.strerror}") from exc
         try:
             st = os.fstat(fd)
             if self.inode is not None and st.st_ino != self.inode:
@@ -97,11 +96,30 @@ class LogReader:
                 continue
             try:
                 out.append((offset, decode(payload)))
-            except msgspec.DecodeError:
+            except msgspec.DecodeError as exc:  # the only error `decode` raises
+                self.damaged += 1
+                end = offset + len(payload) + OVERHEAD
                 warnings.warn(
-                    DamagedRecord(str(self.path), offset, offset + len(payload)), stacklevel=4
+                    DamagedRecord(str(self.path), offset, end, damage_reason(exc)), stacklevel=4
                 )
         return out
+
+
+def open_regular(path: Path, flags: int = os.O_RDONLY) -> int | None:
+    """*path* opened without following a link or blocking on a FIFO; None if it is missing.
+
+    Anything but a regular file is refused (`BoardIOError`).
+    """
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise BoardIOError(f"cannot read {path}: {exc.strerror}") from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise BoardIOError(f"cannot read {path}: not a regular file")
+    return fd
 
 
 def _read_locked(fd: int, start: int) -> bytes:

@@ -40,7 +40,7 @@ import msgspec
 from nats import errors as nats_errors
 
 from paneboard.protocol.errors import BadInput, BoardIOError, DamagedRecord, PaneboardError
-from paneboard.protocol.posts import Post, decode, encode
+from paneboard.protocol.posts import Post, damage_reason, decode, encode
 from paneboard.state.natsurl import parse_url, shown
 
 if TYPE_CHECKING:
@@ -252,13 +252,19 @@ class NatsStore:
 
     def check(self) -> tuple[str, str]:
         """For `doctor`: the board's posts, and its stream's replicas, cluster, leader, lags."""
+        import warnings
+
         try:
-            count = len(self.read_all())
+            with warnings.catch_warnings(record=True) as damaged:
+                warnings.simplefilter("always", DamagedRecord)
+                count = len(self.read_all())
             report = self.stream_report()
         except PaneboardError as exc:
             return "fail", str(exc)
-        level = "ok" if report.healthy else "warn"
-        return level, f"`{self.board}` on {shown(self.url)}: {count} posts; {report.text()}"
+        level = "ok" if report.healthy and not damaged else "warn"
+        skipped = f", {len(damaged)} damaged record(s) skipped" if damaged else ""
+        found = f"{count} posts{skipped}; {report.text()}"
+        return level, f"`{self.board}` on {shown(self.url)}: {found}"
 
     def append(
         self,
@@ -393,12 +399,15 @@ class NatsStore:
             keys = await kv.keys()
         except NoKeysError:
             return {}
+        from paneboard.protocol.names import is_name
+
         out = {}
         for key in keys:
-            if key.startswith(f"{self.stream}."):
+            agent = key[len(self.stream) + 1 :]
+            if key.startswith(f"{self.stream}.") and is_name(agent):  # a key is input too
                 entry = await kv.get(key)
                 if entry.value:
-                    out[key[len(self.stream) + 1 :]] = entry.value
+                    out[agent] = entry.value
         return out
 
 
@@ -499,6 +508,7 @@ class NatsFollower:
         self.store = store
         self._position = max(position, 1)
         self.replaced = False
+        self.damaged = 0  # messages skipped because they are not posts
         self._buffer: collections.deque[tuple[int, bytes]] = collections.deque()
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
@@ -547,10 +557,12 @@ class NatsFollower:
             self._position = seq + 1
             try:
                 batch.append((seq, decode(data)))
-            except msgspec.DecodeError:
+            except msgspec.DecodeError as exc:  # the only error `decode` raises
                 import warnings
 
-                warnings.warn(DamagedRecord(f"{self.store.stream}", seq, seq + 1), stacklevel=2)
+                self.damaged += 1
+                damage = DamagedRecord(self.store.stream, seq, seq + 1, damage_reason(exc))
+                warnings.warn(damage, stacklevel=2)
             if len(batch) >= 5000:
                 yield batch
                 batch = []

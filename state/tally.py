@@ -11,6 +11,7 @@ makes the limit looser or stricter for a while, and never loses a post.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from paneboard.protocol.errors import BadInput, BoardIOError
+from paneboard.protocol.names import check_name
 from paneboard.state.files import write_atomic
 
 Tally = dict[
@@ -28,14 +30,18 @@ Tally = dict[
 
 
 def path_for(board_dir: Path, sender: str) -> Path:
-    return board_dir / "senders" / f"{sender}.open"
+    """The sender's tally file; a sender that is not a valid name is refused (`BadInput`)."""
+    return board_dir / "senders" / f"{check_name('sender', sender)}.open"
 
 
 def read(path: Path, now: float) -> Tally:
-    """The tally, without expired prompts ({} when missing; unreadable lines are skipped)."""
+    """The tally, without expired prompts ({} when missing or not a regular file; unreadable
+    lines are skipped)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return {}
             text = f.read().decode(errors="replace")
     except OSError:
         return {}
@@ -54,7 +60,13 @@ def read(path: Path, now: float) -> Tally:
 
 
 def write(path: Path, tally: Tally) -> None:
-    path.parent.mkdir(mode=0o700, exist_ok=True)
+    """Replace the tally at *path* (in a `senders` folder that is not a link)."""
+    try:
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise BoardIOError(f"cannot update {path}: {exc.strerror}") from exc
+    if path.parent.is_symlink():
+        raise BoardIOError(f"cannot update {path}: {path.parent} is a symlink")
     lines = "".join(
         f"{r} {pid} {'-' if exp is None else repr(exp)}\n"
         for r, ids in tally.items()

@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 from paneboard.listener.context import Context
-from paneboard.protocol.errors import BadInput, UnknownPost
+from paneboard.protocol.errors import BadInput, PaneboardError, UnknownPost
 from paneboard.protocol.ids import check_ref
 from paneboard.protocol.posts import Answer, Held, Post, Prompt, Seen, to_json
 from paneboard.protocol.visible import one_line
@@ -70,7 +70,20 @@ def write(ctx: Context, post: Post, state: BoardState | None = None) -> None:
 
 
 def rebuild_tally(ctx: Context, state: BoardState, sender: str) -> None:
-    """The sender's open prompts per recipient, from the fold (see state/tally.py)."""
+    """The sender's open prompts per recipient, from the fold (see state/tally.py).
+
+    Best effort: it runs after the post is written, so a tally that cannot be written is a
+    warning, never the command's failure.
+    """
+    try:
+        _rebuild_tally(ctx, state, sender)
+    except (PaneboardError, OSError) as exc:
+        from paneboard.listener.cli import one_line
+
+        print(one_line(f"paneboard: warning: the open-prompt tally: {exc}"), file=sys.stderr)
+
+
+def _rebuild_tally(ctx: Context, state: BoardState, sender: str) -> None:
     now = time.time()
     fresh: tally.Tally = {}
     for ps in state.prompts.values():
@@ -125,7 +138,11 @@ def print_posts(
 
 
 def clock(ts: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+    """*ts* as local time; a time no clock can show (inf, nan, out of range) as `?`."""
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+    except (OverflowError, ValueError, OSError, TypeError):
+        return "?"
 
 
 def summary(text: str, width: int = 72) -> str:

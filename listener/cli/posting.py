@@ -14,7 +14,13 @@ if TYPE_CHECKING:
 from paneboard.listener.context import Context
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.ids import new_id
-from paneboard.protocol.names import BODY_MAX, check_body, check_name, check_priority
+from paneboard.protocol.names import (
+    BODY_MAX,
+    check_body,
+    check_name,
+    check_priority,
+    check_recipients,
+)
 from paneboard.protocol.wire import pack_post
 from paneboard.state.tally import admit
 
@@ -68,7 +74,9 @@ class PromptRequest:
 
 def prompt_fields(ctx: Context, request: PromptRequest, reply_to: str | None) -> dict[str, Any]:
     """A prompt's fields in wire order, every one checked (*reply_to*: a whole id, or None)."""
-    recipients = list(dict.fromkeys(check_name("recipient", name) for name in request.to))
+    recipients = check_recipients(
+        list(dict.fromkeys(check_name("recipient", name) for name in request.to))
+    )
     ttl = request.ttl
     if ttl is not None and not (0 < ttl < 10**9):
         raise BadInput(

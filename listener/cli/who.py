@@ -14,14 +14,10 @@ from paneboard.state.panelock import holder
 
 
 def _remote_presences(ctx: Context) -> dict[str, presence.Presence]:
-    import msgspec
-
     out = {}
     for name, raw in ctx.store().presences().items():
-        try:
-            out[name] = msgspec.json.decode(raw, type=presence.Presence)
-        except msgspec.DecodeError:
-            continue
+        if (seen := presence.parse(f"presence of `{name}`", raw)) is not None:
+            out[name] = seen
     return out
 
 

@@ -74,10 +74,8 @@ def remote_presences(store: Store) -> dict[str, presence.Presence]:
     """The store's presence records (NATS), decoded; {} for a store without them."""
     out = {}
     for name, raw in store.presences().items():
-        try:
-            out[name] = msgspec.json.decode(raw, type=presence.Presence)
-        except msgspec.DecodeError:
-            continue
+        if (seen := presence.parse(f"presence of `{name}`", raw)) is not None:
+            out[name] = seen
     return out
 
 

@@ -48,7 +48,10 @@ def one_line(text: str, width: int = 200) -> str:
 
 
 def clock(ts: float) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(ts))
+    try:
+        return time.strftime("%H:%M:%S", time.localtime(ts))
+    except (OverflowError, ValueError, OSError, TypeError):  # a time no clock can show
+        return "?"
 
 
 class AgentSource:

@@ -126,7 +126,7 @@ def test_a_retried_publish_is_stored_once(nats_server: NatsServer) -> None:
     store = NatsStore(_url(nats_server), "test")
     try:
         post = Prompt(
-            id="01retried000000000000000000",
+            id="01retry0000000000000000000",
             board="test",
             sender="alice",
             ts=time.time(),

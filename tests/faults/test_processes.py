@@ -22,7 +22,7 @@ from paneboard.state.log import append_posts
 log, me = Path(sys.argv[1]), sys.argv[2]
 i = 0
 while True:
-    pid = f"{me}-{os.getpid()}-{i:06d}"
+    pid = f"{me}{os.getpid():010d}{i:014d}"
     append_posts(log, [Prompt(id=pid, board="test", sender=me, ts=time.time(), to=("bob",), \
 body=str(i))])
     print(pid, flush=True)  # reported: append_posts returned, so it is on disk

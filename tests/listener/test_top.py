@@ -260,27 +260,27 @@ async def test_p_posts_a_prompt(home: Path) -> None:
 
 
 async def test_control_characters_and_markup_from_a_post_are_shown_as_text(home: Path) -> None:
-    """A forged post's escapes are drawn escaped and its brackets as brackets, never obeyed."""
-    evil = "m\x1b[2J[b]x"
+    """A post's escapes are drawn escaped and its brackets as brackets, never obeyed (names
+    cannot hold either: a post whose names do is damaged, and skipped)."""
     forged = Prompt(
         id="0" * 26,
         board="test",
-        sender=evil,
+        sender="mallory",
         ts=time.time(),
         to=("bob",),
-        body="hi\x1b]0;owned\x07",
-        thread="t[red]1",
+        body="hi\x1b]0;owned\x07 m\x1b[2J[b]x",
+        thread="t1",
     )
     (home / "test").mkdir()
     append_posts(home / "test" / "log", [forged])
     app = top(home)
     async with app.run_test(size=SIZE) as pilot:
         text = await until(pilot, app, lambda t: "open prompts 1" in t)
-        assert "m\\x1b[2J[b]x → bob posted" in " ".join(text.split())
-        assert "hi\\x1b]0;owned\\x07" in text
+        assert "mallory → bob posted" in " ".join(text.split())
+        assert "hi\\x1b]0;owned\\x07 m\\x1b[2J[b]x" in text
         await pilot.press("enter")
         text = await until(pilot, app, lambda t: "thread of prompt" in t)
-        assert "thread t[red]1" in text
+        assert "hi\\x1b]0;owned\\x07 m\\x1b[2J[b]x" in text
         assert "\x1b" not in text
 
 

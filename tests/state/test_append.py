@@ -20,7 +20,7 @@ from paneboard.protocol.posts import Prompt, encode
 from paneboard.state.append import append_payloads
 log, me, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 for i in range(n):
-    p = Prompt(id=f"{me}-{i:08d}", board="b", sender=me, ts=time.time(), to=("bob",), \
+    p = Prompt(id=f"{me}{i:024d}", board="b", sender=me, ts=time.time(), to=("bob",), \
 body=f"{me} {i}")
     append_payloads(log, [encode(p)])
 """
@@ -37,8 +37,8 @@ def test_four_processes_append_2000_posts_each(tmp_path: Path) -> None:
     ids = [post.id for _, post in read_posts(log)]
     assert 8000 == len(ids) == len(set(ids))
     for k in range(4):
-        mine = [i for i in ids if i.startswith(f"w{k}-")]
-        assert [f"w{k}-{i:08d}" for i in range(2000)] == mine
+        mine = [i for i in ids if i.startswith(f"w{k}")]
+        assert [f"w{k}{i:024d}" for i in range(2000)] == mine
 
 
 def test_writer_killed_at_random_moments_loses_nothing_reported(home: Path) -> None:

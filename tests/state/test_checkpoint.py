@@ -33,7 +33,7 @@ def boards(draw: st.DrawFn) -> list[Post]:
             )
         )
         head = {"id": f"x{n:025d}", "board": "b", "sender": who, "ts": float(n)}
-        if kind == "prompt" and (target := next(fresh, "")):
+        if kind == "prompt" and (new := next(fresh, "")):
             to = tuple(draw(st.lists(st.sampled_from(AGENTS), min_size=1, max_size=3, unique=True)))
             expires = draw(st.none() | st.floats(0, 60))
             out.append(
@@ -45,7 +45,7 @@ def boards(draw: st.DrawFn) -> list[Post]:
                     expires=expires,
                 )
             )  # type: ignore[arg-type]
-            head = {**head, "id": target}
+            head = {**head, "id": new}
             priority = out[-1].priority  # type: ignore[attr-defined]
             out[-1] = Prompt(  # type: ignore[arg-type]
                 **head, to=to, body="b", priority=priority, expires=expires

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 from paneboard.protocol.posts import Ack, Cancel, Prompt
@@ -14,9 +15,20 @@ from paneboard.state.log import append_posts, read_posts
 from tests.helpers import Listening, cli_env, post, run_cli
 
 
+def _id(tag: str) -> str:
+    """A valid post id standing for *tag*."""
+    return f"{zlib.crc32(tag.encode()):026d}"
+
+
 def _p(pid: str, *, expires: float | None = None) -> Prompt:
     return Prompt(
-        id=pid, board="b", sender="alice", ts=1.0, to=("bob", "carol"), body="x", expires=expires
+        id=_id(pid),
+        board="b",
+        sender="alice",
+        ts=1.0,
+        to=("bob", "carol"),
+        body="x",
+        expires=expires,
     )
 
 
@@ -25,7 +37,7 @@ def test_compaction_keeps_open_prompts_and_their_posts(tmp_path: Path) -> None:
     log = tmp_path / "log"
 
     def ack(who: str, pid: str) -> Ack:
-        return Ack(id=f"a-{who}-{pid}", board="b", sender=who, ts=2.0, prompt=pid)
+        return Ack(id=_id(f"a-{who}-{pid}"), board="b", sender=who, ts=2.0, prompt=_id(pid))
 
     append_posts(
         log,
@@ -37,13 +49,13 @@ def test_compaction_keeps_open_prompts_and_their_posts(tmp_path: Path) -> None:
             ack("bob", "open"),
             ack("bob", "closed"),
             ack("carol", "closed"),
-            Cancel(id="c1", board="b", sender="alice", ts=2.0, prompt="gone"),
+            Cancel(id=_id("c1"), board="b", sender="alice", ts=2.0, prompt=_id("gone")),
         ],
     )
     before = fold(read_posts(log))
     done = compact(log, now=10.0)
     after = [p for _, p in read_posts(log)]
-    assert ["open", "a-bob-open"] == [p.id for p in after]
+    assert [_id("open"), _id("a-bob-open")] == [p.id for p in after]
     assert (2, 6) == (done.kept, done.dropped)
     assert [ps.prompt.id for ps in open_for(before, "carol", 10.0)] == [
         ps.prompt.id for ps in open_for(fold(read_posts(log)), "carol", 10.0)
@@ -57,7 +69,7 @@ from paneboard.protocol.posts import Prompt
 from paneboard.state.log import append_posts
 log, n = Path(sys.argv[1]), int(sys.argv[2])
 for i in range(n):
-    append_posts(log, [Prompt(id=f"w{i:08d}", board="test", sender="alice", ts=time.time(), \
+    append_posts(log, [Prompt(id=f"w{i:025d}", board="test", sender="alice", ts=time.time(), \
 to=("bob",), body=str(i))])
 """
 
@@ -77,7 +89,7 @@ def test_compaction_while_writing_and_listening_loses_and_repeats_nothing(home: 
             compactions += 1
         assert 0 == writer.wait()
         got = [json.loads(bob.line())["id"] for _ in range(401)]
-    assert sorted([first, *(f"w{i:08d}" for i in range(400))]) == sorted(got)
+    assert sorted([first, *(f"w{i:025d}" for i in range(400))]) == sorted(got)
     assert len(got) == len(set(got))
     assert 401 == len([p for _, p in read_posts(log) if isinstance(p, Prompt)])
 

@@ -120,10 +120,10 @@ class Held(_Post, frozen=True, tag="held"):
     ``crossSessionInbound: hold``) or ``policy`` (the recipient's paneboard policy).
     """
 
-    prompt: str
-    door: str
+    prompt: Id
+    door: Word
     by: HeldBy
-    reason: str
+    reason: Text
 
 
 class Header(TypedDict):

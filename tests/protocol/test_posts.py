@@ -167,3 +167,26 @@ def test_the_decoder_accepts_exactly_the_names_check_name_accepts(name: str) -> 
     except msgspec.DecodeError:
         decoded = False
     assert (accepted, accepted) == (decoded, is_name(name))
+
+
+def test_a_held_receipt_is_checked_like_every_other_receipt() -> None:
+    """A `held` receipt whose prompt is not an id, or whose door is empty, is a decode error."""
+    import msgspec
+
+    from paneboard.protocol.posts import Held, decode, encode
+
+    good = Held(
+        id="0" * 26,
+        board="b",
+        sender="bob",
+        ts=1.0,
+        prompt="1" * 26,
+        door="d",
+        by="agent",
+        reason="r",
+    )
+    assert good == decode(encode(good))
+    for bad in ({"prompt": "../x"}, {"door": ""}):
+        payload = msgspec.msgpack.encode(msgspec.structs.replace(good, **bad))
+        with pytest.raises(msgspec.DecodeError):
+            decode(payload)

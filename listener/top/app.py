@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import signal
 import sys
 import time
@@ -54,6 +55,8 @@ KEY_HINTS = [
 ]
 FRAME = 0.05  # posts arriving faster are shown together, at most this often
 REMOTE_EVERY = 10.0  # at most this often, a board change also reads the store's presences (NATS)
+# For the fault suite: `top-refresh` raises inside the reading of the board, as a bug would.
+FAILPOINT = os.environ.get("PANEBOARD_FAILPOINT", "")
 CSS = """
 #status, #keys, #thread-keys { background: $panel; }
 #agents { height: auto; max-height: 12; border: round $primary; }
@@ -155,7 +158,10 @@ class TopApp(App[None]):
             self.loaded.set()
             while True:
                 await view.wait_changed()
-                self._take(view.refresh())
+                posts = view.refresh()
+                if FAILPOINT == "top-refresh":
+                    raise RuntimeError("failpoint top-refresh: a failure no reader expects")
+                self._take(posts)
         # Whatever stops the reading of the board (an unreadable log, a record no reader
         # expected) ends top with one line, never a traceback on the person's screen.
         except Exception as exc:  # noqa: BLE001

@@ -122,41 +122,51 @@ def test_sigterm_ends_it_cleanly(tmux: Tmux, tmp_path: Path) -> None:
     assert_restored(tmux, tmp_path, modes)
 
 
-def _deep_record(home: Path) -> None:
-    """A prompt carrying an unknown field nested 2000 deep: decoding it exhausts the stack."""
-    import msgspec
-
-    from paneboard.state.append import append_payloads
-
-    base = msgspec.msgpack.encode(
-        {
-            "kind": "prompt",
-            "id": "01m8aaaaaaaaaaaaaaaaaaaaaa",
-            "board": "test",
-            "sender": "alice",
-            "ts": 1.0,
-            "to": ["bob"],
-            "body": "x",
-        }
-    )
-    payload = bytes([0x88]) + base[1:] + msgspec.msgpack.encode("zz") + b"\x91" * 2000 + b"\xc0"
-    (home / "test").mkdir(mode=0o700)
-    append_payloads(home / "test" / "log", [payload])
-
-
 def test_a_board_that_breaks_top_ends_it_with_one_line_and_exit_1(
     tmux: Tmux, home: Path, tmp_path: Path
 ) -> None:
-    """top on a board it cannot read leaves the alternate screen, prints one line, exits 1."""
-    _deep_record(home)
+    """top on a board it can no longer read (its log replaced by a FIFO while it runs) leaves the
+    alternate screen, prints one line naming the problem, and exits 1."""
+    said = _top_ends(tmux, home, _replace_by_fifo)
+    assert f"paneboard: cannot read {home / 'test' / 'log'}: not a regular file" == said
+
+
+def test_a_failure_no_reader_expects_ends_top_with_one_line_and_exit_1(
+    tmux: Tmux, home: Path, tmp_path: Path
+) -> None:
+    """Any exception while top reads the board (a bug, injected by the fault suite's failpoint)
+    leaves the alternate screen, prints one line (no traceback), and exits 1, not 0."""
+    said = _top_ends(
+        tmux,
+        home,
+        lambda log: run_cli(home, "post", "--as", "alice", "--to", "bob", "wake top"),
+        "PANEBOARD_FAILPOINT=top-refresh ",
+    )
+    expected = "paneboard: internal error: RuntimeError: failpoint top-refresh: a failure no "
+    assert said.startswith(expected), said
+
+
+def _replace_by_fifo(log: Path) -> None:
+    fifo = log.with_name("fifo")
+    os.mkfifo(fifo, 0o600)
+    fifo.rename(log)  # a rename into the folder wakes top's watch on it
+
+
+def _top_ends(tmux: Tmux, home: Path, breaks: Callable[[Path], object], env: str = "") -> str:
+    """Start top on a board of one prompt, break it with *breaks*, and return what top said
+    once it ended with exit 1 (one message, however the terminal wrapped it); the terminal's
+    modes are as before."""
     modes = tmux.modes()
-    top = shlex.join([sys.executable, "-m", "paneboard.listener", "top", "--as", "alice"])
+    assert 0 == run_cli(home, "post", "--as", "alice", "--to", "bob", "hello").returncode
+    top = shlex.join([sys.executable, "-m", "paneboard", "top", "--as", "alice"])
     tmux.type("clear")
-    tmux.type(f"echo start-$((6*7)); {top}; echo top-exit=$?")  # the outputs, not the echo
+    tmux.type(f"echo start-$((6*7)); {env}{top}; echo top-exit=$?")  # the outputs, not the echo
+    tmux.wait(lambda t: "open prompts 1" in t)
+    breaks(home / "test" / "log")
     text = tmux.wait(lambda t: re.search(r"top-exit=\d", t) is not None)
     shown = [line for line in text.splitlines() if line.strip()]
     assert "top-exit=1" in shown, text
-    said = shown[shown.index("start-42") + 1 : shown.index("top-exit=1")]
-    assert 1 == len("".join(said).split("paneboard: ")) - 1, text  # one message (wrapped)
-    assert "".join(said).startswith("paneboard: internal error: RecursionError"), text
+    said = "".join(shown[shown.index("start-42") + 1 : shown.index("top-exit=1")])
+    assert 1 == said.count("paneboard: "), text
     assert modes == tmux.modes()
+    return said

@@ -63,6 +63,8 @@ def write(path: Path, tally: Tally) -> None:
     """Replace the tally at *path* (in a `senders` folder that is not a link)."""
     try:
         path.parent.mkdir(mode=0o700, exist_ok=True)
+    except FileExistsError:
+        raise BoardIOError(f"cannot update {path}: {path.parent} is not a folder") from None
     except OSError as exc:
         raise BoardIOError(f"cannot update {path}: {exc.strerror}") from exc
     if path.parent.is_symlink():

@@ -374,3 +374,18 @@ def test_a_ca_file_that_is_not_one_is_named(home: Path, ca: str, reason: str) ->
         home, "post", "--to", "bob", "--store", "nats://127.0.0.1:9", "--nats-tls-ca", ca, "hi"
     )
     assert (1, f"paneboard: --nats-tls-ca {ca}{reason}\n") == (done.returncode, done.stderr)
+
+
+def test_a_file_in_place_of_the_senders_folder_is_named_and_nothing_is_posted(home: Path) -> None:
+    """`post` refuses a board whose `senders` folder is a file, naming it, and writes nothing."""
+    post(home, "--to", "bob", "first")
+    senders = home / "test" / "senders"
+    for child in senders.iterdir():
+        child.unlink()
+    senders.rmdir()
+    senders.write_text("")
+    before = (home / "test" / "log").read_bytes()
+    done = run_cli(home, "post", "--as", "alice", "--to", "bob", "second")
+    said = f"paneboard: cannot update {senders}/alice.open: {senders} is not a folder\n"
+    assert (1, said) == (done.returncode, done.stderr)
+    assert before == (home / "test" / "log").read_bytes()

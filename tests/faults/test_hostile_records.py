@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -248,10 +248,14 @@ def test_an_ack_never_turns_a_hostile_sender_into_a_path(
     assert before == outside(tmp_path, home)
 
 
-def test_a_fifo_in_place_of_the_log_is_refused_at_once(home: Path) -> None:
-    """A log that is not a regular file is refused in one line; the reader never blocks."""
+@pytest.mark.parametrize("make", [lambda p: os.mkfifo(p, 0o600), lambda p: p.mkdir()])
+def test_a_fifo_in_place_of_the_log_is_refused_at_once(
+    home: Path, make: Callable[[Path], None]
+) -> None:
+    """A log that is not a regular file (a FIFO, a folder) is refused in one line naming it; the
+    reader never blocks."""
     (home / "test").mkdir(mode=0o700)
-    os.mkfifo(home / "test" / "log", 0o600)
+    make(home / "test" / "log")
     started = time.monotonic()
     done = run_cli(home, "open", "--as", "bob", timeout=10)
     log = home / "test" / "log"

@@ -72,7 +72,7 @@ def test_the_tools_vocabulary_is_the_protocols() -> None:
 
 
 async def test_tools_are_listed_with_the_contract_argument_names(home: Path) -> None:
-    """Ten tools, each described, with the argument names of DESIGN.md (required ones marked)."""
+    """Ten tools, each described, with the argument names of the contract (required ones marked)."""
     async with board_client(home, "alice") as alice:
         tools = {t.name: t for t in (await alice.list_tools()).tools}
     args = {

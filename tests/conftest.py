@@ -74,8 +74,10 @@ def nats_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsClust
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A test taking `store_url` runs on the file log and on one NATS server; marked
     ``cluster``, on a three-node JetStream cluster too (a few representative ones: a cluster
-    costs seconds a test)."""
-    if "store_url" in metafunc.fixturenames:
+    costs seconds a test). A test that names its own stores (`parametrize("store_url", …)`)
+    runs on those."""
+    chosen = any(m.args[0] == "store_url" for m in metafunc.definition.iter_markers("parametrize"))
+    if "store_url" in metafunc.fixturenames and not chosen:
         stores = ["file", "nats"]
         if metafunc.definition.get_closest_marker("cluster") is not None:
             stores.append("cluster")

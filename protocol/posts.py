@@ -14,7 +14,8 @@ The log stores msgpack; ``--json`` output is JSON of the same Structs.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeAlias, TypedDict
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeAlias, TypedDict
 
 import msgspec
 
@@ -158,8 +159,12 @@ def decode(payload: bytes | memoryview) -> Post:
     else: what a hostile payload makes msgspec raise (``RecursionError`` for deep nesting, ...)
     becomes one, so a reader that skips a damaged record skips this one too.
     """
+    return _checked(_decoder.decode, payload)
+
+
+def _checked(decode: Callable[[Any], Post], data: Any) -> Post:
     try:
-        return _decoder.decode(payload)
+        return decode(data)
     except msgspec.DecodeError:
         raise
     except Exception as exc:  # noqa: BLE001  # any failure to decode one record is damage
@@ -182,12 +187,7 @@ def to_json(obj: object) -> bytes:
 
 def from_json(data: bytes | str) -> Post:
     """One post from JSON, checked as `decode` checks it (and raising as it does)."""
-    try:
-        return _json_decoder.decode(data)
-    except msgspec.DecodeError:
-        raise
-    except Exception as exc:  # noqa: BLE001  # any failure to decode one record is damage
-        raise msgspec.DecodeError(f"{type(exc).__name__}: {exc}") from None
+    return _checked(_json_decoder.decode, data)
 
 
 def delivered_key(board: str, sender: str, prompt_id: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,38 +14,29 @@ import pytest
 from paneboard.listener.doors import qwen
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
-from tests.helpers import run_cli
+from tests.helpers import SocketServer, run_cli
 
 TOKEN = "ab" * 32
 
 
-class Inbox:
+class Inbox(SocketServer):
     """A session's inbox: takes one connection at a time, keeps its lines, and answers each
     frame on the sender's `from` with the receipt `status` (None: no receipt)."""
 
     def __init__(self, folder: Path, status: str | None, **extra: Any) -> None:
-        self.path = folder / "inbox.sock"
         self.status, self.extra = status, extra
         self.frames: list[dict[str, Any]] = []
         self.auths: list[str] = []
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(str(self.path))
-        self.sock.listen(8)
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__(folder / "inbox.sock")
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                data = _read_all(conn)
-            auth, frame = (json.loads(line) for line in data.splitlines())
-            self.auths.append(auth["token"])
-            self.frames.append(frame)
-            if self.status:
-                self.receipt(frame, self.status, **self.extra)
+    def handle(self, conn: socket.socket) -> None:
+        with conn:
+            data = _read_all(conn)
+        auth, frame = (json.loads(line) for line in data.splitlines())
+        self.auths.append(auth["token"])
+        self.frames.append(frame)
+        if self.status:
+            self.receipt(frame, self.status, **self.extra)
 
     def receipt(self, frame: dict[str, Any], status: str, token: str = "", **extra: Any) -> None:
         """Connect back to the frame's `from`, as Qwen Code does, with one delivery_status."""
@@ -56,9 +46,6 @@ class Inbox:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as back:
             back.connect(frame["from"])
             back.sendall(f"{json.dumps(auth)}\n{json.dumps(receipt)}\n".encode())
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def _read_all(conn: socket.socket) -> bytes:

@@ -16,10 +16,12 @@ all of it once, then only a new line from the mark.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,40 +54,11 @@ def _turns(transcript: Path) -> int:
     return transcript.read_text().count('"turn_duration"') if transcript.exists() else 0
 
 
-def claude(home: Path, samples: int) -> dict[str, Any]:
-    bin_dir = clients_bin()
-    assert bin_dir is not None
-    api = ScriptServer("tests.real.api_stand_in", free_port(), home / "api.log")
-    project = home / "proj"
-    project.mkdir()
-    env = {"PATH": os.environ["PATH"]}
-    session = ClaudeSession(bin_dir, home / "claude", project, api.port, env)
-    lis: Proc | None = None
-    try:
-        transcript = _transcript(session)
-        socket_path = str(session.registry["messagingSocketPath"])
-        door = ("--door", "claude-inbox", "--socket", socket_path, "--transcript", str(transcript))
-        argv = [PY, "-m", "paneboard.listener", "listen", "--as", "bob", *door]
-        lis = Proc(argv, env_for(home))
-        wait_ready(home, "bob")
-        session.type("hello")  # a session's first turn starts slowly: not what is measured
-        wait_until(lambda: _turns(transcript), "a first turn", 60, every=0.05)
-        for i in range(samples):
-            start = time.monotonic()
-            _one(home, session, transcript, i)
-            time.sleep(max(0.0, PACE - (time.monotonic() - start)))
-        return _latencies(home / "bench" / "log")
-    finally:
-        if lis is not None:
-            lis.stop()
-        session.close()
-        _wait_gone(int(str(session.registry["pid"])))  # it writes its last files as it exits
-        api.close()
-
-
-def burst(home: Path, count: int = BURST) -> dict[str, Any]:
-    """*count* prompts appended at once to one idle session: time until all are seen, lost,
-    duplicated, and the drops Claude Code recorded."""
+@contextlib.contextmanager
+def _listening_session(home: Path) -> Iterator[tuple[ClaudeSession, Path]]:
+    """A real Claude Code session past its first turn (a first turn starts slowly: not what is
+    measured), with bob's listener on its socket and transcript; yields (session, transcript).
+    The listener's stderr goes to HOME/listener.log."""
     bin_dir = clients_bin()
     assert bin_dir is not None
     api = ScriptServer("tests.real.api_stand_in", free_port(), home / "api.log")
@@ -100,12 +73,33 @@ def burst(home: Path, count: int = BURST) -> dict[str, Any]:
         socket_path = str(session.registry["messagingSocketPath"])
         door = ("--door", "claude-inbox", "--socket", socket_path, "--transcript", str(transcript))
         argv = [PY, "-m", "paneboard.listener", "listen", "--as", "bob", *door]
-        err = open(home / "listener.log", "wb")  # noqa: SIM115  # the child's, closed below
-        lis = Proc(argv, env_for(home), stderr=err.fileno())
-        err.close()
+        with open(home / "listener.log", "wb") as err:  # the child keeps its own copy
+            lis = Proc(argv, env_for(home), stderr=err.fileno())
         wait_ready(home, "bob")
         session.type("hello")
         wait_until(lambda: _turns(transcript), "a first turn", 60, every=0.05)
+        yield session, transcript
+    finally:
+        if lis is not None:
+            lis.stop()
+        session.close()
+        _wait_gone(int(str(session.registry["pid"])))  # it writes its last files as it exits
+        api.close()
+
+
+def claude(home: Path, samples: int) -> dict[str, Any]:
+    with _listening_session(home) as (session, transcript):
+        for i in range(samples):
+            start = time.monotonic()
+            _one(home, session, transcript, i)
+            time.sleep(max(0.0, PACE - (time.monotonic() - start)))
+        return _latencies(home / "bench" / "log")
+
+
+def burst(home: Path, count: int = BURST) -> dict[str, Any]:
+    """*count* prompts appended at once to one idle session: time until all are seen, lost,
+    duplicated, and the drops Claude Code recorded."""
+    with _listening_session(home) as (_, transcript):
         ts = time.time()
         prompts = [
             Prompt(
@@ -125,12 +119,6 @@ def burst(home: Path, count: int = BURST) -> dict[str, Any]:
         figures = _burst_figures(transcript, ids, ts, seen)
         retries = (home / "listener.log").read_text().count(" retry ")
         return {**figures, "retries": retries}
-    finally:
-        if lis is not None:
-            lis.stop()
-        session.close()
-        _wait_gone(int(str(session.registry["pid"])))
-        api.close()
 
 
 def _all_seen(log: Path, ids: set[str]) -> dict[str, float] | None:

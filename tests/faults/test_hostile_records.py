@@ -278,7 +278,7 @@ def test_a_tally_that_cannot_be_written_warns_after_the_ack(home: Path) -> None:
     done = run_cli(home, "ack", "--as", "bob", pid)
     assert (0, "") == (done.returncode, done.stdout)
     warning = f"paneboard: warning: the open-prompt tally: cannot update {senders}/alice.open"
-    assert [f"{warning}: File exists"] == done.stderr.splitlines()
+    assert [f"{warning}: {senders} is not a folder"] == done.stderr.splitlines()
     again = run_cli(home, "ack", "--as", "bob", pid)
     assert 1 == again.returncode
     log = run_cli(home, "log", "--json", "--kind", "ack")

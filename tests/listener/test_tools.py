@@ -264,7 +264,7 @@ REFUSALS = [
         {"kind": "gossip"},
         (
             "paneboard: bad arguments: kind: Input should be "
-            "'prompt', 'ack', 'answer', 'cancel', 'delivered', 'undelivered' or 'seen'"
+            "'prompt', 'ack', 'answer', 'cancel', 'delivered', 'undelivered', 'seen' or 'held'"
         ),
     ),
     (

@@ -124,17 +124,15 @@ def _apply_to(ps: PromptState, post: AboutPrompt) -> None:
     if isinstance(post, Seen):
         _seen(r, post, ps.cancelled is None)
         return
+    if isinstance(post, Delivered):
+        _delivered(r, post, ps.cancelled is None)
+        return
     if r.stage in CLOSED or ps.cancelled is not None:
         return
     if isinstance(post, Ack):
         r.stage, r.ts, r.note = "acked", post.ts, post.note
     elif isinstance(post, Answer):
         r.stage, r.ts, r.answer = "answered", post.ts, post.body
-    elif isinstance(post, Delivered):
-        r.delivered_at = post.ts
-        if r.stage != "seen":  # a later copy's receipt does not unsee the prompt
-            r.stage, r.ts, r.door, r.reason = "delivered", post.ts, post.door, None
-            r.outcome, r.held_by = post.outcome, None
     elif isinstance(post, Held):
         if r.stage in ("posted", "undelivered"):  # held before it reached the model
             r.stage, r.ts, r.door, r.reason = "held", post.ts, post.door, post.reason
@@ -142,6 +140,18 @@ def _apply_to(ps: PromptState, post: AboutPrompt) -> None:
     elif r.stage not in ("delivered", "seen"):
         r.stage, r.ts, r.door, r.reason = "undelivered", post.ts, post.door, post.reason
         r.held_by = None
+
+
+def _delivered(r: Recipient, post: Delivered, still_open: bool) -> None:
+    """A receipt moves an open prompt to `delivered` (a later copy's does not unsee it); one
+    written after the recipient closed it (an agent can answer before its listener has seen the
+    agent take the prompt) still names the door, and changes no stage."""
+    r.delivered_at = post.ts
+    if still_open and r.stage not in CLOSED and r.stage != "seen":
+        r.stage, r.ts, r.door, r.reason = "delivered", post.ts, post.door, None
+        r.outcome, r.held_by = post.outcome, None
+    elif r.door is None:
+        r.door, r.outcome = post.door, post.outcome
 
 
 def _seen(r: Recipient, post: Seen, still_open: bool) -> None:

@@ -150,3 +150,12 @@ def test_seen_after_a_close_is_kept_without_reopening() -> None:
 def test_seen_by_someone_who_is_not_a_recipient_changes_nothing() -> None:
     state = _fold(prompt("a", to=("bob", "carol")), _seen("a", 2.0, "mallory"))
     assert [None, None] == [r.seen_at for r in state.prompts["a"].recipients.values()]
+
+
+def test_a_delivered_receipt_after_an_answer_names_the_door_and_keeps_it_answered() -> None:
+    """An agent can answer before its listener writes the receipt (it waits for the agent's
+    own admission): the late receipt names the door and changes no stage."""
+    answer = Answer(id="1", board="b", sender="bob", ts=3.0, prompt="a", body="42")
+    late = Delivered(id="2", board="b", sender="bob", ts=4.0, prompt="a", door="claude-inbox")
+    r = _fold(prompt("a"), answer, late).prompts["a"].recipients["bob"]
+    assert ("answered", "claude-inbox", 4.0, "42") == (r.stage, r.door, r.delivered_at, r.answer)

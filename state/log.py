@@ -43,6 +43,17 @@ class LogReader:
 
         The offset advances as each batch is handed out.
         """
+        for _, batch in self._chunks():
+            yield batch
+
+    def records(self) -> Iterator[list[tuple[int, Post, bytes]]]:
+        """As `batches`, with each post's payload as the log holds it."""
+        for frames, batch in self._chunks():
+            payloads = dict(frames)
+            yield [(offset, post, bytes(payloads[offset])) for offset, post in batch]
+
+    def _chunks(self) -> Iterator[tuple[list[tuple[int, memoryview]], list[tuple[int, Post]]]]:
+        """(the frames, their posts) of each chunk read."""
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -69,7 +80,9 @@ class LogReader:
         finally:
             os.close(fd)
 
-    def _read(self, fd: int) -> Iterator[list[tuple[int, Post]]]:
+    def _read(
+        self, fd: int
+    ) -> Iterator[tuple[list[tuple[int, memoryview]], list[tuple[int, Post]]]]:
         carry, base = b"", self.offset
         while True:
             chunk = os.pread(fd, CHUNK, base + len(carry))
@@ -85,7 +98,7 @@ class LogReader:
             batch = self._decode(found.frames)
             carry, base = buf[found.end - base :], found.end
             self.offset = base
-            yield batch
+            yield found.frames, batch
             if found.damaged:
                 break  # the locked read went to the end of the file
 

@@ -14,7 +14,7 @@ def _remote_presences(ctx: Context) -> dict[str, presence.Presence]:
     import msgspec
 
     out = {}
-    for name, raw in ctx.store().presences().items():
+    for name, raw in ctx.store().presence.read().items():
         try:
             out[name] = msgspec.json.decode(raw, type=presence.Presence)
         except msgspec.DecodeError:
@@ -77,4 +77,5 @@ def run_who(ctx: Context) -> None:
 
 
 def who_command(args: Namespace) -> None:
-    run_who(Context.from_args(args))
+    with Context.from_args(args) as ctx:
+        run_who(ctx)

@@ -15,6 +15,7 @@ import pytest
 from paneboard.protocol.posts import Prompt
 from paneboard.state.natsstore import NatsStore
 from paneboard.state.natsurl import FORM
+from tests.contract.test_contract import REFUSED, posting_at_once
 from tests.helpers import Listening, NatsServer, cli_env, run_cli
 
 pytestmark = pytest.mark.skipif(
@@ -281,3 +282,20 @@ def test_tls_with_a_ca_file(home: Path, tmp_path: Path) -> None:
         assert "s3cret" not in refused.stderr
     finally:
         server.stop()
+
+
+def test_max_open_holds_across_machines(
+    tmp_path: Path, nats_server: NatsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One sender posting from four homes at once, --max-open 2: the board holds two of its
+    prompts, whichever machine each came from."""
+    monkeypatch.setenv("PANEBOARD_TEST_STORE", _url(nats_server))
+    homes = [tmp_path / f"machine{i}" for i in range(4)]
+    for home in homes:
+        home.mkdir(mode=0o700)
+    done = posting_at_once(homes, 2)
+    stored = [out.strip() for code, out, _ in done if code == 0]
+    refused = [(code, err) for code, _, err in done if code != 0]
+    assert (2, [(1, REFUSED.format(2))] * 2) == (len(stored), refused)
+    logged = run_cli(homes[0], "log", "--json").stdout.splitlines()
+    assert sorted(stored) == sorted(json.loads(line)["id"] for line in logged)

@@ -4,6 +4,7 @@ worth a retry, and messages that never show a secret."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import ssl
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,16 @@ __all__ = ["CONNECT_WITHIN", "RECONNECT_WAIT", "NotTls", "connect", "quiet", "tr
 
 RECONNECT_WAIT = 0.25
 CONNECT_WITHIN = 5.0  # the first connection, every seed tried
+
+
+def _orderly_tls_close(record: logging.LogRecord) -> bool:
+    """False for the line asyncio logs on every orderly close of a TLS stream (its stream
+    protocol asks to keep the half-closed connection, which TLS cannot): it tells a user of
+    a closed store nothing."""
+    return not record.getMessage().startswith("returning true from eof_received()")
+
+
+logging.getLogger("asyncio").addFilter(_orderly_tls_close)
 
 
 async def connect(address: NatsAddress, creds: str | None, tls_ca: str | None) -> Any:

@@ -41,8 +41,8 @@ class NatsFollower:
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self._reached = asyncio.Event()
-        self._received = 0  # the last stream sequence the consumer delivered
-        self._target = 0  # the sequence `_reached` waits for
+        self._received = 0  # the last position the consumer delivered
+        self._target = 0  # the position `_reached` waits for
         try:
             self._due = store.run(self._subscribe())
         except BaseException:
@@ -64,7 +64,7 @@ class NatsFollower:
     def records(self) -> Iterator[list[tuple[int, Post, bytes]]]:
         for chunk in self._chunks():
             payloads = dict(chunk)
-            yield [(seq, post, payloads[seq]) for seq, post in self._decode(chunk)]
+            yield [(position, post, payloads[position]) for position, post in self._decode(chunk)]
 
     async def wait_changed(self) -> None:
         await anyio.wait_readable(self._wake_r)
@@ -87,27 +87,28 @@ class NatsFollower:
     def _decode(self, chunk: list[tuple[int, bytes]]) -> list[tuple[int, Post]]:
         """The posts of *chunk*; a message that is no post is skipped with a warning."""
         out: list[tuple[int, Post]] = []
-        for seq, data in chunk:
+        for position, data in chunk:
             try:
-                out.append((seq, decode(data)))
+                out.append((position, decode(data)))
             except msgspec.DecodeError:
                 import warnings
 
-                warnings.warn(DamagedRecord(f"{self.store.stream}", seq, seq + 1), stacklevel=3)
+                where = self.store.stream
+                warnings.warn(DamagedRecord(where, position, position + 1), stacklevel=3)
         return out
 
     def _chunks(self) -> Iterator[list[tuple[int, bytes]]]:
-        """The messages after `position`, as (sequence, payload), a chunk at a time."""
+        """The messages after `position`, as (position, payload), a chunk at a time."""
         if self._due >= self._position:
             self._wait_reached()
         self._due = 0
         chunk: list[tuple[int, bytes]] = []
         while self._buffer:
-            seq, data = self._buffer.popleft()
-            if seq < self._position:
+            position, data = self._buffer.popleft()
+            if position < self._position:
                 continue  # read already (a follower never goes back)
-            self._position = seq + 1
-            chunk.append((seq, data))
+            self._position = position + 1
+            chunk.append((position, data))
             if len(chunk) >= BATCH:
                 yield chunk
                 chunk = []
@@ -125,7 +126,7 @@ class NatsFollower:
         return last
 
     async def _aim(self) -> int:
-        """The stream's last sequence, now the one `_reached` waits for."""
+        """The stream's last position, now the one `_reached` waits for."""
         last = await self.store.last_position()
         self._target = last
         if self._received >= last:
@@ -134,10 +135,10 @@ class NatsFollower:
             self._reached.clear()
         return last
 
-    def _arrived(self, seq: int, data: bytes) -> None:
-        self._buffer.append((seq, data))
-        self._received = max(self._received, seq)
-        if seq >= self._target:
+    def _arrived(self, position: int, data: bytes) -> None:
+        self._buffer.append((position, data))
+        self._received = max(self._received, position)
+        if position >= self._target:
             self._reached.set()
         try:
             os.write(self._wake_w, b"!")
@@ -145,5 +146,5 @@ class NatsFollower:
             pass  # a wake-up is already pending
 
     def _wait_reached(self) -> None:
-        """Block until the consumer has delivered the sequence `_aim` set."""
+        """Block until the consumer has delivered the position `_aim` set."""
         self.store.run(self._reached.wait(), timeout=60)

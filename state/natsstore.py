@@ -272,7 +272,7 @@ class NatsStore:
         return position <= self.run(self.last_position()) + 1
 
     async def last_position(self) -> int:
-        """The stream's last sequence (0 while it is empty)."""
+        """The stream's last position, its last sequence (0 while it is empty)."""
         info = await self.retrying("cannot read the board's stream", self._info)
         return int(info.state.last_seq)
 

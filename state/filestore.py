@@ -74,7 +74,7 @@ class FileStore:
             return append_payloads(self.log, payloads)
         from paneboard.state.tally import admit
 
-        return append_payloads(self.log, payloads, guard=lambda: admit(self.folder, limit))
+        return append_payloads(self.log, payloads, guard=lambda: admit(limit))
 
     def read_all(self) -> list[tuple[int, Post]]:
         from paneboard.state.log import read_posts

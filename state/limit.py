@@ -12,6 +12,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from pathlib import Path
     from typing import Any
 
     from paneboard.state.fold import BoardState
@@ -22,13 +23,21 @@ __all__ = ["OpenLimit", "admit_folded", "refusal"]
 
 
 class OpenLimit:
-    """The new prompt (its wire fields: board, sender, id, to, expires) and the limit."""
+    """The new prompt (its wire fields: board, sender, id, to, expires), the limit, and the
+    board's folder in the sender's home, where a store keeps what the check needs between
+    posts (the file log's tally; on NATS, the sender's fold and its position)."""
 
-    __slots__ = ("most", "prompt")
+    __slots__ = ("folder", "most", "prompt")
 
-    def __init__(self, prompt: Mapping[str, Any], most: int) -> None:
+    def __init__(self, prompt: Mapping[str, Any], most: int, folder: Path) -> None:
         self.prompt = prompt
         self.most = most
+        self.folder = folder
+
+    @property
+    def kept(self) -> Path:
+        """Where a store that checks by folding keeps its fold between posts."""
+        return self.folder / "senders" / f"{self.prompt['sender']}.fold"
 
 
 def refusal(limit: OpenLimit, recipient: str) -> BadInput:

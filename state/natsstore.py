@@ -52,6 +52,7 @@ from paneboard.state.natsurl import parse_url, shown
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from paneboard.state.fold import BoardState
     from paneboard.state.health import Health
     from paneboard.state.limit import OpenLimit
 
@@ -190,26 +191,43 @@ class NatsStore:
         return [self._publish_within(*items[0], limit)]
 
     def _publish_within(self, msg_id: str, payload: bytes, limit: OpenLimit) -> int:
-        """Publish the prompt if the fold of every post before it admits it (see the module)."""
-        from paneboard.state.fold import BoardState, fold
+        """Publish the prompt if the fold of every post before it admits it (see the module).
+
+        The fold starts from the one the sender's last post kept (`OpenLimit.kept`).
+        """
+        from paneboard.state import checkpoint
+        from paneboard.state.fold import BoardState, prune
+
+        state = checkpoint.load(limit.kept, self) or BoardState(keep_closed=False)
+        with contextlib.closing(self.follow(state.position)) as follower:
+            stored = self._fold_and_publish(msg_id, payload, limit, state, follower)
+        with contextlib.suppress(OSError):  # only the next post's speed depends on it
+            limit.kept.parent.mkdir(mode=0o700, exist_ok=True)
+            checkpoint.save(limit.kept, self, prune(state, time.time()))
+        return stored
+
+    def _fold_and_publish(
+        self,
+        msg_id: str,
+        payload: bytes,
+        limit: OpenLimit,
+        state: BoardState,
+        follower: NatsFollower,
+    ) -> int:
+        from paneboard.state.fold import fold
         from paneboard.state.limit import admit_folded
 
-        state = BoardState()
-        follower = self.follow(1)
-        try:
-            while True:
-                for batch in follower.batches():
-                    fold(batch, state)
-                if msg_id in state.prompts:  # stored by an earlier try that seemed to fail
-                    return state.prompts[msg_id].seq
-                admit_folded(state, limit, time.time())
-                expected = follower.position - 1
-                stored = self.run(self._publish_one(msg_id, payload, expected))
-                if stored is not None:
-                    return stored
-                follower.catch_up()
-        finally:
-            follower.close()
+        while True:
+            for batch in follower.batches():
+                fold(batch, state)
+            if msg_id in state.prompts:  # stored by an earlier try that seemed to fail
+                return state.prompts[msg_id].seq
+            admit_folded(state, limit, time.time())
+            expected = follower.position - 1
+            stored = self.run(self._publish_one(msg_id, payload, expected))
+            if stored is not None:
+                return stored
+            follower.catch_up()
 
     async def _publish(self, items: list[tuple[str, bytes]]) -> list[int]:
         if len(items) > 1:

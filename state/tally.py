@@ -66,12 +66,12 @@ def write(path: Path, tally: Tally) -> None:
         raise BoardIOError(f"cannot update {path}: {exc.strerror}") from exc
 
 
-def admit(board_dir: Path, limit: OpenLimit) -> None:
+def admit(limit: OpenLimit) -> None:
     """Count a new prompt in, or refuse it (`BadInput`) if any recipient is at the limit.
     Call under the log's lock."""
     sender, prompt_id = limit.prompt["sender"], limit.prompt["id"]
     to, expires = limit.prompt["to"], limit.prompt["expires"]
-    path = path_for(board_dir, sender)
+    path = path_for(limit.folder, sender)
     tally = read(path, time.time())
     for r in to:
         if len(tally.get(r, [])) >= limit.most:

@@ -84,7 +84,7 @@ def post_prompt(ctx: Context, request: PromptRequest) -> dict[str, Any]:
     fields = prompt_fields(ctx, request, reply_to)
     payload = pack_post(fields)
     ctx.paths.ensure()
-    limit = OpenLimit(fields, request.max_open)
+    limit = OpenLimit(fields, request.max_open, ctx.paths.dir)
     ctx.store().append_encoded([payload], limit=limit)  # the file log skips msgspec
     return fields
 

@@ -40,9 +40,9 @@ def _prompt(n: int) -> Prompt:
     return Prompt(f"{n:026d}", "test", "alice", 1.0, ("bob",), f"job {n}")
 
 
-def _limit(post: Prompt, most: int) -> OpenLimit:
+def _limit(post: Prompt, most: int, folder: Path) -> OpenLimit:
     fields = {"board": post.board, "sender": post.sender, "id": post.id, "to": list(post.to)}
-    return OpenLimit({**fields, "expires": post.expires}, most)
+    return OpenLimit({**fields, "expires": post.expires}, most, folder)
 
 
 def test_append_encoded_keeps_the_bytes_given(home: Path, store: Store) -> None:
@@ -61,13 +61,13 @@ def test_append_encoded_keeps_the_bytes_given(home: Path, store: Store) -> None:
     assert VERIFIED == Pins(home).check("alice", records[0][2])
 
 
-def test_a_limit_refuses_the_prompt_beyond_it(store: Store) -> None:
+def test_a_limit_refuses_the_prompt_beyond_it(store: Store, home: Path) -> None:
     """With a limit of two, the third open prompt for bob is refused with the limit's message
     and not stored."""
     for n in (1, 2):
-        store.append_encoded([encode(_prompt(n))], limit=_limit(_prompt(n), 2))
+        store.append_encoded([encode(_prompt(n))], limit=_limit(_prompt(n), 2, home))
     with pytest.raises(BadInput) as refused:
-        store.append_encoded([encode(_prompt(3))], limit=_limit(_prompt(3), 2))
+        store.append_encoded([encode(_prompt(3))], limit=_limit(_prompt(3), 2, home))
     message = (
         "board `test`: `alice` already has 2 open prompts for `bob` (the --max-open limit); "
         "wait for some to be closed, or cancel some"

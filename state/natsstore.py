@@ -56,13 +56,22 @@ if TYPE_CHECKING:
     from paneboard.state.health import Health
     from paneboard.state.limit import OpenLimit
 
-__all__ = ["ATTEMPT", "RETRY_FOR", "TIMEOUT", "NatsStore"]
+__all__ = ["ATTEMPT", "RETRY_FOR", "TIMEOUT", "NatsFailed", "NatsStore"]
 
 T = TypeVar("T")
 RETRY_FOR = 15.0  # how long an operation keeps trying through a leader election
 ATTEMPT = 2.0  # how long one try waits for JetStream's answer
 TIMEOUT = RETRY_FOR + ATTEMPT + 3  # a caller's wait: always longer than the retries
 WRONG_LAST_SEQUENCE = 10071  # JetStream's error code: a post landed since the expected one
+
+
+class NatsFailed(BoardIOError):
+    """An operation that failed, or kept failing for `RETRY_FOR` seconds: *what* failed, and
+    the last reason (*detail*)."""
+
+    def __init__(self, where: str, what: str, detail: str) -> None:
+        super().__init__(f"NATS at {where}: {what}: {detail}")
+        self.where, self.what, self.detail = where, what, detail
 
 
 class _Id(msgspec.Struct):
@@ -138,7 +147,7 @@ class NatsStore:
             except Exception as exc:  # nats-py raises many types; sorted by transient()
                 if not transient(exc) or loop.time() + pause >= deadline:
                     detail = quiet(exc, self.address.servers[0])
-                    raise BoardIOError(f"NATS at {self.where}: {what}: {detail}") from exc
+                    raise NatsFailed(self.where, what, detail) from exc
             await asyncio.sleep(pause)
             pause = min(pause * 2, 0.5)
 
@@ -198,9 +207,12 @@ class NatsStore:
         from paneboard.state import checkpoint
         from paneboard.state.fold import BoardState, prune
 
-        state = checkpoint.load(limit.kept, self) or BoardState(keep_closed=False)
-        with contextlib.closing(self.follow(state.position)) as follower:
-            stored = self._fold_and_publish(msg_id, payload, limit, state, follower)
+        try:
+            state = checkpoint.load(limit.kept, self) or BoardState(keep_closed=False)
+            with contextlib.closing(self.follow(state.position)) as follower:
+                stored = self._fold_and_publish(msg_id, payload, limit, state, follower)
+        except NatsFailed as exc:  # reading the board first is part of posting
+            raise NatsFailed(exc.where, f"post {msg_id} was not acknowledged", exc.detail) from exc
         with contextlib.suppress(OSError):  # only the next post's speed depends on it
             limit.kept.parent.mkdir(mode=0o700, exist_ok=True)
             checkpoint.save(limit.kept, self, prune(state, time.time()))

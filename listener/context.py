@@ -23,6 +23,7 @@ from paneboard.state.stores import (
 TYPE_CHECKING = False  # typing's import is a cost `post` does not pay
 if TYPE_CHECKING:
     from argparse import Namespace
+    from typing import Self
 
     from paneboard.protocol.posts import Header
     from paneboard.state.abc import Store
@@ -32,6 +33,7 @@ class Context:
     """The resolved ``--home``, ``--board``, ``--as`` and ``--json`` of one command."""
 
     __slots__ = (
+        "_reconnect",
         "_store",
         "agent",
         "board",
@@ -63,17 +65,37 @@ class Context:
         self.secret = secret  # the secret given with --store or PANEBOARD_STORE, if any
         self.nats = nats or {}
         self._store: Store | None = None
+        self._reconnect = False
 
     def store(self, *, reconnect: bool = False) -> Store:
-        """The board's store: the file log, or NATS JetStream with ``--store nats://…``."""
+        """The board's store: the file log, or NATS JetStream with ``--store nats://…``.
+
+        Opened once, and closed with the context; asked to *reconnect* (keep trying for as
+        long as it runs) when it was opened without, it is opened again so.
+        """
+        if self._store is not None and reconnect and not self._reconnect:
+            self.close()
         if self._store is None:
             url = connect_url(self.home, self.store_url, self.secret)
             self._store = open_store(
                 url, self.paths.dir, self.board, self.nats, reconnect=reconnect
             )
+            self._reconnect = reconnect
             if self.secret:  # it connected: later commands name only the URL without it
                 remember_secret(open_home(self.home), self.store_url, self.secret)
         return self._store
+
+    def close(self) -> None:
+        """Close the store, if one was opened (a later `store()` opens it again)."""
+        store, self._store = self._store, None
+        if store is not None:
+            store.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     @classmethod
     def resolve(

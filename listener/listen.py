@@ -303,12 +303,13 @@ class Listener:
         one."""
         presence.write(self.paths.pane(self.settings.agent, "presence"), self._presence)
         try:
-            self.store.put_presence(self.settings.agent, msgspec.json.encode(self._presence))
+            self.store.presence.put(self.settings.agent, msgspec.json.encode(self._presence))
         except BoardIOError as exc:
             self.log(f"warning: could not refresh presence: {exc}")
 
     async def keep_announcing(self, every: float) -> None:
-        """Refresh presence before its time-to-live runs out (stores that expire it)."""
+        """Refresh presence before its time-to-live runs out (never, where it lasts as long as
+        the pane: *every* is infinite)."""
         while True:
             await anyio.sleep(every)
             await anyio.to_thread.run_sync(self._announce)
@@ -401,7 +402,6 @@ async def run_listener(
                     return
 
         tg.start_soon(stop_on_signal)
-        if listener.store.presence_ttl:
-            tg.start_soon(listener.keep_announcing, listener.store.presence_ttl / 3)
+        tg.start_soon(listener.keep_announcing, listener.store.presence.ttl / 3)
         await listener.run()
         tg.cancel_scope.cancel()

@@ -52,7 +52,7 @@ class BoardView:
                 apply(state, seq, post)
             if keep:
                 new += batch
-        state.position = self.follower.offset
+        state.position = self.follower.position
         return new
 
     async def refresh_async(self) -> None:

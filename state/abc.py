@@ -6,19 +6,26 @@
 increasing in log order: a byte offset in the file log, a stream sequence in JetStream.
 Catch-up, order, delivered keys and receipts are the same code for every store; only these
 operations differ.
+
+A store is its `Log` and its `Presence`, and a context manager that closes it. What only
+some stores can do is a capability, asked with ``isinstance``: `Compactable`, `HealthReport`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, Self, runtime_checkable
 
 if TYPE_CHECKING:
+    from types import TracebackType
+
     from paneboard.protocol.posts import Post
     from paneboard.state.compact import Compacted
+    from paneboard.state.health import Health
+    from paneboard.state.limit import OpenLimit
 
-__all__ = ["Follower", "Store"]
+__all__ = ["Compactable", "Follower", "HealthReport", "Log", "Presence", "Store"]
 
 
 class Follower(Protocol):
@@ -27,12 +34,17 @@ class Follower(Protocol):
     replaced: bool  # the store was rewritten (compacted) since the last read: fold it again
 
     @property
-    def offset(self) -> int:
+    def position(self) -> int:
         """The position after the last post handed out."""
         ...
 
     def batches(self) -> Iterator[list[tuple[int, Post]]]:
-        """Every post after `offset` as (position, post), a batch at a time."""
+        """Every post after `position` as (position, post), a batch at a time."""
+        ...
+
+    def records(self) -> Iterator[list[tuple[int, Post, bytes]]]:
+        """As `batches`, with each post's payload as stored, byte for byte (what a signature
+        covers)."""
         ...
 
     async def wait_changed(self) -> None:
@@ -43,28 +55,33 @@ class Follower(Protocol):
     def close(self) -> None: ...
 
 
-class Store(Protocol):
-    name: str
-    # Seconds a listener's presence lives on the store (it refreshes it before then); None
-    # where the store shares no presence and the pane's own file is all there is.
-    presence_ttl: float | None
+class Log(Protocol):
+    """A board's posts, in order."""
 
     @property
     def where(self) -> str:
         """The store as messages name it (a path, or a URL without credentials)."""
         ...
 
-    def append(
-        self, posts: Sequence[Post], *, guard: Callable[[], None] | None = None
-    ) -> list[int]:
-        """Store *posts* durably, in order; their positions. *guard* may refuse first,
-        by raising."""
+    @property
+    def label(self) -> str:
+        """The store in a few words, for a status line."""
         ...
 
-    def append_payloads(
-        self, payloads: Sequence[bytes], *, guard: Callable[[], None] | None = None
+    def append(self, posts: Sequence[Post], *, limit: OpenLimit | None = None) -> list[int]:
+        """Store *posts* durably, in order; their positions.
+
+        With *limit*, the one post is a prompt, stored only if its sender then has fewer than
+        the limit's open prompts for each recipient (`BadInput` otherwise). The check and the
+        write are one step: no other post lands between them, from any process or machine.
+        """
+        ...
+
+    def append_encoded(
+        self, payloads: Sequence[bytes], *, limit: OpenLimit | None = None
     ) -> list[int]:
-        """As `append`, for posts already encoded (`post`'s path, which skips msgspec)."""
+        """As `append`, for posts already encoded, stored as these exact bytes (`post`'s path,
+        which skips msgspec on the file log)."""
         ...
 
     def read_all(self) -> list[tuple[int, Post]]: ...
@@ -72,7 +89,7 @@ class Store(Protocol):
     def follow(self, position: int) -> Follower: ...
 
     def has_posts(self) -> bool:
-        """False only when the board certainly holds nothing yet (no need to read it)."""
+        """False only when the board certainly held nothing as the store was opened."""
         ...
 
     def identity(self) -> str:
@@ -83,20 +100,61 @@ class Store(Protocol):
         """True if *position* is one this store's history has (a checkpoint may start there)."""
         ...
 
-    def compact(self, now: float, archive: Path | None = None) -> Compacted:
-        """Rewrite the board keeping only open prompts (`BadInput` where the store cannot)."""
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
+class Presence(Protocol):
+    """Who listens on a board, as the store tells it beside the panes' own files."""
+
+    @property
+    def ttl(self) -> float:
+        """Seconds a record lives unless put again (``math.inf``: as long as the pane)."""
         ...
 
-    def put_presence(self, agent: str, data: bytes) -> None:
+    @property
+    def shared(self) -> bool:
+        """True where listeners on other machines put records too: read it again now and then,
+        since no local file changes when they do."""
+        ...
+
+    def put(self, agent: str, data: bytes) -> None:
         """Say that *agent*'s listener is here (*data*: its presence record, JSON)."""
         ...
 
-    def presences(self) -> dict[str, bytes]:
+    def read(self) -> dict[str, bytes]:
         """agent -> presence record, for the listeners the store has seen within the TTL."""
         ...
 
-    def check(self) -> tuple[str, str]:
-        """For `doctor`: (ok|warn|fail, what was found)."""
+
+class Store(Log, Protocol):
+    """A board's log, with its presence."""
+
+    @property
+    def presence(self) -> Presence: ...
+
+
+@runtime_checkable
+class Compactable(Protocol):
+    """A store that can rewrite its log keeping only what is still open."""
+
+    def compact(self, now: float, archive: Path | None = None) -> Compacted:
+        """Rewrite the board keeping only open prompts; the old log goes to *archive*."""
         ...
 
-    def close(self) -> None: ...
+
+@runtime_checkable
+class HealthReport(Protocol):
+    """A store that can tell `doctor` how it is."""
+
+    def health(self) -> Health:
+        """What reading the whole board, and asking its server, found."""
+        ...

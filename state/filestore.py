@@ -5,15 +5,20 @@ Standard library only at import: `paneboard post` appends through it without msg
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
 if TYPE_CHECKING:
+    from typing import Self
+
     from paneboard.protocol.posts import Post
     from paneboard.state.abc import Follower
     from paneboard.state.compact import Compacted
+    from paneboard.state.health import Health
+    from paneboard.state.limit import OpenLimit
 from paneboard.state.framing import (
     GENERATION_RECORD_SIZE,
     HEAD,
@@ -24,72 +29,52 @@ from paneboard.state.framing import (
 )
 
 
+class FilePresence:
+    """The file log shares no presence: each listener's file in its pane folder is all there is
+    (read where the pane lives)."""
+
+    ttl = math.inf
+    shared = False
+
+    def put(self, agent: str, data: bytes) -> None:
+        pass
+
+    def read(self) -> dict[str, bytes]:
+        return {}
+
+
 class FileStore:
     """The embedded default: `HOME/BOARD/log`."""
 
-    name = "file"
-    presence_ttl: float | None = None  # presence is the pane's own file, read where the pane lives
+    label = "file log"  # its path would push a status line's counts off a narrow screen
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.log = folder / "log"
+        self.presence = FilePresence()
 
     @property
     def where(self) -> str:
         return str(self.log)
 
-    def append_payloads(
-        self, payloads: Sequence[bytes], *, guard: Callable[[], None] | None = None
-    ) -> list[int]:
-        from paneboard.state.append import append_payloads
+    # -- the log -------------------------------------------------------------------------
 
-        return append_payloads(self.log, payloads, guard=guard)
-
-    def has_posts(self) -> bool:
-        return self.log.exists()
-
-    def compact(self, now: float, archive: Path | None = None) -> Compacted:
-        from paneboard.protocol.errors import BadInput
-        from paneboard.state.compact import compact
-
-        if not self.log.exists():
-            raise BadInput(f"board `{self.folder.name}` has no log to compact")
-        return compact(self.log, now, archive)
-
-    def put_presence(self, agent: str, data: bytes) -> None:
-        pass  # the listener's presence file in the pane folder is all there is
-
-    def presences(self) -> dict[str, bytes]:
-        return {}
-
-    def check(self) -> tuple[str, str]:
-        """For `doctor`: (level, what was found), after reading every record."""
-        import warnings
-
-        from paneboard.protocol.errors import DamagedRecord
-        from paneboard.state.log import LogReader
-
-        if not self.log.exists():
-            return "warn", f"`{self.folder.name}` has no posts yet ({self.log})"
-        reader = LogReader(self.log)
-        with warnings.catch_warnings(record=True) as damaged:
-            warnings.simplefilter("always", DamagedRecord)
-            count = sum(len(batch) for batch in reader.batches())
-        size = self.log.stat().st_size
-        torn = size - reader.offset
-        extra = (f", {len(damaged)} damaged span(s) skipped" if damaged else "") + (
-            f", {torn} bytes of torn tail (the next post repairs it)" if torn else ""
-        )
-        level = "warn" if damaged or torn else "ok"
-        return level, f"`{self.folder.name}`: {count} records, {size} bytes{extra}"
-
-    def append(
-        self, posts: Sequence[Post], *, guard: Callable[[], None] | None = None
-    ) -> list[int]:
+    def append(self, posts: Sequence[Post], *, limit: OpenLimit | None = None) -> list[int]:
         from paneboard.protocol.posts import encode
+
+        return self.append_encoded([encode(p) for p in posts], limit=limit)
+
+    def append_encoded(
+        self, payloads: Sequence[bytes], *, limit: OpenLimit | None = None
+    ) -> list[int]:
+        """The log's lock makes the limit's check and the write one step (`state.tally`)."""
         from paneboard.state.append import append_payloads
 
-        return append_payloads(self.log, [encode(p) for p in posts], guard=guard)
+        if limit is None:
+            return append_payloads(self.log, payloads)
+        from paneboard.state.tally import admit
+
+        return append_payloads(self.log, payloads, guard=lambda: admit(limit))
 
     def read_all(self) -> list[tuple[int, Post]]:
         from paneboard.state.log import read_posts
@@ -100,6 +85,9 @@ class FileStore:
         from paneboard.state.follow import FileFollower
 
         return FileFollower(self.folder, position)
+
+    def has_posts(self) -> bool:
+        return self.log.exists()
 
     def identity(self) -> str:
         """The generation the log's first record names; a log from before those, its inode."""
@@ -134,4 +122,42 @@ class FileStore:
             return frame_at(f.read(min(n, 1 << 21) + OVERHEAD), 0) > 0
 
     def close(self) -> None:
-        pass
+        pass  # every operation opens and closes the log itself
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- capabilities --------------------------------------------------------------------
+
+    def compact(self, now: float, archive: Path | None = None) -> Compacted:
+        from paneboard.protocol.errors import BadInput
+        from paneboard.state.compact import compact
+
+        if not self.log.exists():
+            raise BadInput(f"board `{self.folder.name}` has no log to compact")
+        return compact(self.log, now, archive)
+
+    def health(self) -> Health:
+        """Every record read: how many, and any damage or torn tail found."""
+        import warnings
+
+        from paneboard.protocol.errors import DamagedRecord
+        from paneboard.state.health import Health, Level
+        from paneboard.state.log import LogReader
+
+        if not self.log.exists():
+            return Health("warn", f"`{self.folder.name}` has no posts yet ({self.log})")
+        reader = LogReader(self.log)
+        with warnings.catch_warnings(record=True) as damaged:
+            warnings.simplefilter("always", DamagedRecord)
+            count = sum(len(batch) for batch in reader.batches())
+        size = self.log.stat().st_size
+        torn = size - reader.offset
+        extra = (f", {len(damaged)} damaged span(s) skipped" if damaged else "") + (
+            f", {torn} bytes of torn tail (the next post repairs it)" if torn else ""
+        )
+        level: Level = "warn" if damaged or torn else "ok"
+        return Health(level, f"`{self.folder.name}`: {count} records, {size} bytes{extra}")

@@ -16,7 +16,7 @@ class FileFollower:
         self.watcher = LogWatcher(folder)
 
     @property
-    def offset(self) -> int:
+    def position(self) -> int:
         return self.reader.offset
 
     @property
@@ -29,6 +29,9 @@ class FileFollower:
 
     def batches(self) -> Iterator[list[tuple[int, Post]]]:
         return self.reader.batches()
+
+    def records(self) -> Iterator[list[tuple[int, Post, bytes]]]:
+        return self.reader.records()
 
     async def wait_changed(self) -> None:
         await self.watcher.wait_changed()

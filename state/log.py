@@ -45,16 +45,25 @@ class LogReader:
 
         The offset advances as each batch is handed out.
         """
+        for _, batch in self._chunks():
+            yield batch
+
+    def records(self) -> Iterator[list[tuple[int, Post, bytes]]]:
+        """As `batches`, with each post's payload as the log holds it."""
+        for frames, batch in self._chunks():
+            payloads = dict(frames)
+            yield [(offset, post, bytes(payloads[offset])) for offset, post in batch]
+
+    def _chunks(self) -> Iterator[tuple[list[tuple[int, memoryview]], list[tuple[int, Post]]]]:
+        """(the frames, their posts) of each chunk read."""
         fd = open_regular(self.path)
         if fd is None:
             return
         try:
             st = os.fstat(fd)
             if self.inode is not None and st.st_ino != self.inode:
-                self.replaced, self.offset = (
-                    True,
-                    0,
-                )  # compacted: the caller folds it again from the start
+                # compacted: the caller folds it again from the start
+                self.replaced, self.offset = True, 0
             elif st.st_size < self.offset:
                 warnings.warn(
                     f"{self.path} is shorter than offset {self.offset}; "
@@ -68,7 +77,9 @@ class LogReader:
         finally:
             os.close(fd)
 
-    def _read(self, fd: int) -> Iterator[list[tuple[int, Post]]]:
+    def _read(
+        self, fd: int
+    ) -> Iterator[tuple[list[tuple[int, memoryview]], list[tuple[int, Post]]]]:
         carry, base = b"", self.offset
         while True:
             chunk = os.pread(fd, CHUNK, base + len(carry))
@@ -84,7 +95,7 @@ class LogReader:
             batch = self._decode(found.frames)
             carry, base = buf[found.end - base :], found.end
             self.offset = base
-            yield batch
+            yield found.frames, batch
             if found.damaged:
                 break  # the locked read went to the end of the file
 

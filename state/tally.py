@@ -17,12 +17,12 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import Any
+    from paneboard.state.limit import OpenLimit
 
-from paneboard.protocol.errors import BadInput, BoardIOError
+from paneboard.protocol.errors import BoardIOError
 from paneboard.protocol.names import check_name
 from paneboard.state.files import write_atomic
+from paneboard.state.limit import refusal
 
 Tally = dict[
     str, list[tuple[str, float | None]]
@@ -80,19 +80,16 @@ def write(path: Path, tally: Tally) -> None:
         raise BoardIOError(f"cannot update {path}: {exc.strerror}") from exc
 
 
-def admit(board_dir: Path, prompt: Mapping[str, Any], limit: int) -> None:
-    """Count a new prompt (its wire fields) in, or refuse it (`BadInput`) if any recipient is at
-    *limit*. Call under the log's lock."""
-    board, sender, prompt_id = prompt["board"], prompt["sender"], prompt["id"]
-    to, expires = prompt["to"], prompt["expires"]
-    path = path_for(board_dir, sender)
+def admit(limit: OpenLimit) -> None:
+    """Count a new prompt in, or refuse it (`BadInput`) if any recipient is at the limit.
+    Call under the log's lock."""
+    sender, prompt_id = limit.prompt["sender"], limit.prompt["id"]
+    to, expires = limit.prompt["to"], limit.prompt["expires"]
+    path = path_for(limit.folder, sender)
     tally = read(path, time.time())
     for r in to:
-        if len(tally.get(r, [])) >= limit:
-            raise BadInput(
-                f"board `{board}`: `{sender}` already has {limit} open prompts for `{r}` "
-                "(the --max-open limit); wait for some to be closed, or cancel some"
-            )
+        if len(tally.get(r, [])) >= limit.most:
+            raise refusal(limit, r)
     for r in to:
         tally.setdefault(r, []).append((prompt_id, expires))
     write(path, tally)

@@ -67,13 +67,15 @@ def run_cancel(ctx: Context, ref: str) -> Cancel:
 
 
 def ack_command(args: Namespace) -> None:
-    run_ack(Context.from_args(args), args.id, args.note)
+    with Context.from_args(args) as ctx:
+        run_ack(ctx, args.id, args.note)
 
 
 def answer_command(args: Namespace) -> None:
-    ctx = Context.from_args(args)
-    run_answer(ctx, args.id, read_text(args.text, "answer"))
+    with Context.from_args(args) as ctx:
+        run_answer(ctx, args.id, read_text(args.text, "answer"))
 
 
 def cancel_command(args: Namespace) -> None:
-    run_cancel(Context.from_args(args), args.id)
+    with Context.from_args(args) as ctx:
+        run_cancel(ctx, args.id)

@@ -65,11 +65,17 @@ def _home(c: Checks, ctx: Context) -> None:
 
 
 def _board(c: Checks, ctx: Context) -> None:
+    from paneboard.state.abc import HealthReport
+
     try:
-        level, found = ctx.store().check()
+        store = ctx.store()
+        if not isinstance(store, HealthReport):
+            return
+        health = store.health()
     except PaneboardError as exc:
-        level, found = "fail", str(exc)
-    c.line(level, "board", found)
+        c.line("fail", "board", str(exc))
+        return
+    c.line(health.level, "board", health.text)
 
 
 def _board_private(c: Checks, ctx: Context) -> None:
@@ -274,7 +280,9 @@ def _probe(c: Checks, ctx: Context, pid: int | None) -> None:
             run_cancel(doctor, str(fields["id"]))
         except PaneboardError:
             pass
+        doctor.close()
 
 
 def doctor_command(args: Namespace) -> None:
-    run_doctor(Context.from_args(args), args.socket, args.probe)
+    with Context.from_args(args) as ctx:
+        run_doctor(ctx, args.socket, args.probe)

@@ -33,13 +33,14 @@ def hook_command(args: argparse.Namespace) -> None:
     ctx = Context.from_args(args, board=board, agent=name)
     transcript = data.get("transcript_path")
     transcript = transcript if isinstance(transcript, str) and transcript else None
-    if args.action == "session-start":
-        mode = more.check_mode(args.agent_type, args.mode)
-        print(run.session_start(ctx, args.agent_type, mode, derived, data))
-    elif args.action == "session-end":
-        run.session_end(ctx)
-    else:
-        run.stop(ctx, args.agent_type, args.cooldown, sys.stdout, transcript)
+    with ctx:
+        if args.action == "session-start":
+            mode = more.check_mode(args.agent_type, args.mode)
+            print(run.session_start(ctx, args.agent_type, mode, derived, data))
+        elif args.action == "session-end":
+            run.session_end(ctx)
+        else:
+            run.stop(ctx, args.agent_type, args.cooldown, sys.stdout, transcript)
 
 
 def _given_options(args: argparse.Namespace) -> list[tuple[str, str]]:

@@ -178,4 +178,5 @@ def listen_command(args: Namespace) -> None:
             flush=True,
         )
     backoff = DEFAULT_BACKOFF if args.backoff is None else args.backoff
-    run_listen(ctx, door, backoff, args.parent_pid, args.until_unloaded, seen)
+    with ctx:
+        run_listen(ctx, door, backoff, args.parent_pid, args.until_unloaded, seen)

@@ -22,7 +22,7 @@ from paneboard.protocol.names import (
     check_recipients,
 )
 from paneboard.protocol.wire import pack_post
-from paneboard.state.tally import admit
+from paneboard.state.limit import OpenLimit
 
 
 def read_text(words: list[str], what: str) -> str:
@@ -108,11 +108,8 @@ def post_prompt(ctx: Context, request: PromptRequest) -> dict[str, Any]:
     fields = prompt_fields(ctx, request, reply_to)
     payload = pack_post(fields)
     ctx.paths.ensure()
-
-    def within_limit() -> None:
-        admit(ctx.paths.dir, fields, request.max_open)
-
-    ctx.store().append_payloads([payload], guard=within_limit)  # the file log skips msgspec
+    limit = OpenLimit(fields, request.max_open, ctx.paths.dir)
+    ctx.store().append_encoded([payload], limit=limit)  # the file log skips msgspec
     return fields
 
 
@@ -126,7 +123,8 @@ def post_command(args: Namespace) -> None:
         ttl=args.ttl,
         max_open=args.max_open,
     )
-    fields = post_prompt(Context.from_args(args), request)
+    with Context.from_args(args) as ctx:
+        fields = post_prompt(ctx, request)
     if args.json:
         from paneboard.listener.cli.board import write_json_line
         from paneboard.protocol.posts import decode, to_json

@@ -13,9 +13,11 @@ import msgspec
 from paneboard.listener.cli.board import clock, emit, find_prompt, load, print_posts, summary
 from paneboard.listener.context import Context
 from paneboard.listener.view import BoardView
+from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Prompt
 from paneboard.protocol.visible import one_line
 from paneboard.protocol.words import HANDED_STAGES, SEEING_DOORS
+from paneboard.state.abc import Compactable, Store
 from paneboard.state.fold import PromptState, Recipient, open_for, stage
 
 
@@ -159,29 +161,33 @@ def run_follow(ctx: Context, kinds: Sequence[str] | None) -> None:
 
 
 def open_command(args: Namespace) -> None:
-    run_open(Context.from_args(args))
+    with Context.from_args(args) as ctx:
+        run_open(ctx)
 
 
 def status_command(args: Namespace) -> None:
-    run_status(Context.from_args(args), args.id)
+    with Context.from_args(args) as ctx:
+        run_status(ctx, args.id)
 
 
 def log_command(args: Namespace) -> None:
-    ctx = Context.from_args(args)
-    if args.follow:
-        run_follow(ctx, args.kind)
-    else:
-        run_log(ctx, args.kind)
+    with Context.from_args(args) as ctx:
+        if args.follow:
+            run_follow(ctx, args.kind)
+        else:
+            run_log(ctx, args.kind)
 
 
 def compact_command(args: Namespace) -> None:
     """Rewrite the board's log keeping only open prompts and the posts about them."""
-    import time
+    with Context.from_args(args) as ctx:
+        _compact(ctx, args.archive)
 
-    ctx = Context.from_args(args)
+
+def _compact(ctx: Context, archived: bool) -> None:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    archive = ctx.paths.dir / "archive" / f"log-{stamp}" if args.archive else None
-    done = ctx.store().compact(time.time(), archive)
+    archive = ctx.paths.dir / "archive" / f"log-{stamp}" if archived else None
+    done = compactable(ctx.store()).compact(time.time(), archive)
     if ctx.json:
         emit(done)
     else:
@@ -190,3 +196,13 @@ def compact_command(args: Namespace) -> None:
             f"board `{ctx.board}`: kept {done.kept} of {total} posts, "
             f"{done.before_bytes:,} -> {done.after_bytes:,} bytes, in {done.seconds:.2f} s"
         )
+
+
+def compactable(store: Store) -> Compactable:
+    """*store*, if it can compact its log; `BadInput` if not."""
+    if not isinstance(store, Compactable):
+        raise BadInput(
+            "compact rewrites the file log; on NATS, bound the board's stream with JetStream's "
+            "own limits (max age, max messages)"
+        )
+    return store

@@ -17,4 +17,5 @@ def mcp_command(args: Namespace) -> None:
         from paneboard.listener.hooks.run import agent_name
 
         args.agent = agent_name(None, args.agent_type, os.getcwd())[0]
-    serve(Context.from_args(args))
+    with Context.from_args(args) as ctx:
+        serve(ctx)

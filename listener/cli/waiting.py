@@ -99,8 +99,10 @@ def run_ask(ctx: Context, to: str, words: list[str], priority: str, timeout: flo
 
 
 def wait_command(args: Namespace) -> None:
-    run_wait(Context.from_args(args), args.id, args.until, args.timeout)
+    with Context.from_args(args) as ctx:
+        run_wait(ctx, args.id, args.until, args.timeout)
 
 
 def ask_command(args: Namespace) -> None:
-    run_ask(Context.from_args(args), args.to, args.text, args.priority, args.timeout)
+    with Context.from_args(args) as ctx:
+        run_ask(ctx, args.to, args.text, args.priority, args.timeout)

@@ -15,7 +15,7 @@ from paneboard.state.panelock import holder
 
 def _remote_presences(ctx: Context) -> dict[str, presence.Presence]:
     out = {}
-    for name, raw in ctx.store().presences().items():
+    for name, raw in ctx.store().presence.read().items():
         if (seen := presence.parse(f"presence of `{name}`", raw)) is not None:
             out[name] = seen
     return out
@@ -92,4 +92,5 @@ def run_who(ctx: Context) -> None:
 
 
 def who_command(args: Namespace) -> None:
-    run_who(Context.from_args(args))
+    with Context.from_args(args) as ctx:
+        run_who(ctx)

@@ -17,7 +17,8 @@ __all__ = ["run_top", "top_command"]
 
 def top_command(args: Namespace) -> None:
     """`paneboard top` (the parser names this function; the command line imports nothing here)."""
-    run_top(Context.from_args(args), args.stale)
+    with Context.from_args(args) as ctx:
+        run_top(ctx, args.stale)
 
 
 def run_top(ctx: Context, stale: float) -> None:

@@ -73,7 +73,7 @@ def read_agents(
 def remote_presences(store: Store) -> dict[str, presence.Presence]:
     """The store's presence records (NATS), decoded; {} for a store without them."""
     out = {}
-    for name, raw in store.presences().items():
+    for name, raw in store.presence.read().items():
         if (seen := presence.parse(f"presence of `{name}`", raw)) is not None:
             out[name] = seen
     return out

@@ -202,7 +202,7 @@ class TopApp(App[None]):
             self.post_rows.reset(self.model.shown_posts())
         else:
             self.post_rows.extend(self.model.take(posts, now))
-        shared = self._view.store.presence_ttl is not None  # listeners elsewhere (NATS)
+        shared = self._view.store.presence.shared  # listeners elsewhere
         remote = shared and now - self._remote_at > REMOTE_EVERY
         if remote or len(self.model.agents) != self._names_read:
             self.run_worker(self._refresh_agents(remote), group="agents", exclusive=True)
@@ -274,7 +274,7 @@ class TopApp(App[None]):
     def _expect_remote(self) -> None:
         """While listeners elsewhere are shown, read their presence again when it could have
         expired: the store says nothing when a presence runs out (its time-to-live)."""
-        ttl = self._view.store.presence_ttl if self._view else None
+        ttl = self._view.store.presence.ttl if self._view else None
         if ttl and self._remote and self._remote_due is None:
             self._remote_due = self.set_timer(ttl, self._remote_expired)
 
@@ -302,8 +302,7 @@ class TopApp(App[None]):
     def _status(self) -> None:
         """The status line: where, who, and the counts (one line drawn again, not a pane)."""
         listening = sum(1 for row in self.agent_rows.rows if row.listening)
-        view = self._view  # a file log's path would push the counts off a narrow screen
-        store = view.store.where if view is not None and view.store.name != "file" else "file log"
+        store = self._view.store.label if self._view is not None else "file log"
         text = Text(f" board {self.ctx.board}  ·  as {self.ctx.agent}  ·  {store}  │  ")
         text.append(f"agents {len(self.agent_rows)}, listening {listening}  │  ")
         text.append(f"open prompts {len(self.model.rows)}", "bold")

@@ -260,11 +260,11 @@ def test_replicas_are_asked_for_and_an_existing_stream_is_used_as_it_is(
     url = cluster.url(_prefix(), replicas=3)
     r3 = NatsStore(url, "test")
     try:
-        r3.put_presence("bob", b"{}")
+        r3.presence.put("bob", b"{}")
         report = r3.stream_report()
         found = (report.replicas, report.wanted, report.cluster, len(report.peers))
         assert (3, 3, "paneboard", 2) == found
-        bucket = r3.run(r3.js.stream_info(f"KV_{r3.presence_bucket}"))
+        bucket = r3.run(r3.js.stream_info(f"KV_{r3.presence.bucket}"))
         assert 3 == bucket.config.num_replicas
     finally:
         r3.close()

@@ -7,12 +7,34 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import Listening, post, run_cli
+from tests.helpers import PANEBOARD, Listening, cli_env, post, run_cli
+
+REFUSED = (
+    "paneboard: board `test`: `alice` already has {} open prompts for `bob` "
+    "(the --max-open limit); wait for some to be closed, or cancel some\n"
+)
+
+
+def posting_at_once(homes: list[Path], most: int) -> list[tuple[int, str, str]]:
+    """(exit code, stdout, stderr) of one `post --max-open MOST` per home, all started at once."""
+    procs = [
+        subprocess.Popen(
+            [*PANEBOARD, "post", "--as", "alice", "--to", "bob", "--max-open", str(most), "job"],
+            env=cli_env(home),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for home in homes
+    ]
+    outputs = [p.communicate(timeout=60) for p in procs]
+    return [(p.returncode, out, err) for p, (out, err) in zip(procs, outputs, strict=True)]
 
 
 @pytest.mark.cluster
@@ -113,3 +135,14 @@ def test_who_sees_the_listener(home: Path, store_url: str) -> None:
             for r in map(json.loads, run_cli(home, "who", "--json").stdout.splitlines())
         }
         assert (True, bob.proc.pid) == (rows["bob"]["listening"], rows["bob"]["pid"])
+
+
+def test_max_open_holds_for_posters_at_once(home: Path, store_url: str) -> None:
+    """Eight posters at once with --max-open 3: three prompts stored, five refused with the
+    limit's message."""
+    done = posting_at_once([home] * 8, 3)
+    stored = [out.strip() for code, out, _ in done if code == 0]
+    refused = [(code, err) for code, _, err in done if code != 0]
+    assert (3, [(1, REFUSED.format(3))] * 5) == (len(stored), refused)
+    logged = [json.loads(line) for line in run_cli(home, "log", "--json").stdout.splitlines()]
+    assert sorted(stored) == sorted(p["id"] for p in logged if p["kind"] == "prompt")

@@ -15,6 +15,7 @@ import pytest
 from paneboard.protocol.posts import Prompt
 from paneboard.state.natsstore import NatsStore
 from paneboard.state.natsurl import FORM
+from tests.contract.test_contract import REFUSED, posting_at_once
 from tests.helpers import Listening, NatsServer, cli_env, run_cli
 
 pytestmark = pytest.mark.skipif(
@@ -281,3 +282,45 @@ def test_tls_with_a_ca_file(home: Path, tmp_path: Path) -> None:
         assert "s3cret" not in refused.stderr
     finally:
         server.stop()
+
+
+def test_max_open_holds_across_machines(
+    tmp_path: Path, nats_server: NatsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One sender posting from four homes at once, --max-open 2: the board holds two of its
+    prompts, whichever machine each came from."""
+    monkeypatch.setenv("PANEBOARD_TEST_STORE", _url(nats_server))
+    homes = [tmp_path / f"machine{i}" for i in range(4)]
+    for home in homes:
+        home.mkdir(mode=0o700)
+    done = posting_at_once(homes, 2)
+    stored = [out.strip() for code, out, _ in done if code == 0]
+    refused = [(code, err) for code, _, err in done if code != 0]
+    assert (2, [(1, REFUSED.format(2))] * 2) == (len(stored), refused)
+    logged = run_cli(homes[0], "log", "--json").stdout.splitlines()
+    assert sorted(stored) == sorted(json.loads(line)["id"] for line in logged)
+
+
+def test_max_open_folds_what_other_machines_posted_since(
+    tmp_path: Path, nats_server: NatsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sender's next post counts the prompts and acks other machines posted since its last
+    one: refused at the limit, admitted once one is acked elsewhere."""
+    monkeypatch.setenv("PANEBOARD_TEST_STORE", _url(nats_server))
+    laptop, buildbox = tmp_path / "laptop", tmp_path / "buildbox"
+    for home in (laptop, buildbox):
+        home.mkdir(mode=0o700)
+
+    def posting(home: Path) -> tuple[int, str, str]:
+        done = run_cli(home, "post", "--as", "alice", "--to", "bob", "--max-open", "2", "job")
+        return done.returncode, done.stdout.strip(), done.stderr
+
+    first = posting(laptop)
+    second = posting(buildbox)
+    assert [(1, "", REFUSED.format(2))] * 2 == [posting(laptop), posting(buildbox)]
+    assert 0 == run_cli(buildbox, "ack", "--as", "bob", first[1]).returncode
+    third = posting(laptop)
+    assert ([0, 0, 0], (1, "", REFUSED.format(2))) == (
+        [first[0], second[0], third[0]],
+        posting(laptop),
+    )

@@ -68,7 +68,7 @@ def store_presence(home: Path, url: str) -> set[str]:
     lines = {f"paneboard: warning: {path}: skipped {size} damaged bytes at offset 0 ("}
     if url:
         store = NatsStore(url, "test")
-        bucket, key = store.presence_bucket, f"{store.stream}.carol"
+        bucket, key = store.presence.bucket, f"{store.stream}.carol"
         store.close()
         put_presence(_server(url), bucket, key, PRESENCE)
         where = "presence of `carol`"

@@ -42,7 +42,7 @@ def _run(args: object) -> None:
     import importlib
 
     module, function = str(args.run).split(":")  # type: ignore[attr-defined]  # set by the parser
-    where = module if "." in module else f"paneboard.listener.cli.{module}"  # top: a room above
+    where = module if "." in module else f"paneboard.listener.cli.{module}"  # top: a layer above
     getattr(importlib.import_module(where), function)(args)
 
 

@@ -284,7 +284,7 @@ def _no_options(p: argparse.ArgumentParser) -> None:
 
 
 # name: (help, the function adding its options, the module:function running it: a module of
-# cli/, or a dotted name for a room above the command line, imported only when run)
+# cli/, or a dotted name for a layer above the command line, imported only when run)
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] = {
     "post": ("post a prompt; prints its id", _post_options, "posting:post_command"),
     "ack": ("close a prompt you received", _ack_options, "closing:ack_command"),

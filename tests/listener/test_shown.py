@@ -150,16 +150,7 @@ def test_context_line_post_command_runs_as_written(tmp_path: Path, folder: str) 
     that home (a space or `$(…)` in it stays part of the path)."""
     home = tmp_path / folder
     home.mkdir(mode=0o700)
-    event = {"hook_event_name": "SessionStart", "cwd": str(tmp_path)}
-    done = subprocess.run(
-        [*PANEBOARD, "hook", "session-start", "--agent", "claude", *STOP_AS_BOB],
-        input=json.dumps(event).encode(),
-        capture_output=True,
-        env=cli_env(home),
-        timeout=30,
-        check=True,
-    )
-    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    context = _context_line(home, tmp_path)
     command = next(part for part in context.split("`") if " post " in part)
     line = command.replace("--to NAME", "--to alice").replace("'TEXT'", "'please review'")
     ran = subprocess.run(
@@ -176,17 +167,22 @@ def test_context_line_post_command_names_the_store(home: Path, tmp_path: Path) -
     and answer commands do (its options quoted)."""
     creds = tmp_path / "my creds"
     store = ("--store", "nats://127.0.0.1:1/pfx", "--nats-creds", str(creds))
-    event = {"hook_event_name": "SessionStart", "cwd": str(tmp_path)}
+    context = _context_line(home, tmp_path, *store)
+    assert (
+        f" post --home {home} --board b --as bob --store nats://127.0.0.1:1/pfx "
+        f"--nats-creds '{creds}' --to NAME -- 'TEXT'`;"
+    ) in context
+
+
+def _context_line(home: Path, cwd: Path, *options: str) -> str:
+    """The context Claude Code's SessionStart hook hands the agent, for bob on board `b`."""
+    event = {"hook_event_name": "SessionStart", "cwd": str(cwd)}
     done = subprocess.run(
-        [*PANEBOARD, "hook", "session-start", "--agent", "claude", *STOP_AS_BOB, *store],
+        [*PANEBOARD, "hook", "session-start", "--agent", "claude", *STOP_AS_BOB, *options],
         input=json.dumps(event).encode(),
         capture_output=True,
         env=cli_env(home),
         timeout=30,
         check=True,
     )
-    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert (
-        f" post --home {home} --board b --as bob --store nats://127.0.0.1:1/pfx "
-        f"--nats-creds '{creds}' --to NAME -- 'TEXT'`;"
-    ) in context
+    return str(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"])

@@ -15,7 +15,7 @@ import pytest
 from paneboard.protocol.posts import Undelivered
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
-from tests.helpers import Listening, LoadedThread, cli_env, post, run_cli
+from tests.helpers import Listening, LoadedThread, cli_env, post, run_cli, wait_until
 from tests.real.clients import ClaudeSession, codex_env, offline_codex_thread, queue_listener
 
 pytestmark = pytest.mark.skipif(
@@ -161,9 +161,14 @@ def test_claude_answers_a_prompt_and_wait_prints_it(
         pid = post(home, "--to", "claude-bob", "what is six times seven?\nMOCK-ANSWER: forty-two")
         done = run_cli(home, "wait", pid, "--timeout", "60", timeout=90)
         assert (0, "forty-two\n") == (done.returncode, done.stdout), done.stderr + session.screen()
-        status = json.loads(run_cli(home, "status", pid, "--json").stdout)["recipients"][
-            "claude-bob"
-        ]
-        assert ("answered", "claude-inbox") == (status["stage"], status["door"])
+
+        # The agent can answer before its listener has seen Claude Code admit the prompt and
+        # written the receipt that names the door: wait for that receipt.
+        def status() -> dict[str, Any]:
+            shown = json.loads(run_cli(home, "status", pid, "--json").stdout)
+            return dict(shown["recipients"]["claude-bob"])
+
+        wait_until(lambda: status()["door"], "the delivered receipt names the door", 30)
+        assert ("answered", "claude-inbox") == (status()["stage"], status()["door"])
     finally:
         session.close()

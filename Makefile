@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
+# The installed packages: every top-level folder holding an __init__.py (see setup.py).
+PACKAGES := $(filter-out tests bench,$(patsubst %/__init__.py,%,$(wildcard */__init__.py)))
+
 .PHONY: compile demo test lint bench bench-quick wheel-check screenshot
 
 $(BIN)/.installed: pyproject.toml
@@ -16,10 +19,10 @@ $(BIN)/.installed: pyproject.toml
 # the modules through the links of build/__editable__*, whose own __pycache__ is the one used.
 # A module added since the install has no link there yet: install again.
 compile: $(BIN)/.installed
-	@for f in $$(find protocol state listener -name '*.py'); do \
+	@for f in $$(find $(filter-out root,$(PACKAGES)) -name '*.py'); do \
 	  [ -e build/__editable__.paneboard-*/paneboard/$$f ] || \
 	  { rm -f $(BIN)/.installed; $(MAKE) -s $(BIN)/.installed; break; }; done
-	@$(BIN)/python -m compileall -q root protocol state listener build/__editable__*
+	@$(BIN)/python -m compileall -q $(PACKAGES) build/__editable__*
 
 demo: compile
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
@@ -32,8 +35,8 @@ test: compile
 	$(BIN)/python -m pytest
 
 lint: $(BIN)/.installed
-	$(BIN)/ruff check root protocol state listener tests bench setup.py
-	$(BIN)/ruff format --check root protocol state listener tests bench setup.py
+	$(BIN)/ruff check $(PACKAGES) tests bench setup.py
+	$(BIN)/ruff format --check $(PACKAGES) tests bench setup.py
 	$(BIN)/mypy
 
 bench: compile

@@ -48,7 +48,7 @@ def leader_loss(home: Path, trials: int) -> dict[str, Any]:
     with cluster(home / "cluster") as nodes:
         url = nodes.url("bench", replicas=3)
         env = env_for(home, PANEBOARD_STORE=url)
-        post = [PY, "-m", "paneboard.listener", "post", "--as", "alice", "--to", "bob", "hi"]
+        post = [PY, "-m", "paneboard", "post", "--as", "alice", "--to", "bob", "hi"]
         admin = NatsStore(url, "bench", reconnect=True)
         try:
             for _ in range(trials):

@@ -82,7 +82,7 @@ def listener(home: Path, agent: str, *door: str) -> Proc:
     """A running `paneboard listen --door stdout` (or *door*), started;
     not yet known to be ready."""
     return Proc(
-        [PY, "-m", "paneboard.listener", "listen", "--as", agent, *(door or ("--door", "stdout"))],
+        [PY, "-m", "paneboard", "listen", "--as", agent, *(door or ("--door", "stdout"))],
         env_for(home),
     )
 

@@ -18,7 +18,7 @@ class Server:
     def __init__(self, home: Path, agent: str) -> None:
         t0 = time.perf_counter()
         self.p = subprocess.Popen(
-            [PY, "-m", "paneboard.listener", "mcp", "--as", agent],
+            [PY, "-m", "paneboard", "mcp", "--as", agent],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -62,7 +62,7 @@ class Server:
 def _process_ms(home: Path, *args: str) -> float:
     t0 = time.perf_counter()
     subprocess.run(
-        [PY, "-m", "paneboard.listener", *args, "--as", "alice"],
+        [PY, "-m", "paneboard", *args, "--as", "alice"],
         env=env_for(home),
         stdout=subprocess.DEVNULL,
         check=True,

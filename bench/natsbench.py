@@ -57,7 +57,7 @@ def wake_on(url: str, home: Path, samples: int) -> dict[str, Any]:
     from paneboard.state.natsstore import NatsStore
 
     env = env_for(home, PANEBOARD_STORE=url)
-    lis = Proc([PY, "-m", "paneboard.listener", "listen", "--as", "bob", "--door", "stdout"], env)
+    lis = Proc([PY, "-m", "paneboard", "listen", "--as", "bob", "--door", "stdout"], env)
     store = NatsStore(url, "bench")
     try:
         wait_ready(home, "bob")

@@ -72,7 +72,7 @@ def _listening_session(home: Path) -> Iterator[tuple[ClaudeSession, Path]]:
         transcript = _transcript(session)
         socket_path = str(session.registry["messagingSocketPath"])
         door = ("--door", "claude-inbox", "--socket", socket_path, "--transcript", str(transcript))
-        argv = [PY, "-m", "paneboard.listener", "listen", "--as", "bob", *door]
+        argv = [PY, "-m", "paneboard", "listen", "--as", "bob", *door]
         with open(home / "listener.log", "wb") as err:  # the child keeps its own copy
             lis = Proc(argv, env_for(home), stderr=err.fileno())
         wait_ready(home, "bob")

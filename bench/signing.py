@@ -1,7 +1,7 @@
 """Signing's cost, side by side with the unsigned path: `post`, sign, verify, imports.
 
 `post` does not sign yet; the signed `post` measured here is a prototype: the real command
-line (`paneboard.listener.cli.main`) with its msgpack writer wrapped so that the payload
+line (`paneboard.cli.main`) with its msgpack writer wrapped so that the payload
 is sealed (``protocol.signing.seal``) with the sender's key from the home before it is
 appended. Three signers are compared: the standard library's integers
 (``protocol.ed25519``), cryptography's public Ed25519 API, and cryptography's Rust
@@ -31,7 +31,7 @@ from paneboard.state.keys import open_key, verify
 _PROTOTYPE = """
 import os, sys
 from pathlib import Path
-from paneboard.listener.cli import main, posting
+from paneboard.cli import main, posting
 SIGNER = {signer!r}
 if SIGNER:
     from paneboard.protocol.signing import seal
@@ -69,7 +69,7 @@ IMPORTS = {
 _EXTRA = """
 import sys, time
 from pathlib import Path
-import paneboard.listener.cli.posting
+import paneboard.cli.posting
 home = sys.argv[1]
 t0 = time.perf_counter()
 import {modules}
@@ -101,7 +101,7 @@ def _wall_ms(argv: list[str], env: dict[str, str]) -> float:
 def post_side_by_side(home: Path, runs: int) -> dict[str, Any]:
     """`python -c pass`, the real `post`, and the prototype unsigned and with each signer."""
     env = _env(home)
-    real = [PY, "-m", "paneboard.listener", "post", "--to", "nobody", "hi"]
+    real = [PY, "-m", "paneboard", "post", "--to", "nobody", "hi"]
     cases = {"python -c pass": [PY, "-c", "pass"], "paneboard post": real}
     cases |= {f"prototype {s or 'unsigned'}": _argv(s, "nobody") for s in SIGNERS}
     for argv in cases.values():  # the key is made, and every module compiled, before timing

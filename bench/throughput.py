@@ -32,7 +32,7 @@ def post_cli(home: Path, runs: int, baselines: dict[str, Any]) -> dict[str, Any]
     bare, post = [], []
     for _ in range(runs):
         bare += _wall([PY, "-c", "pass"], env, 1)
-        post += _wall([PY, "-m", "paneboard.listener", "post", "--to", "nobody", "hi"], env, 1)
+        post += _wall([PY, "-m", "paneboard", "post", "--to", "nobody", "hi"], env, 1)
     lis = listener(home, "bob")
     end_to_end = []
     try:
@@ -40,7 +40,7 @@ def post_cli(home: Path, runs: int, baselines: dict[str, Any]) -> dict[str, Any]
         for _ in range(max(5, runs // 2)):
             t0 = time.perf_counter()
             subprocess.run(
-                [PY, "-m", "paneboard.listener", "post", "--to", "bob", "hi"],
+                [PY, "-m", "paneboard", "post", "--to", "bob", "hi"],
                 env=env,
                 stdout=subprocess.DEVNULL,
                 check=True,

@@ -86,7 +86,7 @@ class Terminal:
     def __init__(self, home: Path) -> None:
         pid, fd = pty.fork()
         if pid == 0:  # the child: top, on the terminal
-            argv = [PY, "-m", "paneboard.listener", "top", "--as", "bench"]
+            argv = [PY, "-m", "paneboard", "top", "--as", "bench"]
             os.execve(PY, argv, env_for(home, TERM="xterm-256color"))
         self.pid, self.fd = pid, fd
         ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 140, 0, 0))

@@ -26,7 +26,7 @@ import anyio
 import msgspec
 from anyio.abc import TaskStatus
 
-from paneboard.listener.context import header
+from paneboard.board.context import header
 from paneboard.listener.doors import Door, HeldByAgent, Outcome
 from paneboard.listener.doors.process import alive
 from paneboard.listener.seen import SeenTask, Sighting

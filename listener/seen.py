@@ -30,7 +30,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskStatus
 
-from paneboard.listener.context import header
+from paneboard.board.context import header
 from paneboard.protocol.posts import Prompt, Seen
 from paneboard.state.fold import BoardState, PromptState, is_open
 from paneboard.state.transcript import FileWatch, LineReader, load_mark, save_mark, watch_file

@@ -1,5 +1,5 @@
 import sys
 
-from paneboard.listener.cli import main
+from paneboard.cli import main
 
 sys.exit(main())

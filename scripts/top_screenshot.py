@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-PB = [sys.executable, "-m", "paneboard.listener"]
+PB = [sys.executable, "-m", "paneboard"]
 SIZE = (132, 34)
 STALE = 2.0
 
@@ -63,8 +63,8 @@ def build(home: Path) -> tuple[dict[str, str], list[subprocess.Popen[bytes]]]:
 
 
 async def shoot(home: Path, out: Path) -> None:
-    from paneboard.listener.context import Context
-    from paneboard.listener.top.app import TopApp
+    from paneboard.board.context import Context
+    from paneboard.top.app import TopApp
 
     app = TopApp(Context.resolve(str(home), "demo", "alice"), stale=STALE)
     async with app.run_test(size=SIZE) as pilot:

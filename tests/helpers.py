@@ -22,7 +22,7 @@ from paneboard.state.log import read_posts
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parent.parent
-PANEBOARD = (sys.executable, "-m", "paneboard.listener")  # the command line, as a process
+PANEBOARD = (sys.executable, "-m", "paneboard")  # the command line, as a process
 
 
 def cli_env(home: Path, **extra: str) -> dict[str, str]:

@@ -4,10 +4,15 @@
 | --- | --- | --- |
 | protocol | the wire: posts, ids, names, the vocabulary, compose | nothing of ours |
 | state | the log, stores, fold, locks, checkpoints, paths | protocol |
-| listener | the listener proper (listen, view, doors/) and the context | protocol, state |
-| listener.hooks | what the agents' hooks run, and their settings files | + listener |
-| listener.cli | the parser and one module per group of commands | + listener.hooks |
-| listener.top | `paneboard top` (Textual): the parser names it, never imports it | + listener.cli |
+| board | the operations every front end shares, and the context a command resolves | + state |
+| listener | the listener proper: listen, view, seen, doors/ | + board |
+| agents | one module per agent: hook files, hook input, door, `seen` source, checks | + listener |
+| hooks | what the hooks run: session start and end, the Stop-hook door | + agents |
+| cli, mcpserver, top | front ends: parse, call `board/`, show; never each other | + hooks |
+
+The front ends name each other only as strings (the parser runs `top` and `mcp` by name).
+The MCP server is `mcpserver/`: a folder `mcp/` in the checkout would hide the MCP SDK (`mcp`)
+from any code run there.
 """
 
 from __future__ import annotations
@@ -19,29 +24,31 @@ import pytest
 
 from tests.helpers import ROOT
 
-ALLOWED = {
-    "protocol": set(),
-    "state": {"protocol"},
-    "listener": {"protocol", "state"},
-    "listener.hooks": {"protocol", "state", "listener"},
-    "listener.cli": {"protocol", "state", "listener", "listener.hooks"},
-    "listener.top": {"protocol", "state", "listener", "listener.hooks", "listener.cli"},
+_ORDER = ("protocol", "state", "board", "listener", "agents", "hooks")
+FRONT_ENDS = ("cli", "mcpserver", "top")
+ALLOWED = {layer: set(_ORDER[:i]) for i, layer in enumerate(_ORDER)} | {
+    front: set(_ORDER) for front in FRONT_ENDS
 }
-# `python -m paneboard` (and, for scripts written before it, `python -m paneboard.listener`) runs
-# the command line; the root package holds nothing else.
-ENTRY_POINTS = {"root/__main__.py", "listener/__main__.py"}
+# `python -m paneboard` runs the command line; the root package holds nothing else.
+ENTRY_POINTS = {"root/__main__.py"}
+PACKAGES = sorted(
+    p.name
+    for p in ROOT.iterdir()
+    if (p / "__init__.py").is_file() and p.name not in {"tests", "bench", "root"}
+)
+
+
+def test_every_installed_package_has_a_layer() -> None:
+    """A folder added beside the others is placed in the order before anything may import it."""
+    assert sorted(ALLOWED) == PACKAGES
 
 
 def _layer(module: str) -> str | None:
-    """`paneboard.listener.cli.parser` -> `listener.cli`; None for what is not ours."""
+    """`paneboard.cli.parser` -> `cli`; None for what is not ours."""
     parts = module.split(".")
     if parts[0] != "paneboard" or len(parts) < 2:
         return None
-    for size in (3, 2):
-        name = ".".join(parts[1:size])
-        if name in ALLOWED:
-            return name
-    return None
+    return parts[1] if parts[1] in ALLOWED else None
 
 
 def _layer_of(path: Path) -> str:
@@ -60,7 +67,7 @@ def _imported_layers(path: Path) -> set[str]:
     return {r for r in layers if r}
 
 
-@pytest.mark.parametrize("package", ["protocol", "state", "listener"])
+@pytest.mark.parametrize("package", PACKAGES)
 def test_imports_only_go_down(package: str) -> None:
     """No module imports a layer above its own; relative imports are not used."""
     bad = {}
@@ -78,7 +85,7 @@ def test_no_relative_imports() -> None:
     """Absolute imports only, so a module's layer is visible in every import line."""
     relative = [
         str(path.relative_to(ROOT))
-        for package in ("protocol", "state", "listener")
+        for package in PACKAGES
         for path in (ROOT / package).rglob("*.py")
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.ImportFrom) and node.level

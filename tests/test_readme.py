@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.listener.cli.parser import UsageError, parse
+from paneboard.cli.parser import UsageError, parse
 from tests.helpers import ROOT, run_cli
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -20,7 +20,17 @@ import pytest
 
 from tests.helpers import ROOT
 
-PACKAGES = ("protocol", "state", "listener")  # installed as paneboard.protocol, …
+PACKAGES = (
+    "protocol",
+    "state",
+    "board",
+    "listener",
+    "agents",
+    "hooks",
+    "cli",
+    "mcpserver",
+    "top",
+)  # paneboard.protocol, …
 ROOT_PACKAGE = "root"  # installed as `paneboard` itself: `python -m paneboard`
 
 

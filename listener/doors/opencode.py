@@ -1,6 +1,6 @@
 """The `opencode` door: one JSON line on the socket paneboard's OpenCode plugin serves.
 
-The plugin (``listener/hooks/opencode_plugin.js``) writes ``DIR/<pid>.sock`` and the registry
+The plugin (``hooks/opencode_plugin.js``) writes ``DIR/<pid>.sock`` and the registry
 ``DIR/<pid>.json`` ``{"pid", "socket", "directory"}`` in each OpenCode process. The door
 writes ``{"id": ID, "text": TEXT}`` and a newline; the plugin answers one line, ``{"ok": true,
 "session": ID}`` once OpenCode has taken the prompt (``promptAsync``: a turn starts now if the

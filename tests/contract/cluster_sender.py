@@ -16,7 +16,7 @@ import time
 import nats.js  # noqa: F401  # imported once here, by every forked post
 
 import paneboard.state.natsstore  # noqa: F401
-from paneboard.listener.cli import main
+from paneboard.cli import main
 
 
 def _read(fd: int) -> str:

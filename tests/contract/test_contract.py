@@ -119,7 +119,7 @@ def test_exactly_once_across_restarts(home: Path, store_url: str) -> None:
 
 
 def test_ask_and_wait(home: Path, store_url: str) -> None:
-    script = f'exec {sys.executable} -m paneboard.listener answer "$PANEBOARD_ID" "pong"'
+    script = f'exec {sys.executable} -m paneboard answer "$PANEBOARD_ID" "pong"'
     with Listening(home, "bob", "--door", "exec", "--", "sh", "-c", script):
         done = run_cli(home, "ask", "--as", "alice", "--to", "bob", "--timeout", "20", "ping")
     assert (0, "pong\n") == (done.returncode, done.stdout), done.stderr

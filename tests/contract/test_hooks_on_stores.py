@@ -26,7 +26,7 @@ def test_stop_hook_then_listener_hand_over_once(home: Path, store_url: str) -> N
 def test_log_follow(home: Path, store_url: str) -> None:
     first = post(home, "--to", "bob", "old")
     follower = subprocess.Popen(
-        [sys.executable, "-m", "paneboard.listener", "log", "--follow", "--json"],
+        [sys.executable, "-m", "paneboard", "log", "--follow", "--json"],
         stdout=subprocess.PIPE,
         text=True,
         env=cli_env(home),

@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paneboard.listener.cli import main
+from paneboard.cli import main
 from paneboard.protocol.errors import DamagedRecord
 from paneboard.protocol.posts import Ack, encode
 from paneboard.state.framing import frame

@@ -20,7 +20,7 @@ DOOR = (
 )
 POINTS = ["before-door", "in-door", "after-door", "after-record"]
 # bob's listener, delivering through an exec door running DOOR
-LISTEN = ["-m", "paneboard.listener", "listen", "--as", "bob", "--door", "exec", "--"]
+LISTEN = ["-m", "paneboard", "listen", "--as", "bob", "--door", "exec", "--"]
 LISTEN = [sys.executable, *LISTEN, sys.executable, "-c", DOOR]
 
 

@@ -69,7 +69,7 @@ def test_ten_listeners_for_one_pane_at_once(home: Path) -> None:
     gate = home / "go"
     script = (
         f"import os, sys, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.001)\n"
-        "from paneboard.listener.cli import main\n"
+        "from paneboard.cli import main\n"
         "sys.exit(main(['listen', '--as', 'bob', '--door', 'stdout']))"
     )
     procs = [

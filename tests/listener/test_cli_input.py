@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.listener.cli import main
+from paneboard.cli import main
 from paneboard.state.log import read_posts
 from tests.helpers import PANEBOARD, Listening, cli_env, post, run_cli
 

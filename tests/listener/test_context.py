@@ -6,7 +6,7 @@ import threading
 import uuid
 from pathlib import Path
 
-from paneboard.listener.context import Context
+from paneboard.board.context import Context
 from tests.helpers import NatsServer
 
 

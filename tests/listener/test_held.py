@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from paneboard.listener.context import header
+from paneboard.board.context import header
 from paneboard.protocol.posts import Held, Post, Seen, Undelivered
 from paneboard.state.fold import fold
 from paneboard.state.log import append_posts, read_posts
@@ -124,10 +124,10 @@ def test_a_held_post_round_trips_through_the_log(home: Path) -> None:
 
 def test_top_shows_a_held_prompt_in_a_colour_of_its_own() -> None:
     """`top`'s prompt row names the stage `held`, styled apart from `delivered`."""
-    from paneboard.listener.top.model import TopModel
-    from paneboard.listener.top.rows import STAGE_STYLE, PromptSource
     from paneboard.protocol.posts import Prompt
     from paneboard.state.fold import BoardState, apply
+    from paneboard.top.model import TopModel
+    from paneboard.top.rows import STAGE_STYLE, PromptSource
 
     p = Prompt(**header("b", "alice", 1.0), to=("bob",), body="x")
     h = Held(**header("b", "bob", 2.0), prompt=p.id, door="claude-inbox", by="agent", reason=REASON)

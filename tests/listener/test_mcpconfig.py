@@ -155,7 +155,7 @@ def test_mcp_for_an_agent_without_a_registration_is_refused(home: Path, project:
 def test_doctor_checks_the_registration(home: Path, project: Path) -> None:
     def mcp_lines() -> list[str]:
         done = subprocess.run(
-            [sys.executable, "-m", "paneboard.listener", "doctor"],
+            [sys.executable, "-m", "paneboard", "doctor"],
             capture_output=True,
             text=True,
             env=cli_env(home),

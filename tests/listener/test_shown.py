@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.listener.cli.reading import status_lines
-from paneboard.listener.cli.who import who_line
+from paneboard.cli.reading import status_lines
+from paneboard.cli.who import who_line
 from paneboard.protocol.posts import Delivered, Prompt
 from paneboard.state.fold import fold
 from paneboard.state.log import read_posts

@@ -19,7 +19,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
-from paneboard.listener.cli.tools import Kind, Priority, Until
+from paneboard.mcpserver.server import Kind, Priority, Until
 from paneboard.protocol.words import KINDS, PRIORITIES, WAIT_UNTIL
 from tests.helpers import cli_env, run_cli
 
@@ -33,7 +33,7 @@ async def board_client(
     """An initialized SDK client session with `paneboard mcp --as AGENT` on board `test`."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "paneboard.listener", "mcp", "--as", agent],
+        args=["-m", "paneboard", "mcp", "--as", agent],
         env=cli_env(home),
     )
     with open(errlog or os.devnull, "a") as err:  # noqa: ASYNC230  # a log file opened once
@@ -337,7 +337,7 @@ async def test_server_options_set_agent_home_and_board(home: Path, tmp_path: Pat
         command=sys.executable,
         args=[
             "-m",
-            "paneboard.listener",
+            "paneboard",
             "mcp",
             "--as",
             "dora",
@@ -409,7 +409,7 @@ def test_garbage_is_answered_and_a_client_that_leaves_mid_wait_ends_the_server(h
     while `wait` blocks does: the server exits 0 at once, with nothing on stderr."""
     pid = cli_json(home, "post", "--as", "alice", "--to", "bob", "never answered")[0]["id"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "paneboard.listener", "mcp", "--as", "alice"],
+        [sys.executable, "-m", "paneboard", "mcp", "--as", "alice"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -483,7 +483,7 @@ def test_a_line_the_sdk_cannot_read_gets_a_parse_error(home: Path) -> None:
     JSON gets -32700 with id null, and the server goes on answering (raw lines on stdio: an SDK
     client cannot send either)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "paneboard.listener", "mcp", "--as", "alice"],
+        [sys.executable, "-m", "paneboard", "mcp", "--as", "alice"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -16,12 +16,12 @@ import pytest
 from rich.console import Console
 from textual.pilot import Pilot
 
-from paneboard.listener.context import Context
-from paneboard.listener.top.app import TopApp
+from paneboard.board.context import Context
 from paneboard.protocol.posts import Cancel, Prompt
 from paneboard.state.filestore import FileStore
 from paneboard.state.log import append_posts
 from paneboard.state.natsurl import parse_url
+from paneboard.top.app import TopApp
 from tests.helpers import Listening, NatsServer, cli_env, run_cli
 
 pytestmark = pytest.mark.anyio

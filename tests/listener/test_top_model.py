@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from paneboard.listener.top.model import TopModel, age_changes_in, age_text
 from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt
 from paneboard.state.fold import BoardState, apply
+from paneboard.top.model import TopModel, age_changes_in, age_text
 from tests import factories
 
 

@@ -78,7 +78,7 @@ def tmux(home: Path, tmp_path: Path) -> Iterator[Tmux]:
 
 def start_top(tmux: Tmux, tmp_path: Path) -> int:
     """Run top in the shell between two snapshots of the terminal's modes; return its pid."""
-    top = shlex.join([sys.executable, "-m", "paneboard.listener", "top", "--as", "alice"])
+    top = shlex.join([sys.executable, "-m", "paneboard", "top", "--as", "alice"])
     pidfile = tmp_path / "top.pid"
     tmux.type(f"stty -g > {tmp_path}/before; echo before-$((6*7))")  # the output, not the echo
     tmux.wait(lambda t: "before-42" in t)

@@ -13,8 +13,7 @@ def test_ask_is_answered_by_an_agent_whose_door_runs_paneboard_answer(home: Path
     """bob's exec door answers each prompt with `paneboard answer "$PANEBOARD_ID"`:
     alice's ask prints it."""
     script = (
-        f'exec {sys.executable} -m paneboard.listener answer "$PANEBOARD_ID" '
-        '"bob says: $(wc -l) lines read"'
+        f'exec {sys.executable} -m paneboard answer "$PANEBOARD_ID" "bob says: $(wc -l) lines read"'
     )
     with Listening(home, "bob", "--door", "exec", "--", "sh", "-c", script):
         done = run_cli(
@@ -42,7 +41,7 @@ def test_wait_until_delivered_and_closed(home: Path) -> None:
         delivered = run_cli(home, "wait", pid, "--until", "delivered", "--timeout", "10")
         assert (0, "") == (delivered.returncode, delivered.stdout)
     waiter = subprocess.Popen(
-        [sys.executable, "-m", "paneboard.listener", "wait", pid, "--timeout", "20"],
+        [sys.executable, "-m", "paneboard", "wait", pid, "--timeout", "20"],
         stdout=subprocess.PIPE,
         text=True,
         env=cli_env(home),

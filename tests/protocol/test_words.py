@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import get_args
 
-from paneboard.listener.cli.parser import COMMANDS, command_parser
+from paneboard.cli.parser import COMMANDS, command_parser
 from paneboard.protocol import posts, words
 from paneboard.state import fold
 
@@ -44,6 +44,6 @@ def test_every_command_has_a_parser_and_a_runner() -> None:
 
     for name, (_, _, run) in COMMANDS.items():
         module, function = run.split(":")
-        where = module if "." in module else f"paneboard.listener.cli.{module}"  # top: above cli
+        where = module if "." in module else f"paneboard.cli.{module}"  # top: above cli
         assert callable(getattr(importlib.import_module(where), function))
         assert run == command_parser(name).get_default("run")

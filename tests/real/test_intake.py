@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from paneboard.listener.context import Context, header
+from paneboard.board.context import Context, header
 from paneboard.protocol.posts import Prompt, Undelivered
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder

@@ -94,7 +94,7 @@ def test_claude_answers_a_prompt_through_paneboards_mcp_tool(
         _wait_connected(session)
         pid = post(home, "--to", "claude-bob", "what is six times seven?")
         waiter = subprocess.Popen(
-            [sys.executable, "-m", "paneboard.listener", "wait", pid, "--timeout", "90"],
+            [sys.executable, "-m", "paneboard", "wait", pid, "--timeout", "90"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -47,7 +47,7 @@ def test_writer_killed_at_random_moments_loses_nothing_reported(home: Path) -> N
     print("seed", rng.random())
     reported: list[str] = []
     loop = (
-        f"for i in $(seq 1 1000); do {sys.executable} -m paneboard.listener post "
+        f"for i in $(seq 1 1000); do {sys.executable} -m paneboard post "
         '--to bob "msg $i" || exit 1; done'
     )
     for _ in range(15):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paneboard.listener.hooks import settings
+from paneboard.hooks import settings
 from paneboard.protocol.errors import BadInput
 
 Entry = Callable[[str, str], dict[str, Any]]

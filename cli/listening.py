@@ -11,9 +11,9 @@ from pathlib import Path
 
 import anyio
 
+from paneboard.board.context import Context, executable
 from paneboard.listener import codex
 from paneboard.listener.codex import check_thread_id
-from paneboard.listener.context import Context, executable
 from paneboard.listener.doors import (
     ClaudeInboxDoor,
     CodexQueueDoor,

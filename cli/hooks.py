@@ -7,8 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-from paneboard.listener.context import Context, executable
-from paneboard.listener.hooks import agents, codex_trust, mcpconfig, more, opencode, run, settings
+from paneboard.board.context import Context, executable
+from paneboard.hooks import agents, codex_trust, mcpconfig, more, opencode, run, settings
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.names import check_name
 from paneboard.state.files import refuse_links

@@ -1,6 +1,6 @@
 """The board as MCP tools over stdio, for any MCP client (`paneboard mcp`, extra `mcp`).
 
-Each tool runs the same function as its command (listener/cli/closing.py, posting.py,
+Each tool runs the same function as its command (cli/closing.py, posting.py,
 reading.py, waiting.py, who.py), as the agent, home, board and store of the server's options.
 A result is structured content (the command's ``--json`` objects; a list is wrapped in an
 object, as MCP asks) plus a short text for the model. A refusal is a tool error whose text is
@@ -31,12 +31,12 @@ from mcp.types import (
 )
 from pydantic import Field, ValidationError
 
-from paneboard.listener.cli import closing, error_message, one_line, reading, unwrap
-from paneboard.listener.cli.board import describe, match_id
-from paneboard.listener.cli.posting import PromptRequest, post_prompt
-from paneboard.listener.cli.waiting import outcomes, wait_for
-from paneboard.listener.cli.who import who, who_line
-from paneboard.listener.context import Context
+from paneboard.board.context import Context
+from paneboard.cli import closing, error_message, one_line, reading, unwrap
+from paneboard.cli.board import describe, match_id
+from paneboard.cli.posting import PromptRequest, post_prompt
+from paneboard.cli.waiting import outcomes, wait_for
+from paneboard.cli.who import who, who_line
 from paneboard.protocol.posts import Post, Prompt, decode, to_json
 from paneboard.protocol.visible import visible
 from paneboard.protocol.wire import pack_post

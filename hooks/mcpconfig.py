@@ -17,8 +17,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from paneboard.listener.hooks.codex_trust import toml_string
-from paneboard.listener.hooks.settings import parse_json, write_project_file
+from paneboard.hooks.codex_trust import toml_string
+from paneboard.hooks.settings import parse_json, write_project_file
 from paneboard.protocol.errors import BadInput, BoardIOError
 
 NAME = "paneboard"

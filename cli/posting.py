@@ -11,7 +11,7 @@ TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
 if TYPE_CHECKING:
     from typing import Any
 
-from paneboard.listener.context import Context
+from paneboard.board.context import Context
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.ids import new_id
 from paneboard.protocol.names import (
@@ -102,7 +102,7 @@ def post_prompt(ctx: Context, request: PromptRequest) -> dict[str, Any]:
     """Check, then append a prompt durably; return its fields."""
     reply_to = request.reply_to
     if reply_to is not None:
-        from paneboard.listener.cli.board import resolve_id
+        from paneboard.cli.board import resolve_id
 
         reply_to = resolve_id(ctx, reply_to)
     fields = prompt_fields(ctx, request, reply_to)
@@ -126,7 +126,7 @@ def post_command(args: Namespace) -> None:
     with Context.from_args(args) as ctx:
         fields = post_prompt(ctx, request)
     if args.json:
-        from paneboard.listener.cli.board import write_json_line
+        from paneboard.cli.board import write_json_line
         from paneboard.protocol.posts import decode, to_json
 
         write_json_line(to_json(decode(pack_post(fields))))

@@ -14,12 +14,12 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
-from paneboard.listener.top.rows import STAGE_STYLE, clock, describe, one_line
-from paneboard.listener.top.table import Line
 from paneboard.protocol.errors import PaneboardError
 from paneboard.protocol.posts import Answer, Post, Prompt
 from paneboard.protocol.visible import visible
 from paneboard.state.fold import PromptState, stage
+from paneboard.top.rows import STAGE_STYLE, clock, describe, one_line
+from paneboard.top.table import Line
 
 
 def thread_text(

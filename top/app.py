@@ -23,24 +23,24 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.timer import Timer
 
-from paneboard.listener.context import Context
-from paneboard.listener.top import agents
-from paneboard.listener.top.model import TopModel
-from paneboard.listener.top.rows import AgentSource, PostSource, PromptSource, one_line
-from paneboard.listener.top.screens import (
-    AgentPicker,
-    ConfirmScreen,
-    PostScreen,
-    ThreadScreen,
-    thread_text,
-)
-from paneboard.listener.top.table import Line, RowTable
+from paneboard.board.context import Context
 from paneboard.listener.view import BoardView
 from paneboard.protocol.errors import PaneboardError
 from paneboard.protocol.posts import Post
 from paneboard.state.fold import BoardState
 from paneboard.state.presence import Presence
 from paneboard.state.tail import FolderWatcher
+from paneboard.top import agents
+from paneboard.top.model import TopModel
+from paneboard.top.rows import AgentSource, PostSource, PromptSource, one_line
+from paneboard.top.screens import (
+    AgentPicker,
+    ConfirmScreen,
+    PostScreen,
+    ThreadScreen,
+    thread_text,
+)
+from paneboard.top.table import Line, RowTable
 
 KEY_HINTS = [
     "q quit",
@@ -388,7 +388,7 @@ class TopApp(App[None]):
         self.push_screen(ConfirmScreen(question), answered)
 
     async def _cancel(self, pid: str) -> None:
-        from paneboard.listener.cli.closing import run_cancel
+        from paneboard.cli.closing import run_cancel
 
         try:
             await anyio.to_thread.run_sync(run_cancel, self.ctx, pid)
@@ -407,7 +407,7 @@ class TopApp(App[None]):
         self.push_screen(PostScreen(self.ctx.agent, self._post, f.agent or ""), posted)
 
     async def _post(self, to: list[str], body: str, priority: str, thread: str | None) -> str:
-        from paneboard.listener.cli.posting import PromptRequest, post_prompt
+        from paneboard.cli.posting import PromptRequest, post_prompt
 
         def write() -> str:
             request = PromptRequest(to, body, priority=priority, thread=thread)

@@ -14,11 +14,11 @@ from collections.abc import Hashable
 
 from rich.text import Text
 
-from paneboard.listener.top.agents import AgentRow
-from paneboard.listener.top.model import TopModel, age_changes_in, age_text, stale_since
 from paneboard.protocol.posts import Answer, Post, Prompt
 from paneboard.protocol.visible import visible
 from paneboard.state.fold import stage
+from paneboard.top.agents import AgentRow
+from paneboard.top.model import TopModel, age_changes_in, age_text, stale_since
 
 PRIORITY_STYLE = {"urgent": "bold red", "high": "bold yellow", "normal": "", "low": "dim"}
 STAGE_STYLE = {

@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from paneboard.listener.hooks.settings import write_project_file
+from paneboard.hooks.settings import write_project_file
 from paneboard.protocol.errors import BadInput, BoardIOError
 
 PLUGIN = Path(".opencode") / "plugins" / "paneboard.js"

@@ -9,12 +9,12 @@ import time
 from argparse import Namespace
 from pathlib import Path
 
-from paneboard.listener.context import Context
+from paneboard.board.context import Context
+from paneboard.hooks import agents, codex_trust, settings
+from paneboard.hooks import opencode as opencode_hooks
 from paneboard.listener.doors.agents import check_socket
 from paneboard.listener.doors.opencode import live_doors, plugin_folder
 from paneboard.listener.doors.process import child_env
-from paneboard.listener.hooks import agents, codex_trust, settings
-from paneboard.listener.hooks import opencode as opencode_hooks
 from paneboard.protocol.errors import DoorUnavailable, PaneboardError
 from paneboard.state import presence
 from paneboard.state.panelock import holder
@@ -231,7 +231,7 @@ def _where(written: dict[str, str]) -> str:
 def _mcp(c: Checks, project: Path) -> None:
     import importlib.util
 
-    from paneboard.listener.hooks import mcpconfig
+    from paneboard.hooks import mcpconfig
 
     for agent in mcpconfig.AGENTS:
         path = mcpconfig.config_path(agent, project)
@@ -254,8 +254,8 @@ def _mcp(c: Checks, project: Path) -> None:
 
 
 def _probe(c: Checks, ctx: Context, pid: int | None) -> None:
-    from paneboard.listener.cli.posting import PromptRequest, post_prompt
-    from paneboard.listener.cli.waiting import wait_for
+    from paneboard.cli.posting import PromptRequest, post_prompt
+    from paneboard.cli.waiting import wait_for
 
     if not pid:
         c.line("fail", "probe", f"no listener holds `{ctx.agent}`'s pane: nothing to probe")
@@ -274,7 +274,7 @@ def _probe(c: Checks, ctx: Context, pid: int | None) -> None:
         took = (time.monotonic() - started) * 1000
         c.line("ok", "probe", f"delivered through the door in {took:.0f} ms")
     finally:
-        from paneboard.listener.cli.closing import run_cancel
+        from paneboard.cli.closing import run_cancel
 
         try:
             run_cancel(doctor, str(fields["id"]))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from argparse import Namespace
 
-from paneboard.listener.cli.board import emit
-from paneboard.listener.context import Context
+from paneboard.board.context import Context
+from paneboard.cli.board import emit
 from paneboard.protocol.visible import one_line
 from paneboard.state import presence
 from paneboard.state.fold import BoardState, fold, stage
@@ -71,7 +71,7 @@ def who(ctx: Context) -> list[dict[str, object]]:
 
 def who_line(row: dict[str, object]) -> str:
     """One line of `who` for a row of `who()`."""
-    from paneboard.listener.cli.board import clock
+    from paneboard.cli.board import clock
 
     state = (
         f"listening  pid {row['pid']}  door {row['door']}" if row["listening"] else "no listener"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from paneboard.listener.cli import exitcodes
-from paneboard.listener.cli.parser import UsageError, parse
+from paneboard.cli import exitcodes
+from paneboard.cli.parser import UsageError, parse
 
 __all__ = ["error_message", "main", "one_line", "unwrap"]
 
@@ -42,7 +42,7 @@ def _run(args: object) -> None:
     import importlib
 
     module, function = str(args.run).split(":")  # type: ignore[attr-defined]  # set by the parser
-    where = module if "." in module else f"paneboard.listener.cli.{module}"  # top: a layer above
+    where = module if "." in module else f"paneboard.cli.{module}"
     getattr(importlib.import_module(where), function)(args)
 
 

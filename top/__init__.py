@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from argparse import Namespace
 
-from paneboard.listener.context import Context
+from paneboard.board.context import Context
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.lazy import require_extra
 
@@ -26,7 +26,7 @@ def run_top(ctx: Context, stale: float) -> None:
     require_extra("textual", "tui", "`paneboard top`")
     if not all(f is not None and f.isatty() for f in (sys.__stdin__, sys.__stderr__)):
         raise BadInput("`paneboard top` needs a terminal (its input and standard error)")
-    from paneboard.listener.top.app import TopApp
+    from paneboard.top.app import TopApp
 
     app = TopApp(ctx, stale=stale, own_process=True)
     app.run()

@@ -6,7 +6,7 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 
-from paneboard.listener.context import Context
+from paneboard.board.context import Context
 from paneboard.protocol.errors import BadInput, PaneboardError, UnknownPost
 from paneboard.protocol.ids import check_ref
 from paneboard.protocol.posts import Answer, Held, Post, Prompt, Seen, to_json
@@ -78,7 +78,7 @@ def rebuild_tally(ctx: Context, state: BoardState, sender: str) -> None:
     try:
         _rebuild_tally(ctx, state, sender)
     except (PaneboardError, OSError) as exc:
-        from paneboard.listener.cli import one_line
+        from paneboard.cli import one_line
 
         print(one_line(f"paneboard: warning: the open-prompt tally: {exc}"), file=sys.stderr)
 

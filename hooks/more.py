@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from paneboard.listener.context import executable
-from paneboard.listener.hooks import agents, opencode
+from paneboard.board.context import executable
+from paneboard.hooks import agents, opencode
 from paneboard.protocol.errors import BadInput
 
 MORE_AGENTS = ("gemini", "copilot", "opencode")

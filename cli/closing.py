@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from argparse import Namespace
 
-from paneboard.listener.cli.board import find_prompt, write
-from paneboard.listener.cli.posting import read_text
-from paneboard.listener.context import Context, header
+from paneboard.board.context import Context, header
+from paneboard.cli.board import find_prompt, write
+from paneboard.cli.posting import read_text
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.names import check_body
 from paneboard.protocol.posts import Ack, Answer, Cancel

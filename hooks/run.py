@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from paneboard.board.context import Context, executable, header
+from paneboard.hooks.agents import STOP_AGENTS
 from paneboard.listener import codex
-from paneboard.listener.context import Context, executable, header
 from paneboard.listener.doors.process import child_env
-from paneboard.listener.hooks.agents import STOP_AGENTS
 from paneboard.listener.seen import SOURCES, Sighting, due, receipt
 from paneboard.listener.view import BoardView
 from paneboard.protocol.compose import compose

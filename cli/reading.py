@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import anyio
 import msgspec
 
-from paneboard.listener.cli.board import clock, emit, find_prompt, load, print_posts, summary
-from paneboard.listener.context import Context
+from paneboard.board.context import Context
+from paneboard.cli.board import clock, emit, find_prompt, load, print_posts, summary
 from paneboard.listener.view import BoardView
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Prompt

@@ -335,12 +335,12 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] 
     "top": (
         "a live view of the board: agents, open prompts, posts (needs paneboard[tui])",
         _top_options,
-        "paneboard.listener.top:top_command",
+        "paneboard.top:top_command",
     ),
     "mcp": (
         "serve the board as MCP tools on stdin/stdout, acting as --as",
         _mcp_options,
-        "serving:mcp_command",
+        "paneboard.mcpserver.command:mcp_command",
     ),
 }
 DESCRIPTION = "Hand work between coding agents through a shared board."

@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from paneboard.listener.cli.board import emit, match_ref
-from paneboard.listener.context import Context
+from paneboard.board.context import Context
+from paneboard.cli.board import emit, match_ref
 from paneboard.listener.view import BoardView
 from paneboard.protocol.errors import PromptClosed, WaitTimedOut
 from paneboard.protocol.visible import visible
@@ -91,7 +91,7 @@ def run_wait(ctx: Context, ref: str, until: str, timeout: float | None) -> None:
 
 
 def run_ask(ctx: Context, to: str, words: list[str], priority: str, timeout: float | None) -> None:
-    from paneboard.listener.cli.posting import PromptRequest, post_prompt, read_text
+    from paneboard.cli.posting import PromptRequest, post_prompt, read_text
 
     request = PromptRequest([to], read_text(words, "prompt body"), priority=priority)
     fields = post_prompt(ctx, request)

@@ -1,5 +1,0 @@
-import sys
-
-from paneboard.listener.cli import main
-
-sys.exit(main())

@@ -16,7 +16,7 @@ import pytest
 from paneboard.listener.doors.opencode import plugin_folder
 from tests.helpers import Listening, SocketServer, notices, post
 
-PLUGIN_TEMPLATE = Path(__file__).parents[2] / "listener" / "hooks" / "opencode_plugin.js"
+PLUGIN_TEMPLATE = Path(__file__).parents[2] / "hooks" / "opencode_plugin.js"
 
 
 class PluginStandIn(SocketServer):

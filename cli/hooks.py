@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from paneboard.board.context import Context, executable
-from paneboard.hooks import agents, codex_trust, mcpconfig, more, opencode, run, settings
+from paneboard.hooks import agents, codex_trust, mcpconfig, more, opencode, settings
+from paneboard.hooks import stop as run
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.names import check_name
 from paneboard.state.files import refuse_links

@@ -14,7 +14,7 @@ def mcp_command(args: Namespace) -> None:
     from paneboard.mcpserver.server import serve
 
     if args.agent is None and args.agent_type and not os.environ.get("PANEBOARD_AGENT"):
-        from paneboard.hooks.run import agent_name
+        from paneboard.hooks.stop import agent_name
 
         args.agent = agent_name(None, args.agent_type, os.getcwd())[0]
     with Context.from_args(args) as ctx:

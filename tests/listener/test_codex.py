@@ -1,4 +1,4 @@
-"""Codex threads (listener/codex.py): the hook's input, liveness from the writer lock held by a
+"""Codex threads (agents/codex_thread.py): the hook's input, liveness from the writer lock held by a
 real process, and a listener that ends when the thread is unloaded."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from paneboard.listener.codex import CodexThread, thread_from_hook, thread_loaded, wait_unloaded
+from paneboard.agents.codex_thread import CodexThread, thread_from_hook, thread_loaded, wait_unloaded
 from paneboard.protocol.errors import BadInput
 from paneboard.state.panelock import holder
 from tests.helpers import LoadedThread, post, run_cli, wait_until

@@ -95,7 +95,7 @@ def top_level(text: str) -> str:
 
 @dataclass(frozen=True)
 class Agent:
-    """One agent kind. The defaults are those of an agent reached by hooks in a JSON file."""
+    """One agent kind; its module makes the one instance, and overrides what differs."""
 
     kind: str  # claude, codex, …: the word `--agent` and `hook install` take
     title: str  # how the person knows it: "Claude Code"
@@ -109,7 +109,7 @@ class Agent:
     trusts: bool = False  # `hook install --trust` records the person's trust in its hooks
     idle_reply: str = ""  # what `hook stop` prints with nothing to hand over
     per_stop: int | None = None  # prompts handed over per turn end (None: as many as fit)
-    clis: tuple[str, ...] = ()  # a node process whose argument ends so is this agent
+    clis: tuple[str, ...] = ()  # how an argument of a `node` process running its CLI ends
     session_key: str = "session_id"  # the hook input's session id
     transcript_key: str = "transcript_path"  # the hook input's conversation file
     no_transcript: str = ""  # what `listen` without --transcript misses, for this door

@@ -114,7 +114,7 @@ class Codex(HookFileAgent):
         thread stays loaded (the daemon that runs it, and so the hook's parent, outlive the
         session). Without `codex` on its PATH, the listener uses the binary of *parent*
         (Codex's daemon), which does `codex queue` too."""
-        thread = thread_from_hook(data, environ)
+        thread = thread_from_hook(self.session(data), self.transcript(data), environ)
         args = ["--door", "codex-queue", "--thread", thread.id, "--until-unloaded"]
         found = running_codex(parent)
         if shutil.which("codex", path=environ.get("PATH")) is None and found:
@@ -134,7 +134,8 @@ class Codex(HookFileAgent):
         if transcript is not None or not isinstance(door, CodexQueueDoor):
             return super().sighting(mark, door, transcript)
         thread = door.codex_thread()
-        return Sighting(mark, "codex-rollout", Rollout(thread).find(), pending=Rollout(thread))
+        source = str(self.seen_source)
+        return Sighting(mark, source, Rollout(thread).find(), pending=Rollout(thread))
 
     def doctor(self, project: Path, env: Mapping[str, str], socket: str | None) -> list[Check]:
         checks = [_version(env), *self.hook_checks(project)]

@@ -18,7 +18,6 @@ import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import anyio
 import msgspec
@@ -60,17 +59,17 @@ def check_thread_id(thread: str) -> str:
     return thread
 
 
-def thread_from_hook(data: Mapping[str, Any], env: Mapping[str, str]) -> CodexThread:
-    """The thread a Codex hook runs for, from its input (`session_id`, `transcript_path`).
+def thread_from_hook(
+    session: str | None, transcript: str | None, env: Mapping[str, str]
+) -> CodexThread:
+    """The thread a Codex hook runs for, from its input's session id and transcript path.
 
     The Codex home is `$CODEX_HOME`, else the one the rollout lives in
     (`HOME/sessions/YYYY/MM/DD/rollout-….jsonl`), else `~/.codex`.
     """
-    session = data.get("session_id")
-    if not isinstance(session, str) or not session:
+    if not session:
         raise BadInput("the Codex hook's input has no `session_id`")
-    transcript = data.get("transcript_path")
-    rollout = Path(transcript) if isinstance(transcript, str) and transcript else None
+    rollout = Path(transcript) if transcript else None
     home = codex_home(env)
     if not env.get("CODEX_HOME") and rollout is not None and len(rollout.parents) > 4:
         home = rollout.parents[4]

@@ -12,7 +12,7 @@ the `Check`s it ran, and the front end shows them.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -159,6 +159,11 @@ class Agent:
         if self.seen_source is None or transcript is None:
             return None
         return Sighting(mark, self.seen_source, transcript)
+
+    def until_session_over(self, door: Door) -> Callable[[], Awaitable[str]] | None:
+        """What returns once the agent's session has ended, with the reason (`listen
+        --until-unloaded`); None for an agent whose end its parent process marks."""
+        return None
 
     def doctor(self, project: Path, env: Mapping[str, str], socket: str | None) -> list[Check]:
         return []

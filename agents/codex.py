@@ -11,11 +11,12 @@ Codex runs new or changed hooks only once trusted (`codex_trust`); `hook install
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from paneboard.agents.codex_thread import (
     codex_home,
     thread_from_hook,
     thread_loaded,
+    until_unloaded,
 )
 from paneboard.agents.hookfile import HookFileAgent, is_ours, load
 from paneboard.agents.mcpconfig import TomlServers
@@ -136,6 +138,12 @@ class Codex(HookFileAgent):
         thread = door.codex_thread()
         source = str(self.seen_source)
         return Sighting(mark, source, Rollout(thread).find(), pending=Rollout(thread))
+
+    def until_session_over(self, door: Door) -> Callable[[], Awaitable[str]] | None:
+        """The thread unloaded: the daemon that runs it outlives the session."""
+        if not isinstance(door, CodexQueueDoor):
+            return None
+        return functools.partial(until_unloaded, door.codex_thread())
 
     def doctor(self, project: Path, env: Mapping[str, str], socket: str | None) -> list[Check]:
         checks = [_version(env), *self.hook_checks(project)]

@@ -148,7 +148,7 @@ def acting_for(written: dict[str, str]) -> str:
     return ", ".join(parts)
 
 
-def _remove_empty(path: Path) -> None:
+def remove_own_file(path: Path) -> None:
     """Remove a file of paneboard's own, and the two folders above it if that empties them."""
     path.unlink()
     for folder in (path.parent, path.parent.parent):
@@ -236,7 +236,7 @@ class HookFileAgent(Agent):
         if new == data:
             return Change(f"no paneboard hooks in {path}", path)
         if new == {} and self.own_file:
-            _remove_empty(path)
+            remove_own_file(path)
         else:
             save(path, new, project)
         return Change(f"removed paneboard hooks from {path}", path, True)

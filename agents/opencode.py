@@ -32,7 +32,7 @@ import msgspec
 from anyio.abc import ByteStream
 
 from paneboard.agents.base import Agent, Change, Check, DoorRequest, Setup
-from paneboard.agents.hookfile import write_project_file
+from paneboard.agents.hookfile import remove_own_file, write_project_file
 from paneboard.listener.doors.base import Door, Outcome
 from paneboard.listener.doors.process import alive
 from paneboard.listener.doors.socket import SocketDoor, check_socket
@@ -179,9 +179,6 @@ def _outcome(door: str, reply: bytes) -> Outcome:
 class OpenCode(Agent):
     """OpenCode, reached through a listener its plugin starts (`--mode listen` only)."""
 
-    def files(self, setup: Setup, action: str) -> list[Path]:
-        return [plugin_path(setup.project)]
-
     def install(self, setup: Setup) -> list[Change]:
         path = plugin_path(setup.project)
         text = plugin_text(setup.exe, setup.words())
@@ -195,12 +192,7 @@ class OpenCode(Agent):
         path = plugin_path(setup.project)
         if _current(path) is None:
             return [Change(f"no paneboard plugin at {path}", path)]
-        path.unlink()
-        for folder in (path.parent, path.parent.parent):
-            try:
-                folder.rmdir()
-            except OSError:
-                break  # not empty: someone else's files live there
+        remove_own_file(path)
         return [Change(f"removed paneboard plugin {path}", path, True)]
 
     def listen_args(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 from argparse import Namespace
@@ -12,8 +11,6 @@ from pathlib import Path
 import anyio
 
 from paneboard.agents import DoorRequest, by_door, seeing_doors
-from paneboard.agents.codex import CodexQueueDoor
-from paneboard.agents.codex_thread import until_unloaded as codex_until_unloaded
 from paneboard.board.context import Context, executable
 from paneboard.listener.doors import Door, ExecDoor, MaildirDoor, StdoutDoor
 from paneboard.listener.doors.process import child_env
@@ -96,9 +93,10 @@ def run_listen(
     )
     until = None
     if until_unloaded:
-        if not isinstance(door, CodexQueueDoor):
+        agent = by_door(door.name)
+        until = None if agent is None else agent.until_session_over(door)
+        if until is None:
             raise BadInput("--until-unloaded goes with --door codex-queue")
-        until = functools.partial(codex_until_unloaded, door.codex_thread())
     anyio.run(run_listener, Listener(settings, door, seen=seen), parent_pid, until)
 
 

@@ -14,6 +14,7 @@ import pytest
 from paneboard.agents import AGENTS, SEEN_SOURCES, Setup, by_door, by_kind
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.words import DOORS, HOOK_AGENTS
+from tests.helpers import run_cli
 
 
 def test_the_parser_lists_every_agent() -> None:
@@ -113,3 +114,15 @@ def test_the_agent_process_is_the_first_ancestor_not_a_shell(tmp_path: Path) -> 
     command = f'{sys.executable} -c "{script}"; true'  # `; true`: the shell does not exec
     done = subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=True)
     assert int(done.stdout) == os.getpid()
+
+
+@pytest.mark.parametrize("door", [("stdout",), ("opencode", "--socket", "/nonexistent.sock")])
+def test_until_unloaded_needs_a_door_whose_session_can_be_over(
+    home: Path, door: tuple[str, ...]
+) -> None:
+    """Only Codex's door knows when its session is over (its thread unloaded): the option is
+    refused, in one line, for the others; no listener runs."""
+    done = run_cli(home, "listen", "--as", "bob", "--door", *door, "--until-unloaded")
+    message = "paneboard: --until-unloaded goes with --door codex-queue\n"
+    assert (1, message) == (done.returncode, done.stderr)
+    assert "" == done.stdout

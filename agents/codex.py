@@ -67,7 +67,7 @@ class Codex(HookFileAgent):
         config = config_path(setup.env)
         if setup.trust:
             # the trust of the hooks.json about to be written, checked before any write
-            trust.write_trust(config, self._trusted(setup, write=False), write=False)
+            trust.write_trust(config, self._trusted(setup, planned=True), write=False)
         return super().install(setup) + self._trust(setup, config)
 
     def uninstall(self, setup: Setup) -> list[Change]:
@@ -84,11 +84,11 @@ class Codex(HookFileAgent):
             changes.append(Change(text, config, True))
         return changes + self._unregister(setup)
 
-    def _trusted(self, setup: Setup, *, write: bool) -> dict[str, str]:
-        """The trust entries of paneboard's hooks in the project's hooks.json (as it would
-        be after this install, when not *write*)."""
+    def _trusted(self, setup: Setup, *, planned: bool) -> dict[str, str]:
+        """The trust entries of paneboard's hooks in the project's hooks.json: as it is, or
+        as this install will write it (*planned*)."""
         path = self.path(setup.project)
-        data = load(path) if write else self.merged(load(path), setup)
+        data = self.merged(load(path), setup) if planned else load(path)
         return trust.wanted(path, data, is_ours)
 
     def _trust(self, setup: Setup, config: Path) -> list[Change]:
@@ -96,7 +96,7 @@ class Codex(HookFileAgent):
         if not setup.trust:
             changes = [Change(REVIEW.format(config=config))]
         else:
-            entries = self._trusted(setup, write=True)
+            entries = self._trusted(setup, planned=False)
             changed = trust.write_trust(config, entries)
             done = "trusted" if changed else "already trusted:"
             text = f"{done} {len(entries)} paneboard hook(s) in {config}"

@@ -211,7 +211,7 @@ def _kind(word: str) -> str:
     """An agent kind; argparse hands a positional's absent default through here too."""
     if word != argparse.SUPPRESS and word not in HOOK_AGENTS:
         raise argparse.ArgumentTypeError(
-            f"invalid choice: {word!r} (choose from {', '.join(HOOK_AGENTS)})"
+            f"invalid choice: {word!r} (choose from {', '.join(map(repr, HOOK_AGENTS))})"
         )
     return word
 

@@ -25,7 +25,7 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from anyio.abc import TaskStatus
@@ -37,13 +37,6 @@ from paneboard.state.transcript import FileWatch, LineReader, load_mark, save_ma
 
 NEEDLE = b"[paneboard] prompt "
 _HEADER = re.compile(r"^\[paneboard\] prompt ([0-9a-z]{26}) from ", re.MULTILINE)
-SOURCES = {
-    "claude": "claude-transcript",
-    "codex": "codex-rollout",
-    "gemini": "gemini-transcript",
-    "copilot": "copilot-transcript",
-}
-DOOR_AGENTS = {"claude-inbox": "claude", "codex-queue": "codex"}
 SAVE_EVERY = 5.0
 
 
@@ -85,17 +78,19 @@ def prompt_ids(records: Iterable[dict[str, Any]]) -> list[str]:
     return [pid for r in records for text in user_texts(r) for pid in _HEADER.findall(text)]
 
 
-def find_rollout(home: Path, thread: str) -> Path | None:
-    """The rollout file of Codex thread *thread*: ``HOME/sessions/**/rollout-*-THREAD.jsonl``."""
-    found = sorted((home / "sessions").glob(f"*/*/*/rollout-*-{thread}.jsonl"))
-    return found[-1] if found else None
+class Pending(Protocol):
+    """A conversation file not written yet: where it will be, and what to watch until then."""
+
+    def find(self) -> Path | None: ...
+
+    def watch(self) -> FileWatch: ...
 
 
 class Sighting:
     """One pane's view of its agent's conversation file, from the pane's mark on.
 
-    *path* is the file, or None for a Codex thread whose rollout is not written yet (it is
-    looked for under *rollouts* as ``rollout-*-THREAD.jsonl`` whenever that folder changes).
+    *path* is the file, or None for one not written yet (a Codex thread's rollout): *pending*
+    finds it, looked for again whenever what it watches changes.
     """
 
     def __init__(
@@ -104,11 +99,11 @@ class Sighting:
         source: str,
         path: Path | None,
         *,
-        rollouts: tuple[Path, str] | None = None,
+        pending: Pending | None = None,
     ) -> None:
         self.mark_path = mark_path
         self.source = source
-        self.rollouts = rollouts
+        self.pending = pending
         self.reader = None if path is None else self._reader(path)
         self._saved = 0.0
 
@@ -121,8 +116,8 @@ class Sighting:
 
     def read_new(self) -> list[str]:
         """The prompt ids in what was appended since the last read (blocking file work)."""
-        if self.reader is None and self.rollouts is not None:
-            found = find_rollout(*self.rollouts)
+        if self.reader is None and self.pending is not None:
+            found = self.pending.find()
             self.reader = None if found is None else self._reader(found)
         return [] if self.reader is None else prompt_ids(self.reader.read_new())
 
@@ -146,10 +141,8 @@ class Sighting:
     def watch(self) -> FileWatch:
         if self.reader is not None:
             return watch_file(self.reader.path)
-        assert self.rollouts is not None
-        day = self.rollouts[0] / "sessions" / time.strftime("%Y/%m/%d")
-        suffix = f"-{self.rollouts[1]}.jsonl"
-        return FileWatch(day, lambda name: name.startswith("rollout-") and name.endswith(suffix))
+        assert self.pending is not None
+        return self.pending.watch()
 
 
 def due(

@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from paneboard.state import transcript
+from paneboard.state import watch as watching
 from paneboard.state.transcript import (
     MAX_LINE,
     FileWatch,
@@ -159,14 +159,14 @@ async def test_watch_misses_no_folder_made_while_it_moves_down(
     """`mkdir -p` makes a folder and the next one in the same instant: one made after the
     watch looked for it, before the watch on its parent took hold, still wakes the watch."""
     path = tmp_path / "projects" / "-tmp-x" / "t.jsonl"
-    real = transcript._inotify_watch
+    real = watching.inotify_watch
 
-    def late(folder: Path) -> int | None:
+    def late(folder: Path, mask: int) -> int | None:
         if folder == tmp_path / "projects" and not path.parent.exists():
             path.parent.mkdir()  # in the window between the look and the watch
-        return real(folder)
+        return real(folder, mask)
 
-    monkeypatch.setattr(transcript, "_inotify_watch", late)
+    monkeypatch.setattr(watching, "inotify_watch", late)
     watch = watch_file(path)
     reader = LineReader(path, NEEDLE)
     try:

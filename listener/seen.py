@@ -31,6 +31,7 @@ import anyio
 from anyio.abc import TaskStatus
 
 from paneboard.board.context import header
+from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Prompt, Seen
 from paneboard.state.fold import BoardState, PromptState, is_open
 from paneboard.state.transcript import FileWatch, LineReader, load_mark, save_mark, watch_file
@@ -135,8 +136,8 @@ class Sighting:
         self._saved = now
         try:
             save_mark(self.mark_path, mark)
-        except OSError:
-            pass  # only an optimisation: a later reader starts further back
+        except (OSError, BadInput):
+            pass  # only an optimisation (a planted link is refused): a later reader reads more
 
     def close(self) -> None:
         self.save(force=True)

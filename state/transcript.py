@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from paneboard.state.files import write_atomic
 from paneboard.state.watch import Watch
 
 CHUNK = 1 << 20
@@ -211,9 +212,4 @@ def load_mark(path: Path) -> Mark | None:
 
 def save_mark(path: Path, mark: Mark) -> None:
     """Keep *mark* at *path*, atomically (a temporary file renamed over the old one)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(tmp, flags, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(msgspec.json.encode(mark))
-    os.replace(tmp, path)
+    write_atomic(path, msgspec.json.encode(mark))

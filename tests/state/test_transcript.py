@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from paneboard.protocol.errors import BadInput
 from paneboard.state import watch as watching
 from paneboard.state.transcript import (
     MAX_LINE,
@@ -106,6 +107,24 @@ def test_an_unreadable_mark_is_none(tmp_path: Path) -> None:
     (tmp_path / "mark").write_bytes(b"garbage")
     assert None is load_mark(tmp_path / "mark")
     assert None is load_mark(tmp_path / "missing")
+
+
+def test_a_mark_is_written_whole_and_never_through_a_link(tmp_path: Path) -> None:
+    """Kept atomically: the old mark or the new, no temporary left beside it, a planted link
+    refused with nothing written through it."""
+    mark = Mark(str(tmp_path / "t.jsonl"), 7, 42)
+    save_mark(tmp_path / "mark", mark)
+    save_mark(tmp_path / "mark", Mark(mark.path, 7, 43))
+    assert (Mark(mark.path, 7, 43), ["mark"]) == (
+        load_mark(tmp_path / "mark"),
+        os.listdir(tmp_path),
+    )
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep")
+    (tmp_path / "planted").symlink_to(victim)
+    with pytest.raises(BadInput, match="planted is a symlink; paneboard does not write through it"):
+        save_mark(tmp_path / "planted", mark)
+    assert b"keep" == victim.read_bytes()
 
 
 async def _woken(watch: FileWatch, limit: float = 5) -> bool:

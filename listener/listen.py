@@ -28,7 +28,6 @@ from anyio.abc import TaskStatus
 
 from paneboard.board.context import header
 from paneboard.listener.doors import Door, HeldByAgent, Outcome
-from paneboard.listener.doors.process import alive
 from paneboard.listener.seen import SeenTask, Sighting
 from paneboard.listener.view import BoardView
 from paneboard.protocol.compose import compose
@@ -40,6 +39,7 @@ from paneboard.state.delivered import DeliveredKeys
 from paneboard.state.fold import BoardState, PromptState, is_open, open_for, order_key, prune
 from paneboard.state.panelock import PaneLock, take_pane_lock
 from paneboard.state.paths import BoardPaths
+from paneboard.state.proc import wait_process_gone
 
 DEFAULT_BACKOFF = (1.0, 2.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0)
 # For the fault-injection suite: the listener SIGKILLs itself on reaching this point.
@@ -350,23 +350,6 @@ class Listener:
 def _failpoint(name: str) -> None:
     if FAILPOINT == name:
         os.kill(os.getpid(), signal.SIGKILL)
-
-
-async def wait_process_gone(pid: int) -> None:
-    """Return once process *pid* has exited: a pidfd wakes us on Linux; elsewhere, a check a
-    second."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return
-    except (AttributeError, OSError):
-        while alive(pid):  # noqa: ASYNC110  # no pidfd here: nothing to wait on but time
-            await anyio.sleep(1.0)
-        return
-    try:
-        await anyio.wait_readable(fd)
-    finally:
-        os.close(fd)
 
 
 async def run_listener(

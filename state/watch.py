@@ -89,7 +89,7 @@ class Watch:
             self._fd = inotify_watch(folder, mask)
         except OSError:
             self._fd = None
-        self._last = self._snapshot()
+        self._last = None if self._fd is not None else self._snapshot()  # what a poll compares
 
     @property
     def uses_inotify(self) -> bool:

@@ -71,7 +71,7 @@ class Pane:
         return self.paths.board
 
     def take_lock(self) -> None:
-        """Take the pane lock now, without waiting (`PaneLocked` names the holder's pid)."""
+        """Take the pane lock, without waiting (`PaneLocked` names the holder's pid)."""
         if self._lock is None:
             self.paths.ensure()  # the lock and the keys are local, whatever the store
             self._lock = take_pane_lock(self.lock_path, self.board, self.agent)

@@ -33,7 +33,7 @@ def deliver_at_stop(
         f"arrived on board `{pane.board}`; handle them now."
     )
     out.write(json.dumps({"decision": "block", "reason": "\n\n".join([intro, *texts])}) + "\n")
-    out.flush()  # handed over: now record it
+    out.flush()  # handed over: a crash before the keys are kept costs a duplicate, not a loss
     pane.record(chosen, STOP_HOOK_DOOR)
     pane.save_checkpoint()
     return True

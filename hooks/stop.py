@@ -6,27 +6,22 @@ live listener delivers for this pane.
 
 from __future__ import annotations
 
-import json
 import time
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
 from paneboard.agents import SEEN_SOURCES as SOURCES
 from paneboard.agents import Agent
-from paneboard.board.context import Context, executable, header
-from paneboard.listener.seen import Sighting, due, receipt
+from paneboard.board.context import Context, executable
+from paneboard.listener.doors.stop import deliver_at_stop
+from paneboard.listener.seen import SeenTask, Sighting
 from paneboard.listener.view import BoardView
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import PaneLocked
-from paneboard.protocol.posts import Delivered, Prompt, delivered_key
 from paneboard.protocol.words import STOP_HOOK_DOOR
-from paneboard.state import checkpoint
-from paneboard.state.delivered import DeliveredKeys
 from paneboard.state.files import read_private, write_atomic
-from paneboard.state.fold import BoardState, open_for, prune
-from paneboard.state.panelock import take_pane_lock
-
-REASON_LIMIT = 64 * 1024
+from paneboard.state.pane import Pane
 
 
 def stop(
@@ -53,76 +48,51 @@ def stop(
 
 def _deliver_at_stop(
     ctx: Context,
-    agent: str,
+    kind: str,
     cooldown: float,
     out: TextIO,
     limit: int | None,
     transcript: str | None,
 ) -> bool:
-    ctx.paths.ensure()  # the pane's lock and keys are local, whatever the store
+    pane = Pane(ctx.paths, ctx.agent, ctx.store())
     try:
-        lock = take_pane_lock(ctx.paths.pane(ctx.agent, "lock"), ctx.board, ctx.agent)
+        pane.take_lock()
     except PaneLocked:
         return False  # a live listener delivers for this pane
     try:
-        keys = DeliveredKeys(ctx.paths.pane(ctx.agent, "delivered"))
-        state = _note_seen(ctx, agent, Path(transcript), keys) if transcript else None
+        read = _note_seen(pane, kind, Path(transcript)) if transcript else False
         if _cooling_down(ctx, cooldown):
             return False
-        state = _agent_state(ctx) if state is None else state
-        chosen, texts = _take(ctx, state, keys, limit)
-        if not chosen:
-            return False
-        intro = (
-            f"paneboard: {len(chosen)} prompt(s) for you, `{ctx.agent}`, "
-            f"arrived on board `{ctx.board}`; handle them now."
+        if not read:
+            _agent_state(pane)
+        text = partial(
+            compose,
+            exe=executable(),
+            home=str(ctx.home),
+            agent=ctx.agent,
+            store=ctx.store_options(),
         )
-        out.write(json.dumps({"decision": "block", "reason": "\n\n".join([intro, *texts])}) + "\n")
-        out.flush()  # handed over: now record it (a crash here costs a duplicate, never a loss)
-        for prompt in chosen:
-            keys.record(delivered_key(prompt.board, prompt.sender, prompt.id))
-        ctx.store().append(
-            [
-                Delivered(**header(ctx.board, ctx.agent), prompt=p.id, door=STOP_HOOK_DOOR)
-                for p in chosen
-            ]
-        )
-        checkpoint.save(
-            ctx.paths.pane(ctx.agent, "checkpoint"), ctx.store(), prune(state, time.time())
-        )
-        return True
+        return deliver_at_stop(pane, text, out, limit)
     finally:
-        lock.release()
+        pane.release()
 
 
-def _note_seen(
-    ctx: Context,
-    agent: str,
-    transcript: Path,
-    keys: DeliveredKeys,
-) -> BoardState | None:
+def _note_seen(pane: Pane, kind: str, transcript: Path) -> bool:
     """Post `seen` for delivered prompts that *transcript* shows since the pane's mark.
 
-    Returns the agent's state when it had to be read (only when a prompt id turned up).
+    Returns whether the agent's state had to be read (only when a prompt id turned up).
     """
-    source = SOURCES.get(agent, f"{agent}-transcript")
-    sighting = Sighting(ctx.paths.pane(ctx.agent, "transcript"), source, transcript.absolute())
+    source = SOURCES.get(kind, f"{kind}-transcript")
+    sighting = Sighting(pane.mark, source, transcript.absolute())
     try:
         ids = sighting.read_new()
         if not ids:
-            return None
-        state = _agent_state(ctx)
-        ready, _ = due(state, ctx.agent, ids, lambda p: _key(p) in keys, time.time())
-        posts = [receipt(ps, ctx.agent, "stop-hook", source) for ps in ready]
-        if posts:
-            ctx.store().append(posts)  # folded by the next reader: they follow state.position
-        return state
+            return False
+        _agent_state(pane)
+        SeenTask(pane, sighting, STOP_HOOK_DOOR).found(ids)
+        return True
     finally:
         sighting.close()
-
-
-def _key(prompt: Prompt) -> str:
-    return delivered_key(prompt.board, prompt.sender, prompt.id)
 
 
 def _cooling_down(ctx: Context, cooldown: float) -> bool:
@@ -139,31 +109,7 @@ def _cooling_down(ctx: Context, cooldown: float) -> bool:
     return False
 
 
-def _agent_state(ctx: Context) -> BoardState:
-    state = checkpoint.start_state(ctx.paths.pane(ctx.agent, "checkpoint"), ctx.store(), ctx.agent)
-    with BoardView(ctx.store(), state) as view:
+def _agent_state(pane: Pane) -> None:
+    pane.start_state()
+    with BoardView(pane.store, pane.state) as view:
         view.refresh(keep=False)
-    return view.state
-
-
-def _take(
-    ctx: Context, state: BoardState, keys: DeliveredKeys, limit: int | None
-) -> tuple[list[Prompt], list[str]]:
-    """The undelivered open prompts in catch-up order, composed, up to the reason's size limit
-    (and to *limit* prompts, for the agents that take one per turn end)."""
-    exe = executable()
-    chosen: list[Prompt] = []
-    texts: list[str] = []
-    size = 0
-    for ps in open_for(state, ctx.agent, time.time()):
-        if delivered_key(ps.prompt.board, ps.prompt.sender, ps.prompt.id) in keys:
-            continue
-        text = compose(
-            ps.prompt, exe=exe, home=str(ctx.home), agent=ctx.agent, store=ctx.store_options()
-        )
-        if chosen and (size + len(text) > REASON_LIMIT or len(chosen) == limit):
-            break  # the rest wait for the next stop
-        chosen.append(ps.prompt)
-        texts.append(text)
-        size += len(text)
-    return chosen, texts

@@ -31,12 +31,14 @@ import anyio
 from anyio.abc import TaskStatus
 
 from paneboard.board.context import header
+from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.posts import Prompt, Seen
 from paneboard.state.fold import BoardState, PromptState, is_open
+from paneboard.state.pane import Pane
 from paneboard.state.transcript import FileWatch, LineReader, load_mark, save_mark, watch_file
 
 NEEDLE = b"[paneboard] prompt "
-_HEADER = re.compile(r"^\[paneboard\] prompt ([0-9a-z]{26}) from ", re.MULTILINE)
+HEADER = re.compile(r"^\[paneboard\] prompt ([0-9a-z]{26}) from ", re.MULTILINE)
 SAVE_EVERY = 5.0
 
 
@@ -75,7 +77,7 @@ def user_texts(record: dict[str, Any]) -> list[str]:
 
 def prompt_ids(records: Iterable[dict[str, Any]]) -> list[str]:
     """The prompt ids whose header starts a line of a user-role record, in file order."""
-    return [pid for r in records for text in user_texts(r) for pid in _HEADER.findall(text)]
+    return [pid for r in records for text in user_texts(r) for pid in HEADER.findall(text)]
 
 
 class Pending(Protocol):
@@ -130,8 +132,8 @@ class Sighting:
         self._saved = now
         try:
             save_mark(self.mark_path, mark)
-        except OSError:
-            pass  # only an optimisation: a later reader starts further back
+        except (OSError, BadInput):
+            pass  # only an optimisation (a planted link is refused): a later reader reads more
 
     def close(self) -> None:
         self.save(force=True)
@@ -177,72 +179,80 @@ def receipt(ps: PromptState, agent: str, door: str, source: str) -> Seen:
 
 
 class SeenTask:
-    """A listener's follower of its agent's conversation file, posting `seen` receipts.
+    """A follower of the agent's conversation file for *pane*, posting `seen` receipts.
 
-    *state* gives the listener's current fold, *delivered* whether this pane recorded a
-    prompt's delivered key, *post* appends receipts. `check()` runs after each delivery:
-    the agent may have recorded the prompt before its delivery was.
+    A prompt found in the file is receipted once the pane recorded its delivery: `check()`
+    runs after each delivery, since the agent may show a prompt before its delivery was
+    recorded. *door* names the deliverer in a receipt when the board does not know it;
+    *log*, if given, hears of each receipt and of a receipt that could not be posted.
     """
 
     def __init__(
         self,
+        pane: Pane,
         sighting: Sighting,
-        agent: str,
         door: str,
         *,
-        state: Callable[[], BoardState],
-        delivered: Callable[[Prompt], bool],
-        post: Callable[[Seen], None],
-        log: Callable[[str], None],
+        log: Callable[[str], None] | None = None,
     ) -> None:
+        self.pane = pane
         self.sighting = sighting
-        self.agent = agent
         self.door = door
-        self.state = state
-        self.delivered = delivered
-        self.post = post
         self.log = log
         self.waiting: dict[str, None] = {}  # found before their delivery was recorded
         self.posted: set[str] = set()
-        self.count = 0
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Catch up on the file, then follow it; report readiness once watching."""
         watch = self.sighting.watch()
         try:
             where = self.sighting.path or "the thread's rollout, once Codex writes it"
-            self.log(f"following {where} for seen")
-            self._found(await anyio.to_thread.run_sync(self.sighting.read_new))
+            self._say(f"following {where} for seen")
+            self.found(await anyio.to_thread.run_sync(self.sighting.read_new))
             self.sighting.save(force=True)
             task_status.started()
             while True:
                 await watch.wait_changed()
                 had = self.sighting.path
-                self._found(await anyio.to_thread.run_sync(self.sighting.read_new))
+                self.found(await anyio.to_thread.run_sync(self.sighting.read_new))
                 self.sighting.save()
                 if self.sighting.path != had:  # the rollout appeared: watch it from now on
                     watch.close()
                     watch = self.sighting.watch()
-                    self._found(await anyio.to_thread.run_sync(self.sighting.read_new))
+                    self.found(await anyio.to_thread.run_sync(self.sighting.read_new))
         finally:
             watch.close()
             self.sighting.close()
 
-    def _found(self, ids: list[str]) -> None:
+    def found(self, ids: list[str]) -> None:
+        """Note the prompt ids the file showed, and receipt those whose delivery is recorded."""
         self.waiting.update(dict.fromkeys(ids))
         self.check()
 
     def check(self) -> None:
-        """Post `seen` for the waiting prompts whose delivery is recorded."""
+        """Post `seen` for the waiting prompts whose delivery is recorded.
+
+        A receipt that cannot be posted is told to *log*, or raised without one.
+        """
         if not self.waiting:
             return
         fresh = (pid for pid in self.waiting if pid not in self.posted)
-        ready, early = due(self.state(), self.agent, fresh, self.delivered, time.time())
+        agent = self.pane.agent
+        ready, early = due(self.pane.state, agent, fresh, self.pane.handed_over, self.pane.now())
         self.waiting = dict.fromkeys(early)
+        if not ready:
+            return
+        self.posted.update(ps.prompt.id for ps in ready)
+        try:
+            self.pane.post([receipt(ps, agent, self.door, self.sighting.source) for ps in ready])
+        except BoardIOError as exc:
+            if self.log is None:
+                raise
+            self.log(f"warning: could not post the seen notice: {exc}")
         for ps in ready:
-            self.posted.add(ps.prompt.id)
-            self.post(receipt(ps, self.agent, self.door, self.sighting.source))
-            self.count += 1
-            self.log(f"seen {ps.prompt.id} in {self.sighting.source}")
-        if ready:
-            self.sighting.save(force=True)
+            self._say(f"seen {ps.prompt.id} in {self.sighting.source}")
+        self.sighting.save(force=True)
+
+    def _say(self, message: str) -> None:
+        if self.log is not None:
+            self.log(message)

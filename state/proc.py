@@ -1,7 +1,9 @@
-"""Processes as Linux's /proc shows them: a process's name, parent, command line, executable.
+"""Processes as Linux's /proc shows them: whether one is alive, waiting for one to end, a
+process's name, parent, command line and executable, and the agent process above a hook.
 
 Each read answers None (or stops walking) when the process is gone or not readable: a
 process can end between two reads, and callers treat that as "not the one we look for".
+Where there is no /proc or pidfd: a signal 0, and a check a second.
 """
 
 from __future__ import annotations
@@ -10,8 +12,47 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+import anyio
+
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "fish", "ksh", "env", "timeout", "node"})
 _DEPTH = 8  # hooks run under a few shells at most; a deeper walk is a loop or not ours
+
+
+def alive(pid: int, *, zombie: bool = True) -> bool:
+    """Whether process *pid* exists (one of another user's counts); a zombie (ended, not yet
+    reaped) counts unless *zombie* is False."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return zombie or not is_zombie(pid)
+
+
+def is_zombie(pid: int) -> bool:
+    """Whether *pid* has ended and waits to be reaped (False where /proc cannot say)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
+
+async def wait_process_gone(pid: int) -> None:
+    """Return once process *pid* has exited: a pidfd wakes us on Linux; elsewhere, a check a
+    second."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    except (AttributeError, OSError):
+        while alive(pid):  # noqa: ASYNC110  # no pidfd here: nothing to wait on but time
+            await anyio.sleep(1.0)
+        return
+    try:
+        await anyio.wait_readable(fd)
+    finally:
+        os.close(fd)
 
 
 def name_and_parent(pid: int) -> tuple[str, int] | None:

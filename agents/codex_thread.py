@@ -23,8 +23,8 @@ import anyio
 import msgspec
 
 from paneboard.protocol.errors import BadInput
-from paneboard.state.tail import _inotify_watch, drained
 from paneboard.state.transcript import FileWatch
+from paneboard.state.watch import POLL_INTERVAL, Watch
 
 _HEX = "[0-9a-fA-F]"
 _THREAD_ID = re.compile(f"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}")
@@ -32,7 +32,6 @@ _PROC_LOCKS = Path("/proc/locks")
 # inotify: the lock file closed (its holder let go or died), deleted, or renamed away.
 _IN_CLOSE = 0x008 | 0x010
 _IN_GONE = 0x200 | 0x040 | 0x400
-POLL_INTERVAL = 1.0
 
 
 class CodexThread(msgspec.Struct, frozen=True):
@@ -114,28 +113,17 @@ async def wait_unloaded(thread: CodexThread) -> None:
     """Return once no process has *thread* loaded.
 
     Woken by inotify when the lock file is closed, deleted or renamed (each a moment its
-    holder may have let go), then the lock table says; a check a second where there is no
-    inotify.
+    holder may have let go), then the lock table says. Letting go of a lock changes nothing
+    a poll can see, so where there is no inotify the table is read at each poll.
     """
-    fd = _watch(thread.lock.parent)
-    name = thread.lock.name.encode()
+    name = thread.lock.name
+    watch = Watch(thread.lock.parent, lambda got: got == name, _IN_CLOSE | _IN_GONE)
     try:
         while thread_loaded(thread):
-            if fd is None:
-                await anyio.sleep(POLL_INTERVAL)
-                continue
-            while not drained(fd, lambda got: got == name):
-                await anyio.wait_readable(fd)
+            with anyio.move_on_after(None if watch.uses_inotify else POLL_INTERVAL):
+                await watch.wait_changed()
     finally:
-        if fd is not None:
-            os.close(fd)
-
-
-def _watch(folder: Path) -> int | None:
-    try:
-        return _inotify_watch(folder, _IN_CLOSE | _IN_GONE)
-    except OSError:
-        return None  # no such folder: nothing is loaded, and the lock table says so
+        watch.close()
 
 
 async def until_unloaded(thread: CodexThread) -> str:

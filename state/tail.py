@@ -15,13 +15,7 @@ from paneboard.state.watch import (
     IN_MODIFY,
     IN_MOVED_TO,
     Watch,
-    drained,
-    inotify_watch,
 )
-
-# listener/codex.py waits on a Codex lock file through these two names.
-_inotify_watch = inotify_watch
-__all__ = ["FolderWatcher", "LogWatcher", "_inotify_watch", "drained"]
 
 
 class LogWatcher(Watch):

@@ -18,6 +18,7 @@ from paneboard.agents.codex_thread import (
     wait_unloaded,
 )
 from paneboard.protocol.errors import BadInput
+from paneboard.state import watch
 from paneboard.state.panelock import holder
 from tests.helpers import LoadedThread, post, run_cli, wait_until
 from tests.listener.test_doors import _codex_env, fake_codex
@@ -62,8 +63,14 @@ def test_liveness_is_the_lock_not_the_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_wait_unloaded_wakes_when_the_holder_lets_go(tmp_path: Path) -> None:
-    """It waits while the lock is held and returns once its holder is gone."""
+@pytest.mark.parametrize("inotify", [True, False], ids=["inotify", "poll"])
+async def test_wait_unloaded_wakes_when_the_holder_lets_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inotify: bool
+) -> None:
+    """It waits while the lock is held and returns once its holder is gone, with inotify and
+    without it (letting go changes nothing a poll of the folder sees: the table is read)."""
+    if not inotify:
+        monkeypatch.setattr(watch, "inotify_watch", lambda folder, mask: None)
     thread = LoadedThread(tmp_path)
     done = anyio.Event()
 

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
@@ -267,6 +267,27 @@ def wait_until(
         if time.monotonic() > deadline:
             raise AssertionError(f"after {timeout:g} s, still not: {what}\n{detail()}")
         time.sleep(every)
+
+
+async def wait_until_async(
+    condition: Callable[[], Awaitable[T | None]],
+    what: str,
+    within: float = 10,
+    detail: Callable[[], str] = str,
+    every: float = 0.005,
+) -> T:
+    """`wait_until` inside an event loop: *condition* is awaited, and so is each pause between
+    looks; it fails after *within* s."""
+    import anyio
+
+    deadline = time.monotonic() + within
+    while True:
+        got = await condition()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"after {within:g} s, still not: {what}\n{detail()}")
+        await anyio.sleep(every)
 
 
 class LoadedThread:

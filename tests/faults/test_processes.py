@@ -12,7 +12,7 @@ from pathlib import Path
 
 from paneboard.protocol.posts import Prompt
 from paneboard.state.log import read_posts
-from tests.helpers import Listening, cli_env
+from tests.helpers import Listening, cli_env, wait_until
 
 WRITER = """
 import os, sys, time
@@ -83,10 +83,12 @@ def test_ten_listeners_for_one_pane_at_once(home: Path) -> None:
         for _ in range(10)
     ]
     gate.touch()
-    deadline = time.monotonic() + 30
-    while sum(p.poll() is not None for p in procs) < 9 and time.monotonic() < deadline:
-        for p in procs:
-            _exited_within(p, 0.05)
+    wait_until(
+        lambda: sum(p.poll() is not None for p in procs) >= 9,
+        "nine of the ten listeners have exited",
+        30,
+        every=0.05,
+    )
     losers = [p for p in procs if p.returncode is not None]
     assert 9 == len(losers)
     assert all(p.returncode == 4 for p in losers)
@@ -95,14 +97,6 @@ def test_ten_listeners_for_one_pane_at_once(home: Path) -> None:
     assert 0 == winner.wait(timeout=10)
     for p in procs:
         p.communicate()
-
-
-def _exited_within(proc: subprocess.Popen[str], seconds: float) -> bool:
-    try:
-        proc.wait(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        return False
-    return True
 
 
 SENDER = """

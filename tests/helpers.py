@@ -153,16 +153,19 @@ class Listening:
 
     def wait_err(self, text: str, timeout: float = 10) -> str:
         """Block until a stderr line containing *text* appears; return it."""
-        import time as _time
 
-        deadline = _time.monotonic() + timeout
-        while True:
-            got = self.err.get(timeout=max(0.01, deadline - _time.monotonic()))
+        def said() -> str | None:
+            try:
+                got = self.err.get(timeout=0.05)
+            except queue.Empty:
+                return None
             if got is None:
                 raise AssertionError(f"listener ended before {text!r}: {self.stderr_lines}")
             self.stderr_lines.append(got)
-            if text in got:
-                return got
+            return got if text in got else None
+
+        what = f"the listener said {text!r}"
+        return wait_until(said, what, timeout, lambda: "\n".join(self.stderr_lines), every=0)
 
     def stop(self, sig: int = 15, timeout: float = 10) -> int:
         if self.proc.poll() is None:

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
@@ -153,16 +153,19 @@ class Listening:
 
     def wait_err(self, text: str, timeout: float = 10) -> str:
         """Block until a stderr line containing *text* appears; return it."""
-        import time as _time
 
-        deadline = _time.monotonic() + timeout
-        while True:
-            got = self.err.get(timeout=max(0.01, deadline - _time.monotonic()))
+        def said() -> str | None:
+            try:
+                got = self.err.get(timeout=0.05)
+            except queue.Empty:
+                return None
             if got is None:
                 raise AssertionError(f"listener ended before {text!r}: {self.stderr_lines}")
             self.stderr_lines.append(got)
-            if text in got:
-                return got
+            return got if text in got else None
+
+        what = f"the listener said {text!r}"
+        return wait_until(said, what, timeout, lambda: "\n".join(self.stderr_lines), every=0)
 
     def stop(self, sig: int = 15, timeout: float = 10) -> int:
         if self.proc.poll() is None:
@@ -267,6 +270,27 @@ def wait_until(
         if time.monotonic() > deadline:
             raise AssertionError(f"after {timeout:g} s, still not: {what}\n{detail()}")
         time.sleep(every)
+
+
+async def wait_until_async(
+    condition: Callable[[], Awaitable[T | None]],
+    what: str,
+    within: float = 10,
+    detail: Callable[[], str] = str,
+    every: float = 0.005,
+) -> T:
+    """`wait_until` inside an event loop: *condition* is awaited, and so is each pause between
+    looks; it fails after *within* s."""
+    import anyio
+
+    deadline = time.monotonic() + within
+    while True:
+        got = await condition()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"after {within:g} s, still not: {what}\n{detail()}")
+        await anyio.sleep(every)
 
 
 class LoadedThread:

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.protocol.posts import Prompt
 from paneboard.state.natsstore import NatsStore
 from paneboard.state.natsurl import FORM
 from tests.contract.test_contract import REFUSED, posting_at_once
+from tests.factories import prompt
 from tests.helpers import Listening, NatsServer, cli_env, run_cli
 
 pytestmark = pytest.mark.skipif(
@@ -126,14 +126,7 @@ def test_a_retried_publish_is_stored_once(nats_server: NatsServer) -> None:
     first's position."""
     store = NatsStore(_url(nats_server), "test")
     try:
-        post = Prompt(
-            id="01retry0000000000000000000",
-            board="test",
-            sender="alice",
-            ts=time.time(),
-            to=("bob",),
-            body="once",
-        )
+        post = prompt(id="01retry0000000000000000000", board="test", ts=time.time(), body="once")
         first = store.append([post])
         again = store.append([post])
         assert first == again
@@ -157,10 +150,7 @@ def test_a_batch_keeps_its_order(nats_server: NatsServer) -> None:
     """Published together, acknowledged together, stored in the order given."""
     store = NatsStore(_url(nats_server), "test")
     try:
-        posts = [
-            Prompt(id=f"{i:026d}", board="test", sender="alice", ts=1.0, to=("bob",), body=str(i))
-            for i in range(2000)
-        ]
+        posts = [prompt(i, board="test", ts=1.0, body=str(i)) for i in range(2000)]
         positions = store.append(posts)
         assert positions == sorted(positions)
         assert posts == [p for _, p in store.read_all()]

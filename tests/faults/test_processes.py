@@ -12,7 +12,7 @@ from pathlib import Path
 
 from paneboard.protocol.posts import Prompt
 from paneboard.state.log import read_posts
-from tests.helpers import Listening, cli_env
+from tests.helpers import Listening, cli_env, wait_until
 
 WRITER = """
 import os, sys, time
@@ -83,10 +83,12 @@ def test_ten_listeners_for_one_pane_at_once(home: Path) -> None:
         for _ in range(10)
     ]
     gate.touch()
-    deadline = time.monotonic() + 30
-    while sum(p.poll() is not None for p in procs) < 9 and time.monotonic() < deadline:
-        for p in procs:
-            _exited_within(p, 0.05)
+    wait_until(
+        lambda: sum(p.poll() is not None for p in procs) >= 9,
+        "nine of the ten listeners have exited",
+        30,
+        every=0.05,
+    )
     losers = [p for p in procs if p.returncode is not None]
     assert 9 == len(losers)
     assert all(p.returncode == 4 for p in losers)
@@ -95,14 +97,6 @@ def test_ten_listeners_for_one_pane_at_once(home: Path) -> None:
     assert 0 == winner.wait(timeout=10)
     for p in procs:
         p.communicate()
-
-
-def _exited_within(proc: subprocess.Popen[str], seconds: float) -> bool:
-    try:
-        proc.wait(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        return False
-    return True
 
 
 SENDER = """
@@ -120,14 +114,14 @@ to=(f"l{i % listeners}",), body=f"{me} {i}")])
 """
 
 
-def test_load_20_senders_500_posts_10_listeners(home: Path) -> None:
+def test_load_20_senders_250_posts_10_listeners(home: Path) -> None:
     """Every prompt delivered exactly once, in each sender's order for each recipient."""
     log = home / "test" / "log"
     listeners = [Listening(home, f"l{k}", "--door", "stdout") for k in range(10)]
     try:
         senders = [
             subprocess.Popen(
-                [sys.executable, "-c", SENDER, str(log), f"s{k:02d}", "500", "10"],
+                [sys.executable, "-c", SENDER, str(log), f"s{k:02d}", "250", "10"],
                 env=cli_env(home),
             )
             for k in range(20)
@@ -135,17 +129,17 @@ def test_load_20_senders_500_posts_10_listeners(home: Path) -> None:
         assert [0] * 20 == [s.wait(timeout=120) for s in senders]
         got: dict[str, list[str]] = {}
         for k, lis in enumerate(listeners):
-            got[f"l{k}"] = [json.loads(lis.line(timeout=120))["body"] for _ in range(1000)]
+            got[f"l{k}"] = [json.loads(lis.line(timeout=120))["body"] for _ in range(500)]
     finally:
         for lis in listeners:
             lis.stop()
             lis.__exit__()
     for name, bodies in got.items():
-        assert len(bodies) == len(set(bodies)) == 1000
+        assert len(bodies) == len(set(bodies)) == 500
         by_sender: dict[str, list[int]] = defaultdict(list)
         for body in bodies:
             sender, i = body.split()
             by_sender[sender].append(int(i))
         assert all(seq == sorted(seq) for seq in by_sender.values()), name
     prompts = [p for _, p in read_posts(log) if isinstance(p, Prompt)]
-    assert 10_000 == len(prompts)
+    assert 5_000 == len(prompts)

@@ -19,8 +19,9 @@ from paneboard.listener.doors import HeldByAgent
 from paneboard.listener.doors.intake import Pace, held_reason
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import DoorFailed, DoorUnavailable
-from paneboard.protocol.posts import Delivered, Prompt, Undelivered
+from paneboard.protocol.posts import Delivered, Undelivered
 from paneboard.state.log import read_posts
+from tests.factories import prompt
 from tests.helpers import Listening, SocketServer, post
 
 RATE = "Dropped a peer message from unknown: sender exceeded the peer message rate limit."
@@ -77,9 +78,7 @@ class StandIn(SocketServer):
             f.writelines(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
 
 
-PROMPT = Prompt(
-    id="01abcdefghjkmnpqrstvwxyz01", board="b", sender="alice", ts=1.0, to=("bob",), body="hi"
-)
+PROMPT = prompt(id="01abcdefghjkmnpqrstvwxyz01", ts=1.0, body="hi")
 TEXT = compose(PROMPT, exe="pb", home="/h", agent="bob")
 
 

@@ -14,6 +14,7 @@ import pytest
 from paneboard.listener.doors import qwen
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
+from tests.factories import prompt
 from tests.helpers import SocketServer, run_cli
 
 TOKEN = "ab" * 32
@@ -66,14 +67,7 @@ def _record(folder: Path, inbox: Path, pid: int | None = None, **extra: Any) -> 
 
 
 def _prompt(n: int = 0) -> Prompt:
-    return Prompt(
-        id=f"01m8rp7wcafb32ff9twwjh5c{n:02d}",
-        board="test",
-        sender="alice",
-        ts=1.0,
-        to=["bob"],
-        body="hello",
-    )
+    return prompt(id=f"01m8rp7wcafb32ff9twwjh5c{n:02d}", board="test", ts=1.0, body="hello")
 
 
 def _door(tmp_path: Path, inbox: Inbox, timeout: float = 5.0, **kw: Any) -> qwen.QwenInboxDoor:

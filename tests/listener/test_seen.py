@@ -14,8 +14,8 @@ from paneboard.agents.codex_thread import find_rollout
 from paneboard.cli.reading import ago
 from paneboard.listener.seen import prompt_ids
 from paneboard.protocol.compose import compose
-from paneboard.protocol.posts import Prompt
 from paneboard.state.panelock import holder
+from tests.factories import prompt
 from tests.helpers import (
     PANEBOARD,
     Listening,
@@ -25,6 +25,7 @@ from tests.helpers import (
     fake_codex,
     post,
     run_cli,
+    wait_until,
 )
 
 PID = "01abcdefghjkmnpqrstvwxyz01"
@@ -33,8 +34,7 @@ THREAD = "01a22f41-9175-7bb3-9acb-510ce9e9a2e5"
 
 
 def _text(pid: str = PID, body: str = "hello") -> str:
-    prompt = Prompt(id=pid, board="b", sender="alice", ts=1.0, to=("bob",), body=body)
-    return compose(prompt, exe="pb", home="/h", agent="bob")
+    return compose(prompt(id=pid, ts=1.0, body=body), exe="pb", home="/h", agent="bob")
 
 
 def _claude_user(content: Any) -> dict[str, Any]:
@@ -234,10 +234,9 @@ def test_claude_clear_moves_the_listener_to_the_new_transcript(home: Path, tmp_p
         agent.stdin.write("startup\n")
         agent.stdin.flush()
         first = _listener_pid(agent.stdout.readline())
-        deadline = time.monotonic() + 15
-        while holder(lock) != first:
-            assert time.monotonic() < deadline, "the first listener never took the pane"
-            time.sleep(0.05)
+        wait_until(
+            lambda: holder(lock) == first, "the first listener took the pane", 15, every=0.05
+        )
         agent.stdin.write("clear\n")
         agent.stdin.flush()
         second = _listener_pid(agent.stdout.readline())

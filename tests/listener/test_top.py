@@ -22,7 +22,7 @@ from paneboard.state.filestore import FileStore
 from paneboard.state.log import append_posts
 from paneboard.state.natsurl import parse_url
 from paneboard.top.app import TopApp
-from tests.helpers import Listening, NatsServer, cli_env, run_cli
+from tests.helpers import Listening, NatsServer, cli_env, run_cli, wait_until_async
 
 pytestmark = pytest.mark.anyio
 SIZE = (150, 40)
@@ -47,15 +47,14 @@ async def until(
     within: float = 10,
 ) -> str:
     """The screen, once *seen* holds for it (bounded: fails with the screen shown)."""
-    deadline = time.monotonic() + within
-    while True:
+
+    async def shown() -> str | None:
         await pilot.pause()
         text = screen(app)
-        if seen(text):
-            return text
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the screen never showed it:\n{text}")
-        await pilot.pause(0.02)
+        return text if seen(text) else None
+
+    what = "the screen shows it"
+    return await wait_until_async(shown, what, within, lambda: screen(app), every=0.02)
 
 
 def top(home: Path, agent: str = "alice", stale: float = 300.0, store: str = "") -> TopApp:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paneboard.protocol import ed25519
-from paneboard.protocol.posts import Post, Prompt, decode, encode
+from paneboard.protocol.posts import Post, decode, encode
 from paneboard.protocol.signing import (
     DOMAIN,
     FORGED,
@@ -24,6 +24,7 @@ from paneboard.protocol.signing import (
 )
 from paneboard.protocol.wire import pack_post
 from paneboard.state.keys import verify
+from tests.factories import prompt
 from tests.strategies import posts
 
 seeds = st.binary(min_size=32, max_size=32)
@@ -165,7 +166,7 @@ def test_any_flipped_byte_is_forged(post: Post, data: st.DataObject) -> None:
 @pytest.mark.parametrize("offset", [*range(-TRAILER, -TRAILER + 6), *range(-70, -64)])
 def test_bent_entry_names_are_forged_or_damaged(offset: int) -> None:
     """A changed byte in `key`'s or `sig`'s name or length: forged if msgpack, else damaged."""
-    post = Prompt(id="0" * 26, board="b", sender="alice", ts=1.0, to=("bob",), body="hi")
+    post = prompt(ts=1.0, body="hi")
     for mask in (0x01, 0x20, 0x80, 0xFF):
         bent = bytearray(sealed(encode(post)))
         bent[offset] ^= mask
@@ -224,14 +225,14 @@ def test_a_field_added_later_is_covered(post: Post) -> None:
 
 def test_post_writer_and_msgspec_seal_alike() -> None:
     """`post`'s stdlib writer and msgspec's encoder give the same signed bytes."""
-    post = Prompt(id="0" * 26, board="b", sender="alice", ts=1.5, to=("bob",), body="hi")
+    post = prompt(ts=1.5, body="hi")
     fields = {"kind": "prompt", **msgspec.structs.asdict(post), "to": ["bob"]}
     assert sealed(encode(post)) == sealed(pack_post(fields))
 
 
 def test_signed_message_is_domain_and_every_byte_but_the_signature() -> None:
     """The signed message is DOMAIN and the payload up to the signature's 64 bytes."""
-    post = Prompt(id="0" * 26, board="b", sender="alice", ts=1.5, to=("bob",), body="hi")
+    post = prompt(ts=1.5, body="hi")
     payload = sealed(encode(post))
     part = signed_part(payload)
     assert part is not None
@@ -241,7 +242,7 @@ def test_signed_message_is_domain_and_every_byte_but_the_signature() -> None:
 
 def test_seal_refuses_a_signed_payload() -> None:
     """A payload that is signed already is not sealed again."""
-    post = Prompt(id="0" * 26, board="b", sender="alice", ts=1.5, to=("bob",), body="hi")
+    post = prompt(ts=1.5, body="hi")
     with pytest.raises(ValueError) as info:
         sealed(sealed(encode(post)))
     assert "the payload is signed already" == str(info.value)

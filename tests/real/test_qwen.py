@@ -102,10 +102,10 @@ def test_without_a_controller_token_qwen_holds_it_until_its_person_accepts(
 ) -> None:
     """`held` is retried (no `delivered`); `/peers accept` releases it; `/peers deny` refuses."""
     s = session
-    backoff = ",".join(["0.5"] * 60)
+    backoff = ",".join(["0.5"] * 120)  # a minute of retries: the person's review can be slow
     with s.listen("qwen-hold", "--backoff", backoff) as bob:
         prompt = post(s.pb_home, "qwen-hold", "a prompt for review")
-        line = bob.wait_err(f"retry 2/61 of {prompt}", 30)
+        line = bob.wait_err(f"retry 2/121 of {prompt}", 30)
         reason = "held by Qwen Code for its person (/peers): Your message is held for the"
         assert f"after: door qwen-inbox: {reason}" in line
         assert "posted" == _stage(s, prompt, "qwen-hold")[0]
@@ -115,7 +115,7 @@ def test_without_a_controller_token_qwen_holds_it_until_its_person_accepts(
         assert ("delivered", "qwen-inbox", "accepted") == _stage(s, prompt, "qwen-hold")
         s.turn(prompt)
         denied = post(s.pb_home, "qwen-hold", "a prompt to turn away")
-        bob.wait_err(f"retry 2/61 of {denied}", 30)
+        bob.wait_err(f"retry 2/121 of {denied}", 30)
         _review(s, f"deny {denied[:6]}")
         bob.wait_err(f"undelivered {denied}", 30)
     [notice] = [
@@ -141,10 +141,11 @@ def _delivered_ids(s: QwenSession) -> set[str]:
 
 @pytest.mark.timeout(300)
 def test_a_burst_reaches_the_model_once_each(session: QwenSession, controller: str) -> None:
-    """36 prompts caught up at once: each is delivered, and reaches the model, exactly once."""
+    """33 prompts caught up at once, more than the bucket of 30 Qwen Code keeps for one sender
+    (refilled one each 2 s): each is delivered, and reaches the model, exactly once."""
     s = session
     backoff = ",".join(["1"] * 30)
-    ids = [post(s.pb_home, "qwen-burst", f"burst {n}") for n in range(36)]
+    ids = [post(s.pb_home, "qwen-burst", f"burst {n}") for n in range(33)]
     start = time.monotonic()
     with s.listen("qwen-burst", "--backoff", backoff, controller=controller) as bob:
         wait_until(lambda: set(ids) <= _delivered_ids(s), "not all delivered", 150, s.screen)
@@ -156,17 +157,17 @@ def test_a_burst_reaches_the_model_once_each(session: QwenSession, controller: s
         dropped = [ln for ln in lines if "dropped (rate-limited)" in ln]
     seen = {p: len(s.user_records(f"[paneboard] prompt {p} from")) for p in ids}
     assert dict.fromkeys(ids, 1) == seen
-    print(f"burst of 36: all delivered in {took:.1f} s, {len(dropped)} retries after `dropped`")
+    print(f"burst of 33: all delivered in {took:.1f} s, {len(dropped)} retries after `dropped`")
 
 
 def test_post_to_model_time(session: QwenSession, controller: str) -> None:
-    """Eight prompts to an idle session, one at a time: each reaches the model once."""
+    """Four prompts to an idle session, one at a time: each reaches the model once."""
     s = session
     times, ids = [], []
     with s.listen("qwen-time", controller=controller):
-        for n in range(8):
+        for n in range(4):
             t0 = time.time()
             ids.append(post(s.pb_home, "qwen-time", f"timed {n}"))
             times.append(s.turn(ids[-1]) - t0)
     print(f"post -> model: median {statistics.median(times):.3f} s of {len(times)}")
-    assert [1] * 8 == [len(s.stand_in.turns_with(p)) for p in ids]
+    assert [1] * 4 == [len(s.stand_in.turns_with(p)) for p in ids]

@@ -6,7 +6,6 @@ import json
 import shutil
 import sqlite3
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -108,10 +107,7 @@ def test_claude_session_start_hook_listens_on_the_session_socket(
         assert ("seen", "claude-inbox") == (status["stage"], status["door"])
         session.type("/exit")
         lock = home / "test" / "panes" / "claude-bob.lock"
-        deadline = time.monotonic() + 30
-        while holder(lock) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert not holder(lock), "the listener outlived its session"
+        wait_until(lambda: not holder(lock), "the listener ended with its session", 30, every=0.2)
     finally:
         session.close()
 

@@ -11,7 +11,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -51,21 +50,28 @@ def _wait_connected(session: ClaudeSession, timeout: float = 60) -> None:
     )
 
 
+def _tool_blocks(session: ClaudeSession) -> list[dict[str, Any]]:
+    """The tool calls and tool results of the session's transcript so far (only whole lines are
+    read: Claude Code may be writing the next one)."""
+    text = session.transcript()
+    blocks = []
+    for line in text[: text.rfind("\n") + 1].splitlines():
+        content = json.loads(line).get("message", {}).get("content")
+        if isinstance(content, list):
+            blocks += [b for b in content if b.get("type") in ("tool_use", "tool_result")]
+    return blocks
+
+
 def _tool_turns(session: ClaudeSession, timeout: float = 60) -> list[dict[str, Any]]:
-    """The tool calls and tool results of the session's transcript, once there are both (only
-    whole lines are read: Claude Code may be writing the next one)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        text = session.transcript()
-        blocks = []
-        for line in text[: text.rfind("\n") + 1].splitlines():
-            content = json.loads(line).get("message", {}).get("content")
-            if isinstance(content, list):
-                blocks += [b for b in content if b.get("type") in ("tool_use", "tool_result")]
-        kinds = {b["type"] for b in blocks}
-        if kinds == {"tool_use", "tool_result"} or time.monotonic() > deadline:
-            return blocks
-        time.sleep(0.25)
+    """The tool calls and tool results of the session's transcript, once there are both."""
+
+    def both() -> list[dict[str, Any]] | None:
+        blocks = _tool_blocks(session)
+        return blocks if {b["type"] for b in blocks} == {"tool_use", "tool_result"} else None
+
+    return wait_until(
+        both, "a tool call and its result in the transcript", timeout, session.screen, every=0.25
+    )
 
 
 def test_claude_answers_a_prompt_through_paneboards_mcp_tool(

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers import post, run_cli
+from tests.helpers import post, run_cli, wait_until
 from tests.real.clients import ClaudeSession
 from tests.real.test_real_clients import _claude
 
@@ -28,17 +27,19 @@ def _bob(home: Path, pid: str) -> dict[str, Any]:
 def _wait_stage(
     home: Path, pid: str, stage: str, session: ClaudeSession, timeout: float = 30
 ) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while (bob := _bob(home, pid))["stage"] != stage:
-        if time.monotonic() > deadline:
-            log = home / "test" / "panes" / "claude-bob.log"
-            pytest.fail(
-                f"{pid} is {bob}, not {stage}, after {timeout} s\n"
-                f"listener log:\n{log.read_text() if log.exists() else '(none)'}\n"
-                f"transcript:\n{session.transcript()[-6000:]}\nscreen:\n{session.screen()}"
-            )
-        time.sleep(0.05)
-    return bob
+    def detail() -> str:
+        log = home / "test" / "panes" / "claude-bob.log"
+        return (
+            f"{pid} is {_bob(home, pid)}\n"
+            f"listener log:\n{log.read_text() if log.exists() else '(none)'}\n"
+            f"transcript:\n{session.transcript()[-6000:]}\nscreen:\n{session.screen()}"
+        )
+
+    def reached() -> dict[str, Any] | None:
+        bob = _bob(home, pid)
+        return bob if bob["stage"] == stage else None
+
+    return wait_until(reached, f"{pid} is {stage}", timeout, detail, every=0.05)
 
 
 def _stand_in_lines(log: Path) -> list[dict[str, Any]]:
@@ -64,10 +65,13 @@ def test_claude_idle_then_busy_session(
         assert 0 <= bob["seen_at"] - bob["delivered_at"] < 1.0
 
         session.type("think hard PB-SLOW-6")
-        deadline = time.monotonic() + 30
-        while not any("PB-SLOW-6" in r.get("last", "") for r in _stand_in_lines(api[1])):
-            assert time.monotonic() < deadline, session.screen()
-            time.sleep(0.05)
+        wait_until(
+            lambda: any("PB-SLOW-6" in r.get("last", "") for r in _stand_in_lines(api[1])),
+            "the model stand-in was asked the slow turn",
+            30,
+            session.screen,
+            every=0.05,
+        )
         busy = post(home, "--to", "claude-bob", "when you are free")
         delivered = _wait_stage(home, busy, "delivered", session, timeout=5)
         shown = run_cli(home, "status", busy).stdout

@@ -15,6 +15,7 @@ from paneboard.state import checkpoint
 from paneboard.state.filestore import FileStore
 from paneboard.state.fold import BoardState, fold, open_for, prune
 from paneboard.state.log import append_posts, read_posts
+from tests.factories import prompt
 
 AGENTS = ["alice", "bob", "carol"]
 PIDS = [f"p{i:025d}" for i in range(8)]
@@ -97,7 +98,7 @@ def test_checkpoint_then_rest_equals_cold_fold(
 
 
 def _prompt(pid: str, body: str) -> Prompt:
-    return Prompt(id=pid, board="b", sender="alice", ts=1.0, to=("bob",), body=body)
+    return prompt(id=pid, ts=1.0, body=body)
 
 
 def _checkpoint_at_end(folder: Path) -> Path:

@@ -12,6 +12,7 @@ from paneboard.protocol.posts import Ack, Cancel, Prompt
 from paneboard.state.compact import compact
 from paneboard.state.fold import fold, open_for
 from paneboard.state.log import append_posts, read_posts
+from tests.factories import prompt
 from tests.helpers import Listening, cli_env, post, run_cli
 
 
@@ -21,15 +22,7 @@ def _id(tag: str) -> str:
 
 
 def _p(pid: str, *, expires: float | None = None) -> Prompt:
-    return Prompt(
-        id=_id(pid),
-        board="b",
-        sender="alice",
-        ts=1.0,
-        to=("bob", "carol"),
-        body="x",
-        expires=expires,
-    )
+    return prompt(id=_id(pid), ts=1.0, to=("bob", "carol"), body="x", expires=expires)
 
 
 def test_compaction_keeps_open_prompts_and_their_posts(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt, Seen, Undelivered
 from paneboard.state.fold import BoardState, fold, open_for, prune, stage
+from tests import factories
 
 
 def prompt(
@@ -14,16 +15,9 @@ def prompt(
     expires: float | None = None,
     sender: str = "alice",
 ) -> Prompt:
-    return Prompt(
-        id=pid,
-        board="b",
-        sender=sender,
-        ts=1.0,
-        to=to,
-        body="x",
-        priority=priority,
-        expires=expires,
-    )  # type: ignore[arg-type]  # test data
+    return factories.prompt(
+        id=pid, sender=sender, ts=1.0, to=to, body="x", priority=priority, expires=expires
+    )
 
 
 def _fold(*posts: Post, keep_closed: bool = True) -> BoardState:

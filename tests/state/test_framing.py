@@ -14,6 +14,7 @@ from paneboard.protocol.posts import Post, encode
 from paneboard.state.append import append_payloads
 from paneboard.state.framing import frame, scan
 from paneboard.state.log import read_posts
+from tests.factories import prompt
 from tests.strategies import posts
 
 post_lists = st.lists(posts, min_size=1, max_size=12)
@@ -114,8 +115,4 @@ def test_a_flipped_byte_loses_only_its_record(tmp_path: Path) -> None:
 
 
 def _post(i: int) -> Post:
-    from paneboard.protocol.posts import Prompt
-
-    return Prompt(
-        id=f"{i:026d}", board="b", sender="alice", ts=float(i), to=("bob",), body=f"body {i}"
-    )
+    return prompt(i)

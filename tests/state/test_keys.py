@@ -16,12 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paneboard.protocol.errors import BadInput, BoardIOError
-from paneboard.protocol.posts import Prompt, encode
+from paneboard.protocol.posts import encode
 from paneboard.protocol.signing import FORGED, UNSIGNED, VERIFIED, fingerprint, seal
 from paneboard.state.append import append_payloads
 from paneboard.state.framing import generation_of, scan
 from paneboard.state.keys import MAGIC, Pins, key_path, open_key, verify
 from paneboard.state.log import read_posts
+from tests.factories import prompt
 from tests.helpers import NatsServer
 
 FP_A = "a" * 26
@@ -264,7 +265,7 @@ def test_damaged_pin_line_is_refused(home: Path) -> None:
 
 def signed_by(home: Path, agent: str, sender: str = "alice") -> bytes:
     pair = open_key(home, agent)
-    post = Prompt(id="0" * 26, board="b", sender=sender, ts=1.0, to=("bob",), body="hi")
+    post = prompt(sender=sender, ts=1.0, body="hi")
     return seal(encode(post), pair.public, pair.sign)
 
 
@@ -287,16 +288,14 @@ def test_bad_signature_pins_nothing(home: Path) -> None:
     bent[-1] ^= 1
     assert FORGED == Pins(home).check("alice", bytes(bent))
     assert {} == Pins(home).read()
-    assert UNSIGNED == Pins(home).check(
-        "alice", encode(Prompt("0" * 26, "b", "alice", 1.0, ("bob",), "hi"))
-    )
+    assert UNSIGNED == Pins(home).check("alice", encode(prompt(ts=1.0, body="hi")))
     assert not (home / "pins").exists()
 
 
 def test_log_of_signed_and_unsigned_posts_reads_whole(home: Path) -> None:
     """Today's log reader reads signed and unsigned posts alike; the raw frames still verify."""
-    old = Prompt("1" * 26, "b", "alice", 1.0, ("bob",), "written before signing")
-    new = Prompt("2" * 26, "b", "alice", 2.0, ("bob",), "signed")
+    old = prompt(id="1" * 26, ts=1.0, body="written before signing")
+    new = prompt(id="2" * 26, ts=2.0, body="signed")
     pair = open_key(home, "alice")
     log = home / "log"
     append_payloads(log, [encode(old), seal(encode(new), pair.public, pair.sign)])
@@ -312,7 +311,7 @@ def test_nats_stream_keeps_a_signed_post_byte_for_byte(home: Path, nats_server: 
     the stream's own copy of the bytes."""
     from paneboard.state.natsstore import NatsStore
 
-    post = Prompt("3" * 26, "test", "alice", 3.0, ("bob",), "over NATS")
+    post = prompt(id="3" * 26, board="test", ts=3.0, body="over NATS")
     pair = open_key(home, "alice")
     payload = seal(encode(post), pair.public, pair.sign)
     store = NatsStore(f"{nats_server.url}/t{uuid.uuid4().hex[:12]}", "test")

@@ -17,6 +17,7 @@ from paneboard.state.abc import Compactable, HealthReport, Store
 from paneboard.state.filestore import FileStore
 from paneboard.state.keys import Pins, open_key
 from paneboard.state.limit import OpenLimit
+from tests.factories import prompt
 from tests.helpers import NatsServer
 
 
@@ -37,7 +38,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 
 
 def _prompt(n: int) -> Prompt:
-    return Prompt(f"{n:026d}", "test", "alice", 1.0, ("bob",), f"job {n}")
+    return prompt(n, board="test", ts=1.0, body=f"job {n}")
 
 
 def _limit(post: Prompt, most: int, folder: Path) -> OpenLimit:

@@ -12,7 +12,7 @@ import msgspec
 
 from paneboard.board.context import Context
 from paneboard.cli.board import clock, emit, find_prompt, load, print_posts, summary
-from paneboard.listener.view import BoardView
+from paneboard.board.view import BoardView
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Prompt
 from paneboard.protocol.visible import one_line

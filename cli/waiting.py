@@ -10,7 +10,7 @@ import anyio
 
 from paneboard.board.context import Context
 from paneboard.cli.board import emit, match_ref
-from paneboard.listener.view import BoardView
+from paneboard.board.view import BoardView
 from paneboard.protocol.errors import PromptClosed, WaitTimedOut
 from paneboard.protocol.visible import visible
 from paneboard.protocol.words import CLOSED_STAGES

@@ -22,7 +22,7 @@ from paneboard.hooks.agents import STOP_AGENTS
 from paneboard.listener import codex
 from paneboard.listener.doors.process import child_env
 from paneboard.listener.seen import SOURCES, Sighting, due, receipt
-from paneboard.listener.view import BoardView
+from paneboard.board.view import BoardView
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import BadInput, PaneLocked
 from paneboard.protocol.names import to_name

@@ -24,7 +24,7 @@ from textual.binding import Binding, BindingType
 from textual.timer import Timer
 
 from paneboard.board.context import Context
-from paneboard.listener.view import BoardView
+from paneboard.board.view import BoardView
 from paneboard.protocol.errors import PaneboardError
 from paneboard.protocol.posts import Post
 from paneboard.state.fold import BoardState

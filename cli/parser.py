@@ -325,7 +325,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] 
     "compact": (
         "rewrite the board's log keeping only open prompts and their posts",
         _compact_options,
-        "reading:compact_command",
+        "compacting:compact_command",
     ),
     "doctor": (
         "check this machine, board, pane and agent setup; one line per check",

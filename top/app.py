@@ -23,6 +23,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.timer import Timer
 
+from paneboard.board import who
 from paneboard.board.context import Context
 from paneboard.board.view import BoardView
 from paneboard.protocol.errors import PaneboardError
@@ -30,7 +31,6 @@ from paneboard.protocol.posts import Post
 from paneboard.state.fold import BoardState
 from paneboard.state.presence import Presence
 from paneboard.state.tail import FolderWatcher
-from paneboard.top import agents
 from paneboard.top.model import TopModel
 from paneboard.top.rows import AgentSource, PostSource, PromptSource, one_line
 from paneboard.top.screens import (
@@ -180,7 +180,7 @@ class TopApp(App[None]):
         """The whole board so far, folded and indexed (in a worker thread: it may be long)."""
         model = TopModel(view.state)
         model.take(view.refresh(), time.time())
-        self._remote = agents.remote_presences(self.ctx.store())
+        self._remote = who.remote_presences(self.ctx.store())
         return model
 
     def _use(self, model: TopModel) -> None:
@@ -265,7 +265,7 @@ class TopApp(App[None]):
     async def _refresh_agents(self, remote: bool) -> None:
         if remote:
             self._remote_at = time.time()
-            self._remote = await anyio.to_thread.run_sync(agents.remote_presences, self.ctx.store())
+            self._remote = await anyio.to_thread.run_sync(who.remote_presences, self.ctx.store())
             self._expect_remote()
         self._read_agents()
         self.table("agents").rows_changed()
@@ -284,8 +284,7 @@ class TopApp(App[None]):
 
     def _read_agents(self) -> None:
         self._names_read = len(self.model.agents)
-        rows = agents.read_agents(self.ctx.paths, self.model.agents, self._remote)
-        self.agent_rows.rows = list(rows.values())
+        self.agent_rows.rows = who.rows(self.ctx.paths, self.model.agents, self._remote)
 
     # -- what is shown -------------------------------------------------------------------
 
@@ -388,10 +387,10 @@ class TopApp(App[None]):
         self.push_screen(ConfirmScreen(question), answered)
 
     async def _cancel(self, pid: str) -> None:
-        from paneboard.cli.closing import run_cancel
+        from paneboard.board.close import cancel
 
         try:
-            await anyio.to_thread.run_sync(run_cancel, self.ctx, pid)
+            await anyio.to_thread.run_sync(cancel, self.ctx, pid)
         except PaneboardError as exc:
             self.notify(one_line(str(exc), 400), severity="error", markup=False)
         else:
@@ -407,10 +406,9 @@ class TopApp(App[None]):
         self.push_screen(PostScreen(self.ctx.agent, self._post, f.agent or ""), posted)
 
     async def _post(self, to: list[str], body: str, priority: str, thread: str | None) -> str:
-        from paneboard.cli.posting import PromptRequest, post_prompt
+        from paneboard.board.post import PromptRequest, append
 
         def write() -> str:
-            request = PromptRequest(to, body, priority=priority, thread=thread)
-            return str(post_prompt(self.ctx, request)["id"])
+            return append(self.ctx, PromptRequest(to, body, priority=priority, thread=thread)).id
 
         return await anyio.to_thread.run_sync(write)

@@ -14,10 +14,10 @@ from collections.abc import Hashable
 
 from rich.text import Text
 
+from paneboard.board.who import WhoRow
 from paneboard.protocol.posts import Answer, Post, Prompt
 from paneboard.protocol.visible import visible
 from paneboard.state.fold import stage
-from paneboard.top.agents import AgentRow
 from paneboard.top.model import TopModel, age_changes_in, age_text, stale_since
 
 PRIORITY_STYLE = {"urgent": "bold red", "high": "bold yellow", "normal": "", "low": "dim"}
@@ -59,24 +59,24 @@ class AgentSource:
 
     def __init__(self, model: TopModel) -> None:
         self.model = model
-        self.rows: list[AgentRow] = []
+        self.rows: list[WhoRow] = []
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def key(self, index: int) -> Hashable:
-        return self.rows[index].name
+        return self.rows[index].agent
 
     def find(self, key: Hashable) -> int | None:
-        return next((i for i, row in enumerate(self.rows) if row.name == key), None)
+        return next((i for i, row in enumerate(self.rows) if row.agent == key), None)
 
     def line(self, index: int, now: float) -> Text:
         row = self.rows[index]
-        text = Text(f"{one_line(row.name, 24):<24} ")
-        count = self.model.open_count.get(row.name, 0)
+        text = Text(f"{one_line(row.agent, 24):<24} ")
+        count = self.model.open_count.get(row.agent, 0)
         text.append(f"open {count:<6}", "bold" if count else "dim")
         if row.listening:
-            pid = "?" if row.pid is None or row.pid < 0 else str(row.pid)
+            pid = "?" if row.pid is None else str(row.pid)
             text.append("● listening  ", "bold green")
             text.append(f"pid {pid:<8} door {one_line(row.door or '?', 14):<14}")
         else:
@@ -89,7 +89,7 @@ class AgentSource:
     def stamp(self, index: int, now: float) -> Hashable | None:
         row = self.rows[index]
         last = None if row.last_delivery is None else age_text(now - row.last_delivery)
-        return row, self.model.open_count.get(row.name, 0), last
+        return row, self.model.open_count.get(row.agent, 0), last
 
     def changes_at(self, index: int, now: float) -> float | None:
         last = self.rows[index].last_delivery

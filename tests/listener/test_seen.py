@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from paneboard.cli.reading import ago
+from paneboard.board.text import ago
 from paneboard.listener.seen import find_rollout, prompt_ids
 from paneboard.protocol.compose import compose
 from paneboard.protocol.posts import Prompt

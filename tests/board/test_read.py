@@ -1,0 +1,36 @@
+"""The board's reading operations, through the real command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.helpers import post, run_cli
+
+
+def _json(home: Path, *args: str) -> list[Any]:
+    done = run_cli(home, *args, "--json")
+    assert (0, "") == (done.returncode, done.stderr)
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_a_cancelled_recipients_ts_is_when_it_was_cancelled(home: Path) -> None:
+    """`status --json` gives each recipient the time it reached its stage: for `cancelled`,
+    the cancel's time, and the prompt's own fields beside `recipients`."""
+    pid = post(home, "--to", "bob", "never mind")
+    [cancel] = _json(home, "cancel", "--as", "alice", pid)
+    [status] = _json(home, "status", pid)
+    [prompt] = _json(home, "log", "--kind", "prompt")
+    assert {**prompt, "recipients": {"bob": status["recipients"]["bob"]}} == status
+    assert ("cancelled", cancel["ts"]) == (
+        status["recipients"]["bob"]["stage"],
+        status["recipients"]["bob"]["ts"],
+    )
+
+
+def test_an_expired_recipients_ts_is_when_the_prompt_expired(home: Path) -> None:
+    pid = post(home, "--to", "bob", "--ttl", "0.001", "soon gone")
+    [status] = _json(home, "status", pid)
+    bob = status["recipients"]["bob"]
+    assert ("expired", status["expires"]) == (bob["stage"], bob["ts"])

@@ -4,8 +4,8 @@
 | --- | --- | --- |
 | protocol | the wire: posts, ids, names, the vocabulary, compose | nothing of ours |
 | state | the log, stores, fold, locks, checkpoints, paths | protocol |
-| board | the operations every front end shares, and the context a command resolves | + state |
-| listener | the listener proper: listen, view, seen, doors/ | + board |
+| board | the operations every front end shares, the context a command resolves, the view | + state |
+| listener | the listener proper: listen, seen, doors/ | + board |
 | agents | one module per agent: hook files, hook input, door, `seen` source, checks | + listener |
 | hooks | what the hooks run: session start and end, the Stop-hook door | + agents |
 | cli, mcpserver, top | front ends: parse, call `board/`, show; never each other | + hooks |

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 from argparse import Namespace
 from collections.abc import Sequence
 
@@ -13,6 +14,7 @@ from paneboard.board.read import open_prompts, prompt_status, read_log
 from paneboard.board.text import open_line, status_lines
 from paneboard.board.view import BoardView
 from paneboard.cli.board import emit, print_posts
+from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Post
 
 
@@ -36,11 +38,17 @@ def status_command(args: Namespace) -> None:
 
 
 def log_command(args: Namespace) -> None:
+    if args.follow and (args.after is not None or args.limit is not None):
+        raise BadInput("log --follow prints every post from the start: drop --after and --limit")
     with Context.from_args(args) as ctx:
         if args.follow:
             _follow(ctx, args.kind or (), json=args.json)
-        else:
-            print_posts(read_log(ctx, args.kind or ()).posts, json=args.json)
+            return
+        page = read_log(ctx, args.kind or (), args.after, args.limit)
+    print_posts(page.posts, json=args.json)
+    if page.more:
+        more = f"{page.more} more posts: log --after {page.posts[-1].id}"
+        print(f"paneboard: {more}", file=sys.stderr)
 
 
 def _follow(ctx: Context, kinds: Sequence[str], *, json: bool) -> None:

@@ -34,3 +34,25 @@ def test_an_expired_recipients_ts_is_when_the_prompt_expired(home: Path) -> None
     [status] = _json(home, "status", pid)
     bob = status["recipients"]["bob"]
     assert ("expired", status["expires"]) == (bob["stage"], bob["ts"])
+
+
+def test_log_pages_after_an_id_and_says_how_many_more_follow(home: Path) -> None:
+    """`log --limit N` is the newest N; with `--after ID`, the first N after that post, and
+    stderr says how many more follow and how to read them."""
+    ids = [post(home, "--to", "bob", f"prompt {i}") for i in range(5)]
+    newest = run_cli(home, "log", "--json", "--limit", "2")
+    assert (0, "") == (newest.returncode, newest.stderr)
+    assert ids[3:] == [json.loads(line)["id"] for line in newest.stdout.splitlines()]
+    page = run_cli(home, "log", "--json", "--after", ids[1], "--limit", "2")
+    assert ids[2:4] == [json.loads(line)["id"] for line in page.stdout.splitlines()]
+    assert (0, f"paneboard: 1 more posts: log --after {ids[3]}\n") == (
+        page.returncode,
+        page.stderr,
+    )
+
+
+def test_log_follow_takes_no_page(home: Path) -> None:
+    post(home, "--to", "bob", "hi")
+    done = run_cli(home, "log", "--follow", "--limit", "1")
+    message = "paneboard: log --follow prints every post from the start: drop --after and --limit\n"
+    assert (1, "", message) == (done.returncode, done.stdout, done.stderr)

@@ -66,21 +66,21 @@ def _row(
     paths: BoardPaths, name: str, remote: Mapping[str, presence.Presence], held: int
 ) -> WhoRow:
     try:
-        lock, seen_file = paths.pane(name, "lock"), paths.pane(name, "presence")
+        lock, presence_file = paths.pane(name, "lock"), paths.pane(name, "presence")
     except ValueError:  # a forged post's name that is not an agent's: no pane to read
         return WhoRow(name, held=held)
     pid = _holder(lock)
-    seen = presence.read(seen_file)
+    record = presence.read(presence_file)
     if pid is None and name in remote:  # a listener on another machine, within the TTL
-        seen = remote[name]
-        pid = seen.pid
-    here = seen if seen and pid else None  # the door and host of a listener holding it now
+        record = remote[name]
+        pid = record.pid
+    here = record if record and pid else None  # the door and host of a listener holding it now
     return WhoRow(
         name,
         listening=pid is not None,
         pid=pid if pid and pid > 0 else None,
         door=here.door if here else None,
-        last_delivery=seen.last_delivery if seen else None,
+        last_delivery=record.last_delivery if record else None,
         held=held,
         host=here.host if here else "",
     )
@@ -99,8 +99,8 @@ def remote_presences(store: Store) -> dict[str, presence.Presence]:
     """The store's presence records (NATS), decoded; {} for a store without them."""
     out = {}
     for name, raw in store.presence.read().items():
-        if (seen := presence.parse(f"presence of `{name}`", raw)) is not None:
-            out[name] = seen
+        if (record := presence.parse(f"presence of `{name}`", raw)) is not None:
+            out[name] = record
     return out
 
 

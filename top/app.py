@@ -32,7 +32,7 @@ from paneboard.state.fold import BoardState
 from paneboard.state.presence import Presence
 from paneboard.state.tail import FolderWatcher
 from paneboard.top.model import TopModel
-from paneboard.top.rows import AgentSource, PostSource, PromptSource, one_line
+from paneboard.top.rows import AgentSource, PostSource, PromptSource, fitted
 from paneboard.top.screens import (
     AgentPicker,
     ConfirmScreen,
@@ -292,7 +292,7 @@ class TopApp(App[None]):
         """The panes' titles: what each shows, and the filter (titles change with it alone)."""
         f = self.model.filter
         shown = [f"agent {f.agent}" if f.agent else "", f"thread {f.thread}" if f.thread else ""]
-        where = one_line("  ·  ".join(s for s in shown if s))  # names from posts: text, no markup
+        where = fitted("  ·  ".join(s for s in shown if s))  # names from posts: text, no markup
         self.table("agents").border_title = "agents"
         opened = "prompts open, in delivery order"
         self.table("prompts").border_title = Text(f"{opened}  ·  {where}" if where else opened)
@@ -307,8 +307,8 @@ class TopApp(App[None]):
         text.append(f"open prompts {len(self.model.rows)}", "bold")
         f = self.model.filter
         if f:
-            text.append(f"  │  only agent {one_line(f.agent)}" if f.agent else "  │  only")
-            text.append(f" thread {one_line(f.thread)}" if f.thread else "")
+            text.append(f"  │  only agent {fitted(f.agent)}" if f.agent else "  │  only")
+            text.append(f" thread {fitted(f.thread)}" if f.thread else "")
         self.query_one("#status", Line).show(text)
 
     def _filter(self, agent: str | None, thread: str | None) -> None:
@@ -374,16 +374,16 @@ class TopApp(App[None]):
             return
         sender, me = ps.prompt.sender, self.ctx.agent
         if sender != me:
-            said = f"only {one_line(sender)} can cancel this prompt; top runs as {me}"
+            said = f"only {fitted(sender)} can cancel this prompt; top runs as {me}"
             self.notify(said, severity="error", markup=False)
             return
-        to = ", ".join(one_line(name) for name in ps.prompt.to)
+        to = ", ".join(fitted(name) for name in ps.prompt.to)
 
         def answered(yes: bool | None) -> None:
             if yes:
                 self.run_worker(self._cancel(ps.prompt.id), group="write")
 
-        question = f"cancel prompt {one_line(ps.prompt.id)} to {to}?"
+        question = f"cancel prompt {fitted(ps.prompt.id)} to {to}?"
         self.push_screen(ConfirmScreen(question), answered)
 
     async def _cancel(self, pid: str) -> None:
@@ -392,9 +392,9 @@ class TopApp(App[None]):
         try:
             await anyio.to_thread.run_sync(cancel, self.ctx, pid)
         except PaneboardError as exc:
-            self.notify(one_line(str(exc), 400), severity="error", markup=False)
+            self.notify(fitted(str(exc), 400), severity="error", markup=False)
         else:
-            self.notify(f"cancelled {one_line(pid)}", markup=False)
+            self.notify(f"cancelled {fitted(pid)}", markup=False)
 
     def action_post(self) -> None:
         f = self.model.filter

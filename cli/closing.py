@@ -6,8 +6,8 @@ from argparse import Namespace
 
 from paneboard.board import close
 from paneboard.board.context import Context
-from paneboard.cli.board import emit
 from paneboard.cli.posting import read_text
+from paneboard.cli.show import emit
 
 
 def ack_command(args: Namespace) -> None:

@@ -6,7 +6,7 @@ from argparse import Namespace
 
 from paneboard.board.context import Context
 from paneboard.board.read import compact
-from paneboard.cli.board import emit
+from paneboard.cli.show import emit
 
 
 def compact_command(args: Namespace) -> None:

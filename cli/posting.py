@@ -49,7 +49,7 @@ def post_command(args: Namespace) -> None:
     with Context.from_args(args) as ctx:
         posted = append(ctx, request)
     if args.json:
-        from paneboard.cli.board import emit
+        from paneboard.cli.show import emit
 
         emit(posted.prompt())
     else:

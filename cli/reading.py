@@ -13,7 +13,7 @@ from paneboard.board.context import Context
 from paneboard.board.read import open_prompts, prompt_status, read_log
 from paneboard.board.text import open_line, status_lines
 from paneboard.board.view import BoardView
-from paneboard.cli.board import emit, print_posts
+from paneboard.cli.show import emit, print_posts
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Post
 

@@ -9,8 +9,8 @@ import anyio
 from paneboard.board.context import Context
 from paneboard.board.post import PromptRequest, append
 from paneboard.board.wait import Outcome, wait_for
-from paneboard.cli.board import emit
 from paneboard.cli.posting import read_text
+from paneboard.cli.show import emit
 from paneboard.protocol.visible import visible
 
 

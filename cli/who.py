@@ -7,7 +7,7 @@ from argparse import Namespace
 from paneboard.board.context import Context
 from paneboard.board.text import who_line
 from paneboard.board.who import who
-from paneboard.cli.board import emit
+from paneboard.cli.show import emit
 
 
 def who_command(args: Namespace) -> None:

@@ -1,4 +1,4 @@
-"""What the board commands share: JSON lines and the log's lines on stdout."""
+"""What the commands show: JSON lines, and the log's lines, on stdout."""
 
 from __future__ import annotations
 

@@ -31,7 +31,8 @@ from paneboard.state.keys import open_key, verify
 _PROTOTYPE = """
 import os, sys
 from pathlib import Path
-from paneboard.cli import main, posting
+from paneboard.board import post as posting
+from paneboard.cli import main
 SIGNER = {signer!r}
 if SIGNER:
     from paneboard.protocol.signing import seal

@@ -1,2 +1,4 @@
-"""The board's operations, shared by every front end: the context a command resolves, and (as
-they move here) post, close, read, wait, who and compact, each returning typed results."""
+"""The board's operations, shared by every front end: post, close (ack, answer, cancel), read
+(open, status, the log by pages, compact), wait and who, each taking a `Context` and returning
+msgspec Structs; the view of a board (`view.BoardView`); the lines a person reads for the
+results (`text`)."""

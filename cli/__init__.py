@@ -7,7 +7,7 @@ import sys
 from paneboard.cli import exitcodes
 from paneboard.cli.parser import UsageError, parse
 
-__all__ = ["error_message", "main", "one_line", "unwrap"]
+__all__ = ["main", "one_line"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,6 +48,8 @@ def _run(args: object) -> None:
 
 def _report(exc: BaseException, *, verbose: bool) -> int:
     """Say what went wrong in one line on stderr; return the exit code for it."""
+    from paneboard.board.errors import error_message, unwrap
+
     exc = unwrap(exc)
     if verbose:
         import traceback
@@ -64,25 +66,6 @@ def _report(exc: BaseException, *, verbose: bool) -> int:
             file=sys.stderr,
         )
     return exitcodes.FAILED
-
-
-def unwrap(exc: BaseException) -> BaseException:
-    """*exc* without the groups of one that task groups wrap it in (they say nothing to a user)."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def error_message(exc: BaseException) -> str | None:
-    """The one line a user reads for an error paneboard expects; None for any other."""
-    from paneboard.protocol.errors import PaneboardError
-
-    if isinstance(exc, PaneboardError):
-        return one_line(f"paneboard: {exc}")
-    if isinstance(exc, OSError):
-        where = f": {exc.filename}" if exc.filename else ""
-        return one_line(f"paneboard: {exc.strerror or exc}{where}")
-    return None
 
 
 def one_line(text: str) -> str:

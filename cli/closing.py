@@ -2,80 +2,30 @@
 
 from __future__ import annotations
 
-import time
 from argparse import Namespace
 
-from paneboard.board.context import Context, header
-from paneboard.cli.board import find_prompt, write
+from paneboard.board import close
+from paneboard.board.context import Context
 from paneboard.cli.posting import read_text
-from paneboard.protocol.errors import BadInput
-from paneboard.protocol.names import check_body
-from paneboard.protocol.posts import Ack, Answer, Cancel
-from paneboard.protocol.words import OPEN_STAGES
-from paneboard.state.fold import PromptState, stage
-
-
-def _closable(ctx: Context, ps: PromptState) -> None:
-    pid = ps.prompt.id
-    if ctx.agent not in ps.recipients:
-        raise BadInput(
-            f"agent `{ctx.agent}` is not a recipient of prompt {pid} "
-            f"(sent to {', '.join(ps.prompt.to)})"
-        )
-    now_stage = stage(ps, ctx.agent, time.time())
-    if now_stage not in OPEN_STAGES:
-        raise BadInput(f"prompt {pid} is already {now_stage} for `{ctx.agent}`")
-
-
-def run_ack(ctx: Context, ref: str, note: str | None) -> Ack:
-    """Close prompt *ref* as its recipient; return the ack written."""
-    ps, state = find_prompt(ctx, ref)
-    _closable(ctx, ps)
-    if note is not None:
-        check_body("ack note", note)
-    ack = Ack(**header(ctx.board, ctx.agent), prompt=ps.prompt.id, note=note)
-    write(ctx, ack, state)
-    return ack
-
-
-def run_answer(ctx: Context, ref: str, body: str) -> Answer:
-    """Close prompt *ref* with *body* as its recipient; return the answer written."""
-    ps, state = find_prompt(ctx, ref)
-    _closable(ctx, ps)
-    answer = Answer(
-        **header(ctx.board, ctx.agent), prompt=ps.prompt.id, body=check_body("answer", body)
-    )
-    write(ctx, answer, state)
-    return answer
-
-
-def run_cancel(ctx: Context, ref: str) -> Cancel:
-    """Withdraw prompt *ref* as its sender; return the cancel written."""
-    ps, state = find_prompt(ctx, ref)
-    pid = ps.prompt.id
-    if ps.prompt.sender != ctx.agent:
-        raise BadInput(
-            f"agent `{ctx.agent}` did not send prompt {pid} (`{ps.prompt.sender}` did); "
-            "only its sender can cancel it"
-        )
-    now = time.time()
-    if not any(stage(ps, name, now) in OPEN_STAGES for name in ps.recipients):
-        raise BadInput(f"prompt {pid} is already closed for every recipient")
-    cancel = Cancel(**header(ctx.board, ctx.agent), prompt=pid)
-    write(ctx, cancel, state)
-    return cancel
+from paneboard.cli.show import emit
 
 
 def ack_command(args: Namespace) -> None:
     with Context.from_args(args) as ctx:
-        run_ack(ctx, args.id, args.note)
+        done = close.ack(ctx, args.id, args.note)
+    if args.json:
+        emit(done)
 
 
 def answer_command(args: Namespace) -> None:
     with Context.from_args(args) as ctx:
-        run_answer(ctx, args.id, read_text(args.text, "answer"))
+        done = close.answer(ctx, args.id, read_text(args.text, "answer"))
+    if args.json:
+        emit(done)
 
 
 def cancel_command(args: Namespace) -> None:
     with Context.from_args(args) as ctx:
-        run_cancel(ctx, args.id)
+        done = close.cancel(ctx, args.id)
+    if args.json:
+        emit(done)

@@ -105,30 +105,29 @@ def _agents(c: Checks, project: Path, socket: str | None) -> None:
 
 
 def _probe(c: Checks, ctx: Context, pid: int | None) -> None:
-    from paneboard.cli.posting import PromptRequest, post_prompt
-    from paneboard.cli.waiting import wait_for
+    from paneboard.board.close import cancel
+    from paneboard.board.post import PromptRequest, append
+    from paneboard.board.wait import wait_for
 
     if not pid:
         c.line("fail", "probe", f"no listener holds `{ctx.agent}`'s pane: nothing to probe")
         return
     doctor = ctx.acting_as("paneboard-doctor")
     probe = "paneboard doctor probe: no action needed, it is withdrawn at once."
-    fields = post_prompt(doctor, PromptRequest([ctx.agent], probe, priority="low", ttl=120))
+    posted = append(doctor, PromptRequest([ctx.agent], probe, priority="low", ttl=120))
     started = time.monotonic()
     import anyio
 
     try:
-        anyio.run(wait_for, doctor, str(fields["id"]), "delivered", 15.0)
+        anyio.run(wait_for, doctor, posted.id, "delivered", 15.0)
     except PaneboardError as exc:
         c.line("fail", "probe", f"not delivered: {exc}")
     else:
         took = (time.monotonic() - started) * 1000
         c.line("ok", "probe", f"delivered through the door in {took:.0f} ms")
     finally:
-        from paneboard.cli.closing import run_cancel
-
         try:
-            run_cancel(doctor, str(fields["id"]))
+            cancel(doctor, posted.id)
         except PaneboardError:
             pass
         doctor.close()

@@ -147,6 +147,10 @@ def _answer_options(p: argparse.ArgumentParser) -> None:
 
 def _log_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kind", action="append", choices=KINDS)
+    p.add_argument("--after", metavar="ID", help="only the posts after this one")
+    p.add_argument(
+        "--limit", type=_count, metavar="N", help="the first N after --after, else the newest N"
+    )
     _flag(p, "--follow", "keep printing new posts until interrupted")
 
 
@@ -335,7 +339,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] 
     "compact": (
         "rewrite the board's log keeping only open prompts and their posts",
         _compact_options,
-        "reading:compact_command",
+        "compacting:compact_command",
     ),
     "doctor": (
         "check this machine, board, pane and agent setup; one line per check",

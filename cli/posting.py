@@ -1,28 +1,15 @@
-"""`paneboard post`: the one command agents run for every message, kept to the standard library."""
+"""`paneboard post`: the one command agents run for every message, kept to the standard library
+(see board/post.py)."""
 
 from __future__ import annotations
 
-import os
 import sys
-import time
 from argparse import Namespace
 
-TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
-if TYPE_CHECKING:
-    from typing import Any
-
 from paneboard.board.context import Context
+from paneboard.board.post import PromptRequest, append
 from paneboard.protocol.errors import BadInput
-from paneboard.protocol.ids import new_id
-from paneboard.protocol.names import (
-    BODY_MAX,
-    check_body,
-    check_name,
-    check_priority,
-    check_recipients,
-)
-from paneboard.protocol.wire import pack_post
-from paneboard.state.limit import OpenLimit
+from paneboard.protocol.names import BODY_MAX
 
 
 def read_text(words: list[str], what: str) -> str:
@@ -49,70 +36,6 @@ def read_text(words: list[str], what: str) -> str:
     return text
 
 
-MAX_OPEN = 1000
-
-
-class PromptRequest:
-    """A prompt as asked for: recipients, body and options, not yet checked."""
-
-    __slots__ = ("body", "max_open", "priority", "reply_to", "thread", "to", "ttl")
-
-    def __init__(
-        self,
-        to: list[str],
-        body: str,
-        *,
-        priority: str = "normal",
-        thread: str | None = None,
-        reply_to: str | None = None,
-        ttl: float | None = None,
-        max_open: int = MAX_OPEN,
-    ) -> None:
-        self.to, self.body, self.priority = to, body, priority
-        self.thread, self.reply_to, self.ttl, self.max_open = thread, reply_to, ttl, max_open
-
-
-def prompt_fields(ctx: Context, request: PromptRequest, reply_to: str | None) -> dict[str, Any]:
-    """A prompt's fields in wire order, every one checked (*reply_to*: a whole id, or None)."""
-    recipients = check_recipients(
-        list(dict.fromkeys(check_name("recipient", name) for name in request.to))
-    )
-    ttl = request.ttl
-    if ttl is not None and not (0 < ttl < 10**9):
-        raise BadInput(
-            f"--ttl {ttl:g} is out of range: give more than 0 and less than 10^9 seconds"
-        )
-    ts = time.time()
-    return {
-        "kind": "prompt",
-        "id": new_id(ts, os.urandom(10)),
-        "board": ctx.board,
-        "sender": ctx.agent,
-        "ts": ts,
-        "to": recipients,
-        "body": check_body("prompt body", request.body),
-        "priority": check_priority(request.priority),
-        "thread": None if request.thread is None else check_name("thread", request.thread),
-        "reply_to": reply_to,
-        "expires": None if ttl is None else ts + ttl,
-    }
-
-
-def post_prompt(ctx: Context, request: PromptRequest) -> dict[str, Any]:
-    """Check, then append a prompt durably; return its fields."""
-    reply_to = request.reply_to
-    if reply_to is not None:
-        from paneboard.cli.board import resolve_id
-
-        reply_to = resolve_id(ctx, reply_to)
-    fields = prompt_fields(ctx, request, reply_to)
-    payload = pack_post(fields)
-    ctx.paths.ensure()
-    limit = OpenLimit(fields, request.max_open, ctx.paths.dir)
-    ctx.store().append_encoded([payload], limit=limit)  # the file log skips msgspec
-    return fields
-
-
 def post_command(args: Namespace) -> None:
     request = PromptRequest(
         args.to,
@@ -124,11 +47,10 @@ def post_command(args: Namespace) -> None:
         max_open=args.max_open,
     )
     with Context.from_args(args) as ctx:
-        fields = post_prompt(ctx, request)
+        posted = append(ctx, request)
     if args.json:
-        from paneboard.cli.board import write_json_line
-        from paneboard.protocol.posts import decode, to_json
+        from paneboard.cli.show import emit
 
-        write_json_line(to_json(decode(pack_post(fields))))
+        emit(posted.prompt())
     else:
-        sys.stdout.write(f"{fields['id']}\n")
+        sys.stdout.write(f"{posted.id}\n")

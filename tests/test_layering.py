@@ -4,8 +4,8 @@
 | --- | --- | --- |
 | protocol | the wire: posts, ids, names, the vocabulary, compose | nothing of ours |
 | state | the log, stores, fold, locks, checkpoints, paths | protocol |
-| board | the operations every front end shares, and the context a command resolves | + state |
-| listener | the listener proper: listen, view, seen, doors/ | + board |
+| board | the operations every front end shares, the view of a board, the context | + state |
+| listener | the listener proper: listen, seen, doors/ | + board |
 | agents | one module per agent: hook files, hook input, door, `seen` source, checks | + listener |
 | hooks | what the hooks run: session start and end, the Stop-hook door | + agents |
 | cli, mcpserver, top | front ends: parse, call `board/`, show; never each other | + hooks |
@@ -107,3 +107,15 @@ def test_protocol_does_no_io() -> None:
         if roots & forbidden:
             used[str(path.relative_to(ROOT))] = sorted(roots & forbidden)
     assert {} == used
+
+
+def test_board_operations_never_print() -> None:
+    """board/ returns results; the front ends show them (no print, no sys.stdout or stderr)."""
+    shown = {
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in (ROOT / "board").rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if (isinstance(node, ast.Name) and node.id == "print")
+        or (isinstance(node, ast.Attribute) and node.attr in ("stdout", "stderr"))
+    }
+    assert set() == shown

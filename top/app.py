@@ -23,16 +23,16 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.timer import Timer
 
+from paneboard.board import who
 from paneboard.board.context import Context
-from paneboard.listener.view import BoardView
+from paneboard.board.view import BoardView
 from paneboard.protocol.errors import PaneboardError
 from paneboard.protocol.posts import Post
 from paneboard.state.fold import BoardState
 from paneboard.state.presence import Presence
 from paneboard.state.tail import FolderWatcher
-from paneboard.top import agents
 from paneboard.top.model import TopModel
-from paneboard.top.rows import AgentSource, PostSource, PromptSource, one_line
+from paneboard.top.rows import AgentSource, PostSource, PromptSource, fitted
 from paneboard.top.screens import (
     AgentPicker,
     ConfirmScreen,
@@ -180,7 +180,7 @@ class TopApp(App[None]):
         """The whole board so far, folded and indexed (in a worker thread: it may be long)."""
         model = TopModel(view.state)
         model.take(view.refresh(), time.time())
-        self._remote = agents.remote_presences(self.ctx.store())
+        self._remote = who.remote_presences(self.ctx.store())
         return model
 
     def _use(self, model: TopModel) -> None:
@@ -265,7 +265,7 @@ class TopApp(App[None]):
     async def _refresh_agents(self, remote: bool) -> None:
         if remote:
             self._remote_at = time.time()
-            self._remote = await anyio.to_thread.run_sync(agents.remote_presences, self.ctx.store())
+            self._remote = await anyio.to_thread.run_sync(who.remote_presences, self.ctx.store())
             self._expect_remote()
         self._read_agents()
         self.table("agents").rows_changed()
@@ -284,8 +284,7 @@ class TopApp(App[None]):
 
     def _read_agents(self) -> None:
         self._names_read = len(self.model.agents)
-        rows = agents.read_agents(self.ctx.paths, self.model.agents, self._remote)
-        self.agent_rows.rows = list(rows.values())
+        self.agent_rows.rows = who.rows(self.ctx.paths, self.model.agents, self._remote)
 
     # -- what is shown -------------------------------------------------------------------
 
@@ -293,7 +292,7 @@ class TopApp(App[None]):
         """The panes' titles: what each shows, and the filter (titles change with it alone)."""
         f = self.model.filter
         shown = [f"agent {f.agent}" if f.agent else "", f"thread {f.thread}" if f.thread else ""]
-        where = one_line("  ·  ".join(s for s in shown if s))  # names from posts: text, no markup
+        where = fitted("  ·  ".join(s for s in shown if s))  # names from posts: text, no markup
         self.table("agents").border_title = "agents"
         opened = "prompts open, in delivery order"
         self.table("prompts").border_title = Text(f"{opened}  ·  {where}" if where else opened)
@@ -308,8 +307,8 @@ class TopApp(App[None]):
         text.append(f"open prompts {len(self.model.rows)}", "bold")
         f = self.model.filter
         if f:
-            text.append(f"  │  only agent {one_line(f.agent)}" if f.agent else "  │  only")
-            text.append(f" thread {one_line(f.thread)}" if f.thread else "")
+            text.append(f"  │  only agent {fitted(f.agent)}" if f.agent else "  │  only")
+            text.append(f" thread {fitted(f.thread)}" if f.thread else "")
         self.query_one("#status", Line).show(text)
 
     def _filter(self, agent: str | None, thread: str | None) -> None:
@@ -375,27 +374,27 @@ class TopApp(App[None]):
             return
         sender, me = ps.prompt.sender, self.ctx.agent
         if sender != me:
-            said = f"only {one_line(sender)} can cancel this prompt; top runs as {me}"
+            said = f"only {fitted(sender)} can cancel this prompt; top runs as {me}"
             self.notify(said, severity="error", markup=False)
             return
-        to = ", ".join(one_line(name) for name in ps.prompt.to)
+        to = ", ".join(fitted(name) for name in ps.prompt.to)
 
         def answered(yes: bool | None) -> None:
             if yes:
                 self.run_worker(self._cancel(ps.prompt.id), group="write")
 
-        question = f"cancel prompt {one_line(ps.prompt.id)} to {to}?"
+        question = f"cancel prompt {fitted(ps.prompt.id)} to {to}?"
         self.push_screen(ConfirmScreen(question), answered)
 
     async def _cancel(self, pid: str) -> None:
-        from paneboard.cli.closing import run_cancel
+        from paneboard.board.close import cancel
 
         try:
-            await anyio.to_thread.run_sync(run_cancel, self.ctx, pid)
+            await anyio.to_thread.run_sync(cancel, self.ctx, pid)
         except PaneboardError as exc:
-            self.notify(one_line(str(exc), 400), severity="error", markup=False)
+            self.notify(fitted(str(exc), 400), severity="error", markup=False)
         else:
-            self.notify(f"cancelled {one_line(pid)}", markup=False)
+            self.notify(f"cancelled {fitted(pid)}", markup=False)
 
     def action_post(self) -> None:
         f = self.model.filter
@@ -407,10 +406,9 @@ class TopApp(App[None]):
         self.push_screen(PostScreen(self.ctx.agent, self._post, f.agent or ""), posted)
 
     async def _post(self, to: list[str], body: str, priority: str, thread: str | None) -> str:
-        from paneboard.cli.posting import PromptRequest, post_prompt
+        from paneboard.board.post import PromptRequest, append
 
         def write() -> str:
-            request = PromptRequest(to, body, priority=priority, thread=thread)
-            return str(post_prompt(self.ctx, request)["id"])
+            return append(self.ctx, PromptRequest(to, body, priority=priority, thread=thread)).id
 
         return await anyio.to_thread.run_sync(write)

@@ -14,10 +14,10 @@ from collections.abc import Hashable
 
 from rich.text import Text
 
+from paneboard.board.who import WhoRow
 from paneboard.protocol.posts import Answer, Post, Prompt
 from paneboard.protocol.visible import visible
 from paneboard.state.fold import stage
-from paneboard.top.agents import AgentRow
 from paneboard.top.model import TopModel, age_changes_in, age_text, stale_since
 
 PRIORITY_STYLE = {"urgent": "bold red", "high": "bold yellow", "normal": "", "low": "dim"}
@@ -42,12 +42,14 @@ KIND_STYLE = {
 }
 
 
-def one_line(text: str, width: int = 200) -> str:
+def fitted(text: str, width: int = 200) -> str:
+    """*text* on one line (runs of whitespace as one space, escapes shown), cut to *width*."""
     line = visible(" ".join(text.split()), keep="")
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def clock(ts: float) -> str:
+def time_of_day(ts: float) -> str:
+    """*ts* as local hours, minutes and seconds (a time no clock can show: `?`)."""
     try:
         return time.strftime("%H:%M:%S", time.localtime(ts))
     except (OverflowError, ValueError, OSError, TypeError):  # a time no clock can show
@@ -59,37 +61,37 @@ class AgentSource:
 
     def __init__(self, model: TopModel) -> None:
         self.model = model
-        self.rows: list[AgentRow] = []
+        self.rows: list[WhoRow] = []
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def key(self, index: int) -> Hashable:
-        return self.rows[index].name
+        return self.rows[index].agent
 
     def find(self, key: Hashable) -> int | None:
-        return next((i for i, row in enumerate(self.rows) if row.name == key), None)
+        return next((i for i, row in enumerate(self.rows) if row.agent == key), None)
 
     def line(self, index: int, now: float) -> Text:
         row = self.rows[index]
-        text = Text(f"{one_line(row.name, 24):<24} ")
-        count = self.model.open_count.get(row.name, 0)
+        text = Text(f"{fitted(row.agent, 24):<24} ")
+        count = self.model.open_count.get(row.agent, 0)
         text.append(f"open {count:<6}", "bold" if count else "dim")
         if row.listening:
-            pid = "?" if row.pid is None or row.pid < 0 else str(row.pid)
+            pid = "?" if row.pid is None else str(row.pid)
             text.append("● listening  ", "bold green")
-            text.append(f"pid {pid:<8} door {one_line(row.door or '?', 14):<14}")
+            text.append(f"pid {pid:<8} door {fitted(row.door or '?', 14):<14}")
         else:
             text.append(f"{'○ no listener':<45}", "dim")
         last = f"{age_text(now - row.last_delivery)} ago" if row.last_delivery else "never"
         text.append(f"last delivery {last}")
         elsewhere = row.host and row.listening and row.host != socket.gethostname()
-        return text.append(f"  on {one_line(row.host or '', 64)}" if elsewhere else "", "dim")
+        return text.append(f"  on {fitted(row.host or '', 64)}" if elsewhere else "", "dim")
 
     def stamp(self, index: int, now: float) -> Hashable | None:
         row = self.rows[index]
         last = None if row.last_delivery is None else age_text(now - row.last_delivery)
-        return row, self.model.open_count.get(row.name, 0), last
+        return row, self.model.open_count.get(row.agent, 0), last
 
     def changes_at(self, index: int, now: float) -> float | None:
         last = self.rows[index].last_delivery
@@ -115,18 +117,18 @@ class PromptSource:
     def line(self, index: int, now: float) -> Text:
         ps = self.model.state.prompts[self.model.rows[index]]
         p = ps.prompt
-        text = Text(f"{one_line(p.id[:12])}  ")
+        text = Text(f"{fitted(p.id[:12])}  ")
         text.append(f"{p.priority:<7}", PRIORITY_STYLE[p.priority])
-        text.append(f"{age_text(now - p.ts):>4}  {one_line(p.sender, 16)} →")
+        text.append(f"{age_text(now - p.ts):>4}  {fitted(p.sender, 16)} →")
         for name in ps.recipients:
             s = stage(ps, name, now)
             since = stale_since(ps, name, now)
             late = since is not None and now - since >= self.stale
-            text.append(f" {one_line(name, 16)} ")
+            text.append(f" {fitted(name, 16)} ")
             label = f"{s} {age_text(now - since)}" if late and since is not None else s
             text.append(label, STALE_STYLE if late else STAGE_STYLE.get(s, ""))
             text.append(" ")
-        return text.append(f"  {one_line(p.body)}", "italic")
+        return text.append(f"  {fitted(p.body)}", "italic")
 
     def stamp(self, index: int, now: float) -> Hashable | None:
         """What the row shows: the prompt, its age, and each recipient's stage and mark."""
@@ -176,7 +178,7 @@ class PostSource:
         return i if i < len(self.posts) and self.posts[i][0] == key else None
 
     def line(self, index: int, now: float) -> Text:
-        return describe(self.posts[index][1])
+        return post_text(self.posts[index][1])
 
     def changes_at(self, index: int, now: float) -> float | None:
         return None
@@ -185,19 +187,19 @@ class PostSource:
         return self.posts[index][0]  # a post never changes
 
 
-def describe(post: Post) -> Text:
+def post_text(post: Post) -> Text:
     """One line for a post: time, kind, sender, and what it says."""
     kind = post.__struct_config__.tag
     assert isinstance(kind, str)
-    text = Text(f"{clock(post.ts)}  ")
+    text = Text(f"{time_of_day(post.ts)}  ")
     text.append(f"{kind:<11}", KIND_STYLE.get(kind, ""))
-    text.append(f" {one_line(post.sender, 24)}")
+    text.append(f" {fitted(post.sender, 24)}")
     if isinstance(post, Prompt):
-        text.append(f" → {', '.join(one_line(n, 24) for n in post.to)} [{post.priority}]")
-        return text.append(f"  {one_line(post.body)}", "italic")
-    text.append(f" on {one_line(str(getattr(post, 'prompt', '?'))[:12])}")
+        text.append(f" → {', '.join(fitted(n, 24) for n in post.to)} [{post.priority}]")
+        return text.append(f"  {fitted(post.body)}", "italic")
+    text.append(f" on {fitted(str(getattr(post, 'prompt', '?'))[:12])}")
     if isinstance(post, Answer):
-        return text.append(f"  {one_line(post.body)}", "italic")
+        return text.append(f"  {fitted(post.body)}", "italic")
     detail = [str(getattr(post, f, None)) for f in ("door", "source", "outcome", "reason", "note")]
     shown = [d for d in detail if d not in ("None", "accepted")]
-    return text.append(f"  {one_line(' '.join(shown))}" if shown else "")
+    return text.append(f"  {fitted(' '.join(shown))}" if shown else "")

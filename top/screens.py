@@ -18,7 +18,7 @@ from paneboard.protocol.errors import PaneboardError
 from paneboard.protocol.posts import Answer, Post, Prompt
 from paneboard.protocol.visible import visible
 from paneboard.state.fold import PromptState, stage
-from paneboard.top.rows import STAGE_STYLE, clock, describe, one_line
+from paneboard.top.rows import STAGE_STYLE, fitted, post_text, time_of_day
 from paneboard.top.table import Line
 
 
@@ -31,24 +31,24 @@ def thread_text(
     text = Text()
     for _, post in posts:
         if isinstance(post, Prompt):
-            text.append(f"\n{clock(post.ts)}  prompt {one_line(post.id)}\n", "bold")
-            to = ", ".join(one_line(name) for name in post.to)
-            text.append(f"  from {one_line(post.sender)} to {to}, priority {post.priority}")
-            text.append(f", thread {one_line(post.thread)}" if post.thread else "")
-            text.append(f", reply to {one_line(post.reply_to)}" if post.reply_to else "")
+            text.append(f"\n{time_of_day(post.ts)}  prompt {fitted(post.id)}\n", "bold")
+            to = ", ".join(fitted(name) for name in post.to)
+            text.append(f"  from {fitted(post.sender)} to {to}, priority {post.priority}")
+            text.append(f", thread {fitted(post.thread)}" if post.thread else "")
+            text.append(f", reply to {fitted(post.reply_to)}" if post.reply_to else "")
             text.append("\n")
             ps = prompts.get(post.id)
             if ps is not None:
                 for name in ps.recipients:
                     s = stage(ps, name, now)
-                    text.append(f"  {one_line(name)}: ").append(s, STAGE_STYLE.get(s, ""))
+                    text.append(f"  {fitted(name)}: ").append(s, STAGE_STYLE.get(s, ""))
                     text.append("\n")
             text.append(_indent(post.body) + "\n", "italic")
         elif isinstance(post, Answer):
-            text.append_text(describe(post)).append("\n")
+            text.append_text(post_text(post)).append("\n")
             text.append(_indent(post.body) + "\n", "green")
         else:
-            text.append_text(describe(post)).append("\n")
+            text.append_text(post_text(post)).append("\n")
     return text
 
 
@@ -89,7 +89,7 @@ class ThreadScreen(Screen[None]):
             self.query_one("#thread-scroll", VerticalScroll).scroll_home(animate=False)
 
     def redraw(self) -> None:
-        title = Text(f"thread of prompt {one_line(self.pid)}")  # text, never markup
+        title = Text(f"thread of prompt {fitted(self.pid)}")  # text, never markup
         self.query_one("#thread-scroll").border_title = title
         self.query_one("#thread", Static).update(self._draw(self.pid))
 
@@ -105,7 +105,7 @@ class AgentPicker(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         options = [Option(Text("every agent"), id="")]
-        options += [Option(Text(one_line(n)), id=f"a{i}") for i, n in enumerate(self.names)]
+        options += [Option(Text(fitted(n)), id=f"a{i}") for i, n in enumerate(self.names)]
         with Vertical(id="picker"):
             yield Label("show prompts and posts of")
             yield OptionList(*options, id="agents-list", markup=False)
@@ -182,6 +182,6 @@ class PostScreen(ModalScreen[str | None]):
         try:
             pid = await self.post(to, body, priority, thread)
         except PaneboardError as exc:  # the one-line refusal, shown where it was typed
-            error.update(Text(one_line(str(exc), 400)))
+            error.update(Text(fitted(str(exc), 400)))
             return
         self.dismiss(pid)

@@ -301,7 +301,7 @@ def test_post_refuses_more_than_100_recipients(home: Path) -> None:
 @pytest.mark.parametrize("ts", [float("inf"), float("-inf"), float("nan"), 1e300, -1e20])
 def test_a_time_no_clock_can_show_is_printed_as_a_question_mark(ts: float) -> None:
     """The command line's and `top`'s clocks never raise on a time (a checkpoint, a presence)."""
-    from paneboard.cli.board import clock
-    from paneboard.top.rows import clock as top_clock
+    from paneboard.board.text import clock
+    from paneboard.top.rows import time_of_day
 
-    assert ("?", "?") == (clock(ts), top_clock(ts))
+    assert ("?", "?") == (clock(ts), time_of_day(ts))

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.agents.codex_thread import find_rollout
-from paneboard.cli.reading import ago
+from paneboard.board.text import ago
 from paneboard.listener.seen import prompt_ids
 from paneboard.protocol.compose import compose
 from paneboard.state.panelock import holder

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.cli.reading import status_lines
-from paneboard.cli.who import who_line
+from paneboard.board.read import status_of
+from paneboard.board.text import status_lines, who_line
+from paneboard.board.who import WhoRow
 from paneboard.protocol.posts import Delivered, Prompt
 from paneboard.state.fold import fold
 from paneboard.state.log import read_posts
@@ -108,10 +109,10 @@ def test_status_and_who_lines_hold_no_raw_field() -> None:
     )
     state = fold([(0, p), (1, delivered)])
     ps = state.prompts[p.id]
-    lines = status_lines(ps, ps.recipients, now=3.0)
+    lines = status_lines(status_of(ps, 3.0), now=3.0)
     assert 2 == len(lines) and all(_no_raw(line) and "\n" not in line for line in lines)
     assert f"from {EVIL_SHOWN} on board web" in lines[0]
-    row = {"agent": "bob", "listening": True, "pid": 7, "door": EVIL, "last_delivery": None}
+    row = WhoRow("bob", listening=True, pid=7, door=EVIL)
     assert f"{'bob':<20} listening  pid 7  door {EVIL_SHOWN}" == who_line(row)
 
 

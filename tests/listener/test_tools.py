@@ -19,7 +19,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
-from paneboard.mcpserver.server import Kind, Priority, Until
+from paneboard.mcpserver.tools import WAIT_TIMEOUT, Kind, Priority, Until
 from paneboard.protocol.words import KINDS, PRIORITIES, WAIT_UNTIL
 from tests.helpers import cli_env, run_cli
 
@@ -92,6 +92,8 @@ async def test_tools_are_listed_with_the_contract_argument_names(home: Path) -> 
         "log": ({"kind", "after", "limit"}, set()),
     } == args
     assert all(len(t.description or "") > 40 for t in tools.values())
+    waits = [tools[name].description or "" for name in ("wait", "ask")]
+    assert [True, True] == [f"`timeout` seconds (default {WAIT_TIMEOUT:g})" in d for d in waits]
 
 
 async def test_post_open_answer_status_wait_give_the_commands_json(home: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from paneboard.listener.view import BoardView
+from paneboard.board.view import BoardView
 from paneboard.state.delivered import DeliveredKeys
 from paneboard.state.filestore import FileStore
 from paneboard.state.log import append_posts

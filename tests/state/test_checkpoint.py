@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paneboard.listener.view import BoardView
+from paneboard.board.view import BoardView
 from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt, Undelivered
 from paneboard.state import checkpoint
 from paneboard.state.filestore import FileStore

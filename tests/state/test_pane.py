@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.listener.view import BoardView
+from paneboard.board.view import BoardView
 from paneboard.protocol.errors import BoardIOError, PaneLocked
 from paneboard.protocol.posts import Ack, Delivered, Held
 from paneboard.state.delivered import DeliveredKeys

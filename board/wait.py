@@ -1,0 +1,76 @@
+"""Waiting until a prompt reaches a stage for every recipient (`wait`, `ask`, the MCP tools)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+import anyio
+import msgspec
+
+from paneboard.board.context import Context
+from paneboard.board.find import match_ref
+from paneboard.board.view import BoardView
+from paneboard.protocol.errors import PromptClosed, WaitTimedOut
+from paneboard.protocol.words import CLOSED_STAGES
+from paneboard.state.fold import PromptState, stage
+
+# The stages that count as having reached each stage waited for.
+_REACHED = {
+    "closed": CLOSED_STAGES,
+    "seen": ("seen", *CLOSED_STAGES),
+    "delivered": ("delivered", "seen", *CLOSED_STAGES),
+}
+
+Progress = Callable[[PromptState], Awaitable[None]]
+
+
+class Outcome(msgspec.Struct, frozen=True):
+    """Where a waited-on prompt ended for one recipient, with the answer if it gave one."""
+
+    prompt: str
+    recipient: str
+    stage: str
+    answer: str | None = None
+
+
+def reached(ps: PromptState, until: str, now: float) -> bool:
+    """True when every recipient is at *until*; raises `PromptClosed` if that cannot happen now."""
+    stages = [stage(ps, name, now) for name in ps.recipients]
+    for s in stages:
+        if s in ("cancelled", "expired"):
+            raise PromptClosed(ps.prompt.id, s)
+    return all(s in _REACHED[until] for s in stages)
+
+
+async def wait_for(
+    ctx: Context, ref: str, until: str, limit: float | None, progress: Progress | None = None
+) -> list[Outcome]:
+    """Block until prompt *ref* is *until* (``delivered``, ``seen``, ``closed``) for every
+    recipient, for at most *limit* seconds (`WaitTimedOut`); *progress* is awaited with the
+    prompt each time the board changed and it is not there yet."""
+    with BoardView(ctx.store()) as view:
+        view.refresh()
+        ps = view.state.prompts[match_ref(ctx, view.state.prompts, ref, "prompts")]
+        try:
+            with anyio.fail_after(limit):
+                while not reached(ps, until, time.time()):
+                    if progress is not None:
+                        await progress(ps)
+                    expires = ps.prompt.expires
+                    with anyio.move_on_after(
+                        None if expires is None else max(0.0, expires - time.time())
+                    ):
+                        await view.wait_changed()
+                    view.refresh()
+        except TimeoutError:
+            raise WaitTimedOut(ps.prompt.id, until, limit or 0) from None
+        return outcomes(ps, time.time())
+
+
+def outcomes(ps: PromptState, now: float) -> list[Outcome]:
+    """One outcome per recipient of *ps*, as of *now*."""
+    return [
+        Outcome(ps.prompt.id, name, stage(ps, name, now), r.answer)
+        for name, r in ps.recipients.items()
+    ]

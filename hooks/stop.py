@@ -14,9 +14,9 @@ from typing import TextIO
 from paneboard.agents import SEEN_SOURCES as SOURCES
 from paneboard.agents import Agent
 from paneboard.board.context import Context, executable
+from paneboard.board.view import BoardView
 from paneboard.listener.doors.stop import deliver_at_stop
 from paneboard.listener.seen import SeenTask, Sighting
-from paneboard.board.view import BoardView
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import PaneLocked
 from paneboard.protocol.words import STOP_HOOK_DOOR

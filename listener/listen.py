@@ -27,9 +27,9 @@ import msgspec
 from anyio.abc import TaskStatus
 
 from paneboard.board.context import header
+from paneboard.board.view import BoardView
 from paneboard.listener.doors import Door, HeldByAgent, Outcome
 from paneboard.listener.seen import SeenTask, Sighting
-from paneboard.board.view import BoardView
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import BoardIOError, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt, Undelivered

@@ -13,12 +13,13 @@ from paneboard.protocol.posts import Answer, Held, Post, Prompt, Seen, to_json
 from paneboard.protocol.visible import one_line
 from paneboard.protocol.words import OPEN_STAGES
 from paneboard.state import tally
-from paneboard.state.fold import BoardState, PromptState, apply, fold, stage
+from paneboard.state.fold import BoardState, PromptState, apply, stage
 
 
 def load(ctx: Context) -> tuple[list[tuple[int, Post]], BoardState]:
-    posts = ctx.store().read_all()
-    return posts, fold(posts)
+    from paneboard.board.trust import read_board  # only verified posts move stages
+
+    return read_board(ctx)
 
 
 def match_id(ctx: Context, posts: Sequence[tuple[int, Post]], ref: str) -> str:

@@ -11,6 +11,7 @@ import anyio
 import msgspec
 
 from paneboard.board.context import Context
+from paneboard.board.trust import doubt_line
 from paneboard.cli.board import clock, emit, find_prompt, load, print_posts, summary
 from paneboard.listener.view import BoardView
 from paneboard.protocol.errors import BadInput
@@ -93,6 +94,8 @@ def status_lines(
             extra = f"  via {r.door}, in {r.source}" + seen_after(r)
         elif r.stage == "held" and r.ts is not None:
             extra = f"  {held_line(r, now)}"
+        elif r.stage == "refused":
+            extra = f"  {r.reason}"
         when = (
             clock(p.expires)
             if r.stage == "expired" and p.expires
@@ -103,7 +106,7 @@ def status_lines(
             else ""
         )
         lines.append(one_line(f"  {name:<16} {r.stage:<11} {when}{extra}"))
-    return lines
+    return lines + [one_line(doubt_line(d)) for d in ps.doubted]
 
 
 def held_line(r: Recipient, now: float) -> str:

@@ -13,7 +13,7 @@ from paneboard.cli.board import emit, match_ref
 from paneboard.listener.view import BoardView
 from paneboard.protocol.errors import PromptClosed, WaitTimedOut
 from paneboard.protocol.visible import visible
-from paneboard.protocol.words import CLOSED_STAGES
+from paneboard.protocol.words import CLOSED_STAGES, ENDED_STAGES
 from paneboard.state.fold import PromptState, stage
 
 
@@ -29,9 +29,10 @@ def _reached(ps: PromptState, until: str, now: float) -> bool:
         "delivered": ("delivered", "seen", *CLOSED_STAGES),
     }[until]
     stages = [stage(ps, name, now) for name in ps.recipients]
-    for s in stages:
-        if s in ("cancelled", "expired"):
-            raise PromptClosed(ps.prompt.id, s)
+    for name, s in zip(ps.recipients, stages, strict=True):
+        if s in ENDED_STAGES:
+            why = f"{ps.recipients[name].reason} (by {name})" if s == "refused" else None
+            raise PromptClosed(ps.prompt.id, s, why)
     return all(s in wanted for s in stages)
 
 

@@ -1,0 +1,98 @@
+"""`keys`, `trust`, `policy`, `approve` and `refuse`: a person's decisions about a board.
+
+Each decision (`trust`, `approve`, `refuse`, a change of `policy`) is confirmed on the
+controlling terminal, never on stdin: an agent's commands run without one, so an agent cannot
+approve its own held prompts. Without a terminal the command says so and writes nothing.
+"""
+
+from __future__ import annotations
+
+from argparse import Namespace
+
+from paneboard.board import policy as board_policy
+from paneboard.board import trust
+from paneboard.board.context import Context
+from paneboard.cli.board import emit
+from paneboard.protocol.errors import BadInput
+from paneboard.protocol.signing import is_fingerprint
+from paneboard.protocol.visible import one_line
+
+TTY = "/dev/tty"
+
+
+class NotConfirmed(BadInput):
+    """A person's decision was not confirmed on the terminal; nothing was written."""
+
+
+def confirm(question: str) -> None:
+    """Ask *question* on the controlling terminal; `NotConfirmed` unless the answer is yes."""
+    try:
+        tty = open(TTY, "r+", encoding="utf-8", errors="replace")  # noqa: SIM115  # closed below
+    except OSError:
+        raise NotConfirmed(
+            f"{question.rstrip('?')}: a person's decision, confirmed on a terminal, and this "
+            f"process has none ({TTY}); nothing written"
+        ) from None
+    with tty:
+        tty.write(one_line(question) + " [y/N] ")
+        tty.flush()
+        answer = tty.readline().strip().lower()
+    if answer not in ("y", "yes"):
+        raise NotConfirmed("not confirmed; nothing written")
+
+
+def keys_command(args: Namespace) -> None:
+    with Context.from_args(args) as ctx:
+        rows = trust.key_table(ctx)
+    for row in rows:
+        if ctx.json:
+            emit(row)
+            continue
+        extra = f"  other keys: {', '.join(row.others)}" if row.others else ""
+        print(one_line(f"{row.agent:<16} {row.fingerprint or '-':<26}  {row.state}{extra}"))
+
+
+def trust_command(args: Namespace) -> None:
+    fingerprint = args.fingerprint.strip().lower()
+    if not is_fingerprint(fingerprint):
+        raise BadInput(f"fingerprint {args.fingerprint!r} is not 26 of a-z and 2-7")
+    with Context.from_args(args) as ctx:
+        agent = ctx.agent if args.target is None else args.target
+        confirm(f"pin key {fingerprint} for `{agent}` on board `{ctx.board}`?")
+        trust.pin(ctx, agent, fingerprint)
+
+
+def policy_command(args: Namespace) -> None:
+    with Context.from_args(args) as ctx:
+        current = board_policy.policy_of(ctx)
+        new = board_policy.changed(
+            current,
+            allow=args.allow,
+            others=args.others,
+            unverified=args.unverified,
+            rate=args.rate,
+            loop=args.loop,
+        )
+        if new != current:
+            confirm(f"change the policy of `{ctx.agent}` on board `{ctx.board}`?")
+            board_policy.set_policy(ctx, new)
+        if ctx.json:
+            emit(new)
+        else:
+            print("\n".join(one_line(line) for line in board_policy.policy_lines(ctx, new)))
+
+
+def approve_command(args: Namespace) -> None:
+    with Context.from_args(args) as ctx:
+        confirm(f"approve prompt {args.id} for `{ctx.agent}` on board `{ctx.board}`?")
+        post = trust.approve(ctx, args.id)
+    if ctx.json:
+        emit(post)
+
+
+def refuse_command(args: Namespace) -> None:
+    with Context.from_args(args) as ctx:
+        confirm(f"refuse prompt {args.id} for `{ctx.agent}` on board `{ctx.board}`?")
+        post = trust.refuse(ctx, args.id, args.reason)
+    if ctx.json:
+        emit(post)

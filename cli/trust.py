@@ -7,6 +7,7 @@ approve its own held prompts. Without a terminal the command says so and writes 
 
 from __future__ import annotations
 
+import os
 from argparse import Namespace
 
 from paneboard.board import policy as board_policy
@@ -27,16 +28,15 @@ class NotConfirmed(BadInput):
 def confirm(question: str) -> None:
     """Ask *question* on the controlling terminal; `NotConfirmed` unless the answer is yes."""
     try:
-        tty = open(TTY, "r+", encoding="utf-8", errors="replace")  # noqa: SIM115  # closed below
+        fd = os.open(TTY, os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError:
         raise NotConfirmed(
             f"{question.rstrip('?')}: a person's decision, confirmed on a terminal, and this "
             f"process has none ({TTY}); nothing written"
         ) from None
-    with tty:
-        tty.write(one_line(question) + " [y/N] ")
-        tty.flush()
-        answer = tty.readline().strip().lower()
+    with os.fdopen(fd, "r+b", buffering=0) as tty:  # a terminal cannot seek: no buffer
+        tty.write((one_line(question) + " [y/N] ").encode())
+        answer = tty.readline(64).decode(errors="replace").strip().lower()
     if answer not in ("y", "yes"):
         raise NotConfirmed("not confirmed; nothing written")
 

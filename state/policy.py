@@ -112,7 +112,11 @@ def recent_count(state: BoardState, prompt: Prompt, recipient: str) -> int:
 
 def chain_depth(prompts: Mapping[str, Prompt], prompt: Prompt, recipient: str) -> int:
     """How many links of ``reply_to`` lead back from *prompt* through prompts passed between
-    its sender and *recipient* alone (a cycle of forged ids ends the walk)."""
+    its sender and *recipient* alone (a cycle of forged ids ends the walk).
+
+    *prompts* must hold both directions of the chain: a fold kept for one recipient holds
+    only the prompts sent to it, not the ones it sent back.
+    """
     pair = {prompt.sender, recipient}
     depth, seen, at = 0, {prompt.id}, prompt.reply_to
     while at is not None and at not in seen:

@@ -52,6 +52,15 @@ class Verdicts:
         self.pinned()[sender] = kept
         return VERIFIED if kept == seen else FORGED
 
+    def conflict(self, sender: str, payload: bytes | memoryview) -> str | None:
+        """The fingerprint pinned for *sender* when *payload* is signed with another key (what
+        a held prompt's reason names); None otherwise."""
+        pinned = self.pinned().get(sender)
+        part = signed_part(payload)
+        if pinned is None or part is None or fingerprint(part.key) == pinned:
+            return None
+        return pinned
+
     def check(self, post: Post, payload: bytes | memoryview) -> Check:
         """The verdict on *post* (stored as *payload*), computed when first asked and kept."""
         found: list[Verdict] = []

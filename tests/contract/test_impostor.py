@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import nats
 
-from paneboard.protocol.posts import Ack, encode
+from paneboard.protocol.posts import Ack, Post, encode
 from paneboard.state.keys import open_key
 from paneboard.state.natsstore import NatsStore
 from paneboard.state.verdicts import Verdicts, read_checked
@@ -40,6 +40,15 @@ async def _publish_plain(url: str, subject: str, payload: bytes, msg_id: str) ->
         await nc.jetstream().publish(subject, payload, headers={"Nats-Msg-Id": msg_id})
     finally:
         await nc.close()
+
+
+def _raw(url: str) -> list[tuple[int, Post, bytes]]:
+    with NatsStore(url, "test") as store:
+        follower = store.follow(0)
+        try:
+            return [record for batch in follower.records() for record in batch]
+        finally:
+            follower.close()
 
 
 def test_the_impostor_is_forged_and_a_plain_client_unsigned(

@@ -19,6 +19,8 @@ from paneboard.protocol.posts import Approved, Post, Prompt, Refused
 from paneboard.protocol.signing import fingerprint, signed_part
 from paneboard.protocol.words import OPEN_STAGES
 from paneboard.state.fold import BoardState, Doubt, PromptState, fold_checked, stage
+from paneboard.state.keys import open_key
+from paneboard.state.paths import open_home
 from paneboard.state.verdicts import Verdicts, read_checked
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "approve",
     "doubt_line",
     "key_table",
+    "own_fingerprint",
     "pin",
     "read_board",
     "refuse",
@@ -101,6 +104,12 @@ def _row(agent: str, seen: Sequence[str], pinned: str | None) -> KeyRow:
     if pinned is None:
         return KeyRow(agent, seen[0] if seen else None, "unpinned" if seen else "unsigned")
     return KeyRow(agent, pinned, "conflict" if others else "pinned", others)
+
+
+def own_fingerprint(ctx: Context) -> str:
+    """The fingerprint of the context's agent's key in its home (made on first use)."""
+    open_home(ctx.home)
+    return open_key(ctx.home, ctx.agent).fingerprint
 
 
 def pin(ctx: Context, agent: str, key_fingerprint: str) -> None:

@@ -289,6 +289,10 @@ def _limit(text: str) -> int:
     return int(text)
 
 
+def _keys_options(p: argparse.ArgumentParser) -> None:
+    _flag(p, "--own", "print only your own key's fingerprint in this home (--as), made if missing")
+
+
 def _trust_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="AGENT")
     p.add_argument("fingerprint", metavar="FINGERPRINT")
@@ -361,7 +365,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] 
         _top_options,
         "paneboard.top:top_command",
     ),
-    "keys": ("every agent's key fingerprint and its state", _no_options, "trust:keys_command"),
+    "keys": ("every agent's key fingerprint and its state", _keys_options, "trust:keys_command"),
     "trust": ("pin another key for an agent (confirmed)", _trust_options, "trust:trust_command"),
     "policy": ("print or change who may start a turn", _policy_options, "trust:policy_command"),
     "approve": ("let a held prompt through (confirmed)", _id, "trust:approve_command"),

@@ -43,6 +43,9 @@ def confirm(question: str) -> None:
 
 def keys_command(args: Namespace) -> None:
     with Context.from_args(args) as ctx:
+        if args.own:  # what a person reads out to pin this key on another machine
+            print(trust.own_fingerprint(ctx))
+            return
         rows = trust.key_table(ctx)
     for row in rows:
         if ctx.json:

@@ -219,6 +219,8 @@ def test_trust_pins_another_key_after_confirmation(
     laptop.mkdir(mode=0o700)
     _append(home, Ack(**header("test", "alice"), prompt=pid), signer_home=laptop)
     other = open_key(laptop, "alice").fingerprint
+    own = run_cli(laptop, "keys", "--own", "--as", "alice")
+    assert (0, f"{other}\n") == (own.returncode, own.stdout)
     refused = no_terminal(home, "trust", "alice", other)
     assert 1 == refused.returncode and "nothing written" in refused.stderr
     done, shown = on_terminal(home, "trust", "alice", other)

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from paneboard.protocol.posts import Ack, Approved, Cancel, Delivered, Held, Post, Refused
+import msgspec
+from hypothesis import given
+from hypothesis import strategies as st
+
+from paneboard.protocol.posts import Ack, Approved, Cancel, Delivered, Held, Post, Prompt, Refused
 from paneboard.state.fold import BoardState, Check, Doubt, apply, fold_checked, stage
 from tests.factories import prompt
+from tests.strategies import posts, prompts
 
 P = prompt(1, id="01" + "a" * 24, to=("bob", "carol"))
 
@@ -121,3 +126,36 @@ def test_a_prompt_refused_and_closed_by_every_recipient_is_dropped_when_closed_o
     for i, post in enumerate([P, _about(Refused, 2, reason="no"), _about(Ack, 3, "carol")]):
         apply(state, i, post, _verdict("verified"))
     assert {} == state.prompts
+
+
+@st.composite
+def _boards(draw: st.DrawFn) -> list[Post]:
+    """Prompts, then posts about them by their senders and recipients, in any order."""
+    prompts_ = draw(st.lists(prompts, min_size=1, max_size=5, unique_by=lambda p: p.id))
+    board: list[Post] = list(prompts_)
+    for about in draw(st.lists(posts.filter(lambda p: not isinstance(p, Prompt)), max_size=12)):
+        target = draw(st.sampled_from(prompts_))
+        sender = draw(st.sampled_from([target.sender, *target.to]))
+        board.append(msgspec.structs.replace(about, prompt=target.id, sender=sender))
+    return board
+
+
+@given(_boards(), st.sampled_from(["forged", "unsigned"]))
+def test_posts_that_are_not_verified_leave_every_stage_as_the_prompts_alone_do(
+    board: list[Post], verdict: str
+) -> None:
+    """Whatever closing posts and receipts follow, none that fails its check moves anything:
+    the fold's stages are those of the prompts alone, and each such post is a doubt."""
+    with_doubts = BoardState()
+    alone = BoardState()
+    for seq, post in enumerate(board):
+        is_prompt = isinstance(post, Prompt)
+        apply(with_doubts, seq, post, _verdict("verified" if is_prompt else verdict))
+        if is_prompt:
+            apply(alone, seq, post)
+    assert {pid: ps.recipients for pid, ps in alone.prompts.items()} == {
+        pid: ps.recipients for pid, ps in with_doubts.prompts.items()
+    }
+    assert all(ps.cancelled is None for ps in with_doubts.prompts.values())
+    doubted = [d for ps in with_doubts.prompts.values() for d in ps.doubted]
+    assert all(d.verdict == verdict for d in doubted)

@@ -1,2 +1,51 @@
-"""One module per agent (Claude Code, Codex, Gemini CLI, Copilot CLI, OpenCode, …): its hook
-files, its hook input, its door and admission check, its `seen` source, its doctor checks."""
+"""One module per agent kind: its hook files and their install, its hook input, its door and
+admission check, its `seen` source, its doctor checks, its session-start context.
+
+Each module makes one `Agent` (agents/base.py); `AGENTS` lists them by kind, in the order
+`doctor` and the help show them. Adding an agent is one module here and a line below
+(docs/developers.md, "Adding an agent").
+"""
+
+from __future__ import annotations
+
+from paneboard.agents.base import Agent, Change, Check, DoorRequest, Setup
+from paneboard.agents.claude import CLAUDE
+from paneboard.agents.codex import CODEX
+from paneboard.agents.copilot import COPILOT
+from paneboard.agents.gemini import GEMINI
+from paneboard.agents.opencode import OPENCODE
+from paneboard.protocol.errors import BadInput
+
+AGENTS: dict[str, Agent] = {a.kind: a for a in (CLAUDE, CODEX, GEMINI, COPILOT, OPENCODE)}
+SEEN_SOURCES = {a.kind: a.seen_source for a in AGENTS.values() if a.seen_source}
+
+__all__ = [
+    "AGENTS",
+    "SEEN_SOURCES",
+    "Agent",
+    "Change",
+    "Check",
+    "DoorRequest",
+    "Setup",
+    "by_door",
+    "by_kind",
+    "seeing_doors",
+]
+
+
+def by_kind(kind: str) -> Agent:
+    """The agent of *kind*; `BadInput` for a kind paneboard has no module for."""
+    try:
+        return AGENTS[kind]
+    except KeyError:
+        raise BadInput(f"no agent kind `{kind}`: one of {', '.join(AGENTS)}") from None
+
+
+def by_door(door: str) -> Agent | None:
+    """The agent whose listener uses the door named *door*, if one does."""
+    return next((a for a in AGENTS.values() if a.door == door), None)
+
+
+def seeing_doors() -> list[str]:
+    """The doors whose agent keeps a conversation file paneboard reads to prove `seen`."""
+    return [a.door for a in AGENTS.values() if a.door and a.seen_source]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 from argparse import Namespace
@@ -11,22 +10,13 @@ from pathlib import Path
 
 import anyio
 
+from paneboard.agents import DoorRequest, by_door, seeing_doors
 from paneboard.board.context import Context, executable
-from paneboard.listener import codex
-from paneboard.listener.codex import check_thread_id
-from paneboard.listener.doors import (
-    ClaudeInboxDoor,
-    CodexQueueDoor,
-    Door,
-    ExecDoor,
-    MaildirDoor,
-    OpenCodeDoor,
-    StdoutDoor,
-)
+from paneboard.listener.doors import Door, ExecDoor, MaildirDoor, StdoutDoor
 from paneboard.listener.doors.process import child_env
 from paneboard.listener.doors.qwen import qwen_door
 from paneboard.listener.listen import Listener, Settings, run_listener
-from paneboard.listener.seen import DOOR_AGENTS, SOURCES, Sighting, find_rollout
+from paneboard.listener.seen import Sighting
 from paneboard.protocol.errors import BadInput
 
 
@@ -47,8 +37,12 @@ def make_door(
     if command and name != "exec":
         raise BadInput(f"a command after `--` goes with --door exec, not --door {name}")
     env = child_env(os.environ)
-    if name == "stdout":
-        return StdoutDoor()
+    agent = by_door(name)
+    if agent is not None:
+        request = DoorRequest(
+            socket, thread, codex_bin, timeout, transcript, os.environ, Path.cwd()
+        )
+        return agent.open_door(request)
     if name == "exec":
         if not command:
             raise BadInput("--door exec needs a command: paneboard listen --door exec -- CMD ARG…")
@@ -57,49 +51,27 @@ def make_door(
         if not maildir:
             raise BadInput("--door maildir needs --maildir ROOT")
         return MaildirDoor(Path(maildir).absolute())
-    if name == "opencode":
-        if not socket:
-            raise BadInput(
-                "--door opencode needs --socket PATH (paneboard's OpenCode plugin passes it)"
-            )
-        return OpenCodeDoor(Path(socket), min(timeout, 10.0))
     if name == "qwen-inbox":
         return qwen_door(pid, env, min(timeout, 10.0))
-    if name == "claude-inbox":
-        path = socket or os.environ.get("CLAUDE_CODE_MESSAGING_SOCKET")
-        if not path:
-            raise BadInput(
-                "--door claude-inbox needs --socket PATH or CLAUDE_CODE_MESSAGING_SOCKET"
-            )
-        # The session's hooks run in its project folder, and so does a listener they start.
-        seen_in = Path(transcript).absolute() if transcript else None
-        return ClaudeInboxDoor(Path(path), min(timeout, 10.0), seen_in, Path.cwd())
-    thread = thread or os.environ.get("CODEX_THREAD_ID")
-    if not thread:
-        raise BadInput("--door codex-queue needs --thread ID or CODEX_THREAD_ID")
-    return CodexQueueDoor(check_thread_id(thread), codex_bin, env, timeout)
+    if name == "stdout":
+        return StdoutDoor()
+    raise BadInput(f"no door `{name}`")
 
 
 def make_sighting(ctx: Context, door: Door, transcript: str | None) -> Sighting | None:
     """What `listen` follows to post `seen`: the agent's conversation file, if its door has one."""
-    agent = DOOR_AGENTS.get(door.name)
-    if agent is None:
+    agent = by_door(door.name)
+    if agent is None or agent.seen_source is None:
         if transcript:
             raise BadInput(
-                "--transcript goes with --door claude-inbox or codex-queue; "
+                f"--transcript goes with --door {' or '.join(seeing_doors())}; "
                 f"--door {door.name} has no conversation file to prove `seen` from"
             )
         return None
-    mark = ctx.paths.pane(ctx.agent, "transcript")
     if transcript and os.path.isdir(transcript):
         raise BadInput(f"--transcript {transcript} is a folder: give the conversation file")
-    if transcript:
-        return Sighting(mark, SOURCES[agent], Path(transcript).absolute())
-    if isinstance(door, CodexQueueDoor):
-        thread = door.codex_thread()
-        found = find_rollout(thread.home, thread.id)
-        return Sighting(mark, SOURCES[agent], found, rollouts=(thread.home, thread.id))
-    return None
+    mark = ctx.paths.pane(ctx.agent, "transcript")
+    return agent.sighting(mark, door, Path(transcript).absolute() if transcript else None)
 
 
 def run_listen(
@@ -121,9 +93,10 @@ def run_listen(
     )
     until = None
     if until_unloaded:
-        if not isinstance(door, CodexQueueDoor):
+        agent = by_door(door.name)
+        until = None if agent is None else agent.until_session_over(door)
+        if until is None:
             raise BadInput("--until-unloaded goes with --door codex-queue")
-        until = functools.partial(codex.until_unloaded, door.codex_thread())
     anyio.run(run_listener, Listener(settings, door, seen=seen), parent_pid, until)
 
 
@@ -165,15 +138,11 @@ def listen_command(args: Namespace) -> None:
         transcript=args.transcript,
     )
     seen = make_sighting(ctx, door, args.transcript)
-    if seen is None and door.name in DOOR_AGENTS:
+    agent = by_door(door.name)
+    if seen is None and agent is not None and agent.seen_source is not None:
         print(
             f"paneboard listen {ctx.agent}@{ctx.board}: no --transcript: prompts will show as "
-            "delivered, never as seen"
-            + (
-                " (delivered: the line was written; Claude Code's admission is not checked)"
-                if door.name == "claude-inbox"
-                else ""
-            ),
+            f"delivered, never as seen{agent.no_transcript}",
             file=sys.stderr,
             flush=True,
         )

@@ -207,24 +207,34 @@ def _listen_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("command", nargs="*", metavar="-- CMD ARG", help="exec: the command to run")
 
 
+def _kind(word: str) -> str:
+    """An agent kind; argparse hands a positional's absent default through here too."""
+    if word != argparse.SUPPRESS and word not in HOOK_AGENTS:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {word!r} (choose from {', '.join(map(repr, HOOK_AGENTS))})"
+        )
+    return word
+
+
 def _hook_options(p: argparse.ArgumentParser) -> None:
     agents = "|".join(HOOK_AGENTS)
     p.add_argument(
         "action", choices=("install", "uninstall", "session-start", "session-end", "stop")
     )
     p.add_argument(
-        "target",
+        "kind",
         nargs="?",
-        choices=HOOK_AGENTS,
+        type=_kind,
+        default=argparse.SUPPRESS,  # absent: --agent's value stands
         metavar=agents,
         help="install/uninstall: which agent",
     )
     p.add_argument(
         "--agent",
-        dest="agent_type",
+        dest="kind",
         choices=HOOK_AGENTS,
-        default="claude",
-        help="session-start/session-end/stop: which agent runs it",
+        default=None,
+        help="session-start/session-end/stop: which agent runs it (default claude)",
     )
     p.add_argument(
         "--project",
@@ -276,7 +286,7 @@ def _top_options(p: argparse.ArgumentParser) -> None:
 
 def _mcp_options(p: argparse.ArgumentParser) -> None:
     named = "without --as: act as `<folder>-<agent>`, the name this agent's hooks use"
-    p.add_argument("--agent", dest="agent_type", choices=HOOK_AGENTS, help=named)
+    p.add_argument("--agent", dest="kind", choices=HOOK_AGENTS, help=named)
 
 
 def _no_options(p: argparse.ArgumentParser) -> None:

@@ -1,2 +1,5 @@
-"""Agent integration: hook files (Claude Code, Codex, Gemini CLI, Copilot CLI), the OpenCode
-plugin, and the hooks they run."""
+"""What the agents' hooks run: session start and end (`session`), the Stop-hook door (`stop`).
+
+What differs per agent (its hook file, its door, its replies) is its record in
+`paneboard.agents`; these modules ask it.
+"""

@@ -28,22 +28,20 @@ from anyio.abc import TaskStatus
 
 from paneboard.board.context import header
 from paneboard.listener.doors import Door, HeldByAgent, Outcome
-from paneboard.listener.doors.process import alive
 from paneboard.listener.seen import SeenTask, Sighting
 from paneboard.listener.view import BoardView
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import BoardIOError, DoorFailed, DoorUnavailable
-from paneboard.protocol.posts import Delivered, Held, Post, Prompt, Undelivered, delivered_key
-from paneboard.state import checkpoint, presence
+from paneboard.protocol.posts import Prompt, Undelivered
+from paneboard.state import presence
 from paneboard.state.abc import Store
-from paneboard.state.delivered import DeliveredKeys
-from paneboard.state.fold import BoardState, PromptState, is_open, open_for, order_key, prune
-from paneboard.state.panelock import PaneLock, take_pane_lock
+from paneboard.state.failpoint import failpoint
+from paneboard.state.fold import PromptState, is_open, order_key
+from paneboard.state.pane import Pane
 from paneboard.state.paths import BoardPaths
+from paneboard.state.proc import wait_process_gone
 
 DEFAULT_BACKOFF = (1.0, 2.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0)
-# For the fault-injection suite: the listener SIGKILLs itself on reaching this point.
-FAILPOINT = os.environ.get("PANEBOARD_FAILPOINT", "")
 CHECKPOINT_EVERY = 10.0
 
 
@@ -67,32 +65,23 @@ class Settings(msgspec.Struct, frozen=True):
 
 
 class Listener:
+    """The loop around one `Pane` and one `Door`: each prompt for the pane, through the door."""
+
     def __init__(self, settings: Settings, door: Door, *, seen: Sighting | None = None) -> None:
         self.settings = settings
         self.door = door
         self.backoff = settings.backoff
         self.exe = settings.exe
-        self.paths = BoardPaths(settings.home, settings.board)
         self.store = settings.store
+        paths = BoardPaths(settings.home, settings.board)
+        self.pane = Pane(paths, settings.agent, settings.store, now=settings.now)
         self.given_up: set[str] = set()
-        self.delivered_count = 0
         self._checkpointed = 0.0
-        self._lock: PaneLock | None = None
         self._queue: list[tuple[int, int, str]] = []  # a heap of (priority rank, log position, id)
         self._presence = presence.Presence(
             os.getpid(), door.name, self.settings.now(), host=socket.gethostname()
         )
-        self.seen: SeenTask | None = None
-        if seen is not None:
-            self.seen = SeenTask(
-                seen,
-                settings.agent,
-                door.name,
-                state=lambda: self.view.state,
-                delivered=lambda p: self._key(p) in self.keys,
-                post=self._post,
-                log=self.log,
-            )
+        self.seen = None if seen is None else SeenTask(self.pane, seen, door.name, log=self.log)
 
     def log(self, message: str) -> None:
         from paneboard.protocol.visible import one_line  # one line per message, whatever it holds
@@ -105,21 +94,13 @@ class Listener:
 
     def take_lock(self) -> None:
         """Take the pane lock now (`PaneLocked` if another listener holds it)."""
-        if self._lock is None:
-            self.paths.ensure()
-            self._lock = take_pane_lock(
-                self.paths.pane(self.settings.agent, "lock"),
-                self.settings.board,
-                self.settings.agent,
-            )
+        self.pane.take_lock()
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Run until cancelled; report readiness once caught up and watching."""
-        self.take_lock()
-        assert self._lock is not None
+        self.pane.take_lock()
         try:
-            self.keys = DeliveredKeys(self.paths.pane(self.settings.agent, "delivered"))
-            with BoardView(self.store, self._start_state()) as self.view:
+            with BoardView(self.store, self.pane.start_state()) as self.view:
                 await self.view.refresh_async()
                 self._checkpoint(force=True)
                 self._announce()
@@ -134,13 +115,7 @@ class Listener:
                 finally:
                     self._checkpoint(force=True)
         finally:
-            self._lock.release()
-            self._lock = None
-
-    def _start_state(self) -> BoardState:
-        return checkpoint.start_state(
-            self.paths.pane(self.settings.agent, "checkpoint"), self.store, self.settings.agent
-        )
+            self.pane.release()
 
     def _check_door(self) -> None:
         try:
@@ -149,13 +124,11 @@ class Listener:
             self.log(f"warning: {exc} (prompts will be reported undelivered until it exists)")
 
     async def _loop(self) -> None:
-        self._queue_up(
-            ps.prompt for ps in open_for(self.view.state, self.settings.agent, self.settings.now())
-        )
+        self._queue_up(ps.prompt for ps in self.pane.undelivered())
         while True:
             ps = self._next()
             if ps is None:
-                _failpoint("idle")
+                failpoint("idle")
                 await self.view.wait_changed()
                 self._refresh()
                 self._checkpoint()
@@ -171,10 +144,7 @@ class Listener:
             self.view.replaced = False
             self._queue = []
             self.log("the log was compacted: folded it again")
-            self._queue_up(
-                ps.prompt
-                for ps in open_for(self.view.state, self.settings.agent, self.settings.now())
-            )
+            self._queue_up(ps.prompt for ps in self.pane.undelivered())
             return
         self._queue_up(
             post for _, post in new if isinstance(post, Prompt) and self.settings.agent in post.to
@@ -183,18 +153,15 @@ class Listener:
     def _queue_up(self, prompts: Iterable[Prompt]) -> None:
         for prompt in prompts:
             ps = self.view.state.prompts.get(prompt.id)
-            if ps is not None and self._key(prompt) not in self.keys:
+            if ps is not None and not self.pane.handed_over(prompt):
                 heapq.heappush(self._queue, (*order_key(ps), prompt.id))
-
-    def _key(self, prompt: Prompt) -> str:
-        return delivered_key(prompt.board, prompt.sender, prompt.id)
 
     def _wanted(self, prompt_id: str) -> PromptState | None:
         ps = self.view.state.prompts.get(prompt_id)
         if (
             ps is None
             or not is_open(ps, self.settings.agent, self.settings.now())
-            or self._key(ps.prompt) in self.keys
+            or self.pane.handed_over(ps.prompt)
         ):
             return None
         return ps
@@ -235,9 +202,9 @@ class Listener:
                 with anyio.CancelScope(
                     shield=True
                 ):  # a delivery in flight finishes, and is recorded
-                    _failpoint("before-door")
+                    failpoint("before-door")
                     outcome = await self.door.deliver(prompt, text, self.settings.agent)
-                    _failpoint("after-door")
+                    failpoint("after-door")
                     self._record(prompt, outcome)
                 return
             except HeldByAgent as exc:
@@ -248,7 +215,7 @@ class Listener:
                 break
             except DoorFailed as exc:
                 failure = exc
-                _failpoint("not-taken")
+                failpoint("not-taken")
         assert failure is not None
         self._give_up(prompt, failure)
 
@@ -262,21 +229,9 @@ class Listener:
         return False
 
     def _record(self, prompt: Prompt, outcome: Outcome) -> None:
-        self.keys.record(self._key(prompt))
-        _failpoint("after-record")
-        self.delivered_count += 1
-        self._post(
-            Delivered(
-                **header(self.settings.board, self.settings.agent, self.settings.now()),
-                prompt=prompt.id,
-                door=self.door.name,
-                outcome=outcome,
-            )
-        )
+        self.pane.record([prompt], self.door.name, outcome, warn=self._warn)
         self._presence.last_delivery = self.settings.now()
-        presence.write(
-            self.paths.pane(self.settings.agent, "presence"), self._presence
-        )  # the bucket catches up at the next refresh
+        presence.write(self.pane.presence, self._presence)  # the bucket: at the next refresh
         self.log(
             f"delivered {prompt.id} from {prompt.sender} via {self.door.name}"
             + (" (outcome unknown: timed out)" if outcome == "unknown" else "")
@@ -286,22 +241,16 @@ class Listener:
 
     def _record_held(self, prompt: Prompt, held: HeldByAgent) -> None:
         """The agent has the text and holds it for its person: never send it again."""
-        self.keys.record(self._key(prompt))
-        self._post(
-            Held(
-                **header(self.settings.board, self.settings.agent, self.settings.now()),
-                prompt=prompt.id,
-                door=self.door.name,
-                by="agent",
-                reason=held.reason,
-            )
-        )
+        self.pane.record([prompt], self.door.name, held=held.reason, warn=self._warn)
         self.log(f"held {prompt.id} from {prompt.sender}: the agent holds it ({held.reason})")
+
+    def _warn(self, message: str) -> None:
+        self.log(f"warning: {message}")
 
     def _announce(self) -> None:
         """Write this pane's presence: a local file, and the store's presence bucket where it has
         one."""
-        presence.write(self.paths.pane(self.settings.agent, "presence"), self._presence)
+        presence.write(self.pane.presence, self._presence)
         try:
             self.store.presence.put(self.settings.agent, msgspec.json.encode(self._presence))
         except BoardIOError as exc:
@@ -316,21 +265,17 @@ class Listener:
 
     def _give_up(self, prompt: Prompt, failure: DoorFailed) -> None:
         self.given_up.add(prompt.id)
-        self._post(
-            Undelivered(
-                **header(self.settings.board, self.settings.agent, self.settings.now()),
-                prompt=prompt.id,
-                door=self.door.name,
-                reason=failure.reason,
-            )
+        notice = Undelivered(
+            **header(self.settings.board, self.settings.agent, self.settings.now()),
+            prompt=prompt.id,
+            door=self.door.name,
+            reason=failure.reason,
         )
-        self.log(f"undelivered {prompt.id} from {prompt.sender}: {failure.reason}")
-
-    def _post(self, post: Post) -> None:
         try:
-            self.store.append([post])
+            self.pane.post([notice])
         except BoardIOError as exc:
-            self.log(f"warning: could not post the {type(post).__name__.lower()} notice: {exc}")
+            self._warn(f"could not post the undelivered notice: {exc}")
+        self.log(f"undelivered {prompt.id} from {prompt.sender}: {failure.reason}")
 
     def _checkpoint(self, *, force: bool = False) -> None:
         now = anyio.current_time()
@@ -338,35 +283,9 @@ class Listener:
             return
         self._checkpointed = now
         try:
-            checkpoint.save(
-                self.paths.pane(self.settings.agent, "checkpoint"),
-                self.store,
-                prune(self.view.state, self.settings.now()),
-            )
+            self.pane.save_checkpoint()
         except OSError as exc:
             self.log(f"warning: could not write the checkpoint: {exc}")
-
-
-def _failpoint(name: str) -> None:
-    if FAILPOINT == name:
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-async def wait_process_gone(pid: int) -> None:
-    """Return once process *pid* has exited: a pidfd wakes us on Linux; elsewhere, a check a
-    second."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return
-    except (AttributeError, OSError):
-        while alive(pid):  # noqa: ASYNC110  # no pidfd here: nothing to wait on but time
-            await anyio.sleep(1.0)
-        return
-    try:
-        await anyio.wait_readable(fd)
-    finally:
-        os.close(fd)
 
 
 async def run_listener(

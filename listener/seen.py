@@ -25,25 +25,20 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from anyio.abc import TaskStatus
 
 from paneboard.board.context import header
+from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.posts import Prompt, Seen
 from paneboard.state.fold import BoardState, PromptState, is_open
+from paneboard.state.pane import Pane
 from paneboard.state.transcript import FileWatch, LineReader, load_mark, save_mark, watch_file
 
 NEEDLE = b"[paneboard] prompt "
-_HEADER = re.compile(r"^\[paneboard\] prompt ([0-9a-z]{26}) from ", re.MULTILINE)
-SOURCES = {
-    "claude": "claude-transcript",
-    "codex": "codex-rollout",
-    "gemini": "gemini-transcript",
-    "copilot": "copilot-transcript",
-}
-DOOR_AGENTS = {"claude-inbox": "claude", "codex-queue": "codex"}
+HEADER = re.compile(r"^\[paneboard\] prompt ([0-9a-z]{26}) from ", re.MULTILINE)
 SAVE_EVERY = 5.0
 
 
@@ -82,20 +77,22 @@ def user_texts(record: dict[str, Any]) -> list[str]:
 
 def prompt_ids(records: Iterable[dict[str, Any]]) -> list[str]:
     """The prompt ids whose header starts a line of a user-role record, in file order."""
-    return [pid for r in records for text in user_texts(r) for pid in _HEADER.findall(text)]
+    return [pid for r in records for text in user_texts(r) for pid in HEADER.findall(text)]
 
 
-def find_rollout(home: Path, thread: str) -> Path | None:
-    """The rollout file of Codex thread *thread*: ``HOME/sessions/**/rollout-*-THREAD.jsonl``."""
-    found = sorted((home / "sessions").glob(f"*/*/*/rollout-*-{thread}.jsonl"))
-    return found[-1] if found else None
+class Pending(Protocol):
+    """A conversation file not written yet: where it will be, and what to watch until then."""
+
+    def find(self) -> Path | None: ...
+
+    def watch(self) -> FileWatch: ...
 
 
 class Sighting:
     """One pane's view of its agent's conversation file, from the pane's mark on.
 
-    *path* is the file, or None for a Codex thread whose rollout is not written yet (it is
-    looked for under *rollouts* as ``rollout-*-THREAD.jsonl`` whenever that folder changes).
+    *path* is the file, or None for one not written yet (a Codex thread's rollout): *pending*
+    finds it, looked for again whenever what it watches changes.
     """
 
     def __init__(
@@ -104,11 +101,11 @@ class Sighting:
         source: str,
         path: Path | None,
         *,
-        rollouts: tuple[Path, str] | None = None,
+        pending: Pending | None = None,
     ) -> None:
         self.mark_path = mark_path
         self.source = source
-        self.rollouts = rollouts
+        self.pending = pending
         self.reader = None if path is None else self._reader(path)
         self._saved = 0.0
 
@@ -121,8 +118,8 @@ class Sighting:
 
     def read_new(self) -> list[str]:
         """The prompt ids in what was appended since the last read (blocking file work)."""
-        if self.reader is None and self.rollouts is not None:
-            found = find_rollout(*self.rollouts)
+        if self.reader is None and self.pending is not None:
+            found = self.pending.find()
             self.reader = None if found is None else self._reader(found)
         return [] if self.reader is None else prompt_ids(self.reader.read_new())
 
@@ -135,8 +132,8 @@ class Sighting:
         self._saved = now
         try:
             save_mark(self.mark_path, mark)
-        except OSError:
-            pass  # only an optimisation: a later reader starts further back
+        except (OSError, BadInput):
+            pass  # only an optimisation (a planted link is refused): a later reader reads more
 
     def close(self) -> None:
         self.save(force=True)
@@ -146,10 +143,8 @@ class Sighting:
     def watch(self) -> FileWatch:
         if self.reader is not None:
             return watch_file(self.reader.path)
-        assert self.rollouts is not None
-        day = self.rollouts[0] / "sessions" / time.strftime("%Y/%m/%d")
-        suffix = f"-{self.rollouts[1]}.jsonl"
-        return FileWatch(day, lambda name: name.startswith("rollout-") and name.endswith(suffix))
+        assert self.pending is not None
+        return self.pending.watch()
 
 
 def due(
@@ -184,72 +179,80 @@ def receipt(ps: PromptState, agent: str, door: str, source: str) -> Seen:
 
 
 class SeenTask:
-    """A listener's follower of its agent's conversation file, posting `seen` receipts.
+    """A follower of the agent's conversation file for *pane*, posting `seen` receipts.
 
-    *state* gives the listener's current fold, *delivered* whether this pane recorded a
-    prompt's delivered key, *post* appends receipts. `check()` runs after each delivery:
-    the agent may have recorded the prompt before its delivery was.
+    A prompt found in the file is receipted once the pane recorded its delivery: `check()`
+    runs after each delivery, since the agent may show a prompt before its delivery was
+    recorded. *door* names the deliverer in a receipt when the board does not know it;
+    *log*, if given, hears of each receipt and of a receipt that could not be posted.
     """
 
     def __init__(
         self,
+        pane: Pane,
         sighting: Sighting,
-        agent: str,
         door: str,
         *,
-        state: Callable[[], BoardState],
-        delivered: Callable[[Prompt], bool],
-        post: Callable[[Seen], None],
-        log: Callable[[str], None],
+        log: Callable[[str], None] | None = None,
     ) -> None:
+        self.pane = pane
         self.sighting = sighting
-        self.agent = agent
         self.door = door
-        self.state = state
-        self.delivered = delivered
-        self.post = post
         self.log = log
         self.waiting: dict[str, None] = {}  # found before their delivery was recorded
         self.posted: set[str] = set()
-        self.count = 0
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Catch up on the file, then follow it; report readiness once watching."""
         watch = self.sighting.watch()
         try:
             where = self.sighting.path or "the thread's rollout, once Codex writes it"
-            self.log(f"following {where} for seen")
-            self._found(await anyio.to_thread.run_sync(self.sighting.read_new))
+            self._say(f"following {where} for seen")
+            self.found(await anyio.to_thread.run_sync(self.sighting.read_new))
             self.sighting.save(force=True)
             task_status.started()
             while True:
                 await watch.wait_changed()
                 had = self.sighting.path
-                self._found(await anyio.to_thread.run_sync(self.sighting.read_new))
+                self.found(await anyio.to_thread.run_sync(self.sighting.read_new))
                 self.sighting.save()
                 if self.sighting.path != had:  # the rollout appeared: watch it from now on
                     watch.close()
                     watch = self.sighting.watch()
-                    self._found(await anyio.to_thread.run_sync(self.sighting.read_new))
+                    self.found(await anyio.to_thread.run_sync(self.sighting.read_new))
         finally:
             watch.close()
             self.sighting.close()
 
-    def _found(self, ids: list[str]) -> None:
+    def found(self, ids: list[str]) -> None:
+        """Note the prompt ids the file showed, and receipt those whose delivery is recorded."""
         self.waiting.update(dict.fromkeys(ids))
         self.check()
 
     def check(self) -> None:
-        """Post `seen` for the waiting prompts whose delivery is recorded."""
+        """Post `seen` for the waiting prompts whose delivery is recorded.
+
+        A receipt that cannot be posted is told to *log*, or raised without one.
+        """
         if not self.waiting:
             return
         fresh = (pid for pid in self.waiting if pid not in self.posted)
-        ready, early = due(self.state(), self.agent, fresh, self.delivered, time.time())
+        agent = self.pane.agent
+        ready, early = due(self.pane.state, agent, fresh, self.pane.handed_over, self.pane.now())
         self.waiting = dict.fromkeys(early)
+        if not ready:
+            return
+        self.posted.update(ps.prompt.id for ps in ready)
+        try:
+            self.pane.post([receipt(ps, agent, self.door, self.sighting.source) for ps in ready])
+        except BoardIOError as exc:
+            if self.log is None:
+                raise
+            self.log(f"warning: could not post the seen notice: {exc}")
         for ps in ready:
-            self.posted.add(ps.prompt.id)
-            self.post(receipt(ps, self.agent, self.door, self.sighting.source))
-            self.count += 1
-            self.log(f"seen {ps.prompt.id} in {self.sighting.source}")
-        if ready:
-            self.sighting.save(force=True)
+            self._say(f"seen {ps.prompt.id} in {self.sighting.source}")
+        self.sighting.save(force=True)
+
+    def _say(self, message: str) -> None:
+        if self.log is not None:
+            self.log(message)

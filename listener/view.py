@@ -41,9 +41,8 @@ class BoardView:
         first = next(batches, None)  # opening the log tells whether it was replaced
         if self.follower.replaced:
             self.follower.replaced = False
-            self.state = BoardState(
-                keep_closed=self.state.keep_closed, recipient=self.state.recipient
-            )
+            # Emptied in place: whoever holds the state (a pane, its seen task) sees the new fold.
+            self.state.prompts, self.state.position = {}, 0
             self.replaced = True
         new: list[tuple[int, Post]] = []
         state = self.state

@@ -13,9 +13,9 @@ def mcp_command(args: Namespace) -> None:
     require_extra("mcp", "mcp", "`paneboard mcp`")
     from paneboard.mcpserver.server import serve
 
-    if args.agent is None and args.agent_type and not os.environ.get("PANEBOARD_AGENT"):
-        from paneboard.hooks.run import agent_name
+    if args.agent is None and args.kind and not os.environ.get("PANEBOARD_AGENT"):
+        from paneboard.hooks.session import agent_name
 
-        args.agent = agent_name(None, args.agent_type, os.getcwd())[0]
+        args.agent = agent_name(None, args.kind, os.getcwd())[0]
     with Context.from_args(args) as ctx:
         serve(ctx)

@@ -49,7 +49,6 @@ class OrderedTail:
         self.stream, self.subject = where
         self.next = start  # the stream sequence wanted next
         self.deliver = deliver
-        self.restarts = 0
         self._generation = 0
         self._dseq = 0  # the current consumer's last sequence seen
         self._heard = 0.0
@@ -146,4 +145,3 @@ class OrderedTail:
                 except Exception:  # noqa: BLE001  # whatever failed, try again: the listener waits
                     await asyncio.sleep(pause)
                     pause = min(2 * pause, 2.0)
-            self.restarts += 1

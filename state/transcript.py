@@ -7,27 +7,25 @@ holding a needle, parsed. A line still being written is left for the next read; 
 malformed or overlong line is skipped. A file that was replaced (another inode) or
 truncated (shorter than the offset) is read again from its start; a deleted one is
 waited for. A `FileWatch` wakes its caller when the file may have changed, with the
-log's inotify machinery (state/tail.py), even when the file, or its folder, does not
+one watch of state/watch.py, even when the file, or its folder, does not
 exist yet: it watches the nearest folder that does, and moves down as folders appear.
 Where the offset was is a `Mark`, kept in a small file so a later reader goes on from it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import msgspec
 
-from paneboard.state.tail import IN_Q_OVERFLOW, POLL_INTERVAL, _inotify_watch, read_events
+from paneboard.state.files import write_atomic
+from paneboard.state.watch import Watch
 
 CHUNK = 1 << 20
 MAX_LINE = 32 << 20  # longer lines are skipped, not held in memory
-IN_IGNORED = 0x8000  # the watched folder itself went away
 
 
 class Mark(msgspec.Struct, frozen=True):
@@ -155,7 +153,7 @@ class FileWatch:
     def __init__(self, folder: Path, match: Callable[[str], bool]) -> None:
         self.folder = folder
         self.match = match
-        self._fd: int | None = None
+        self._watch: Watch | None = None
         self._watching = folder
         self._arm()
 
@@ -166,13 +164,12 @@ class FileWatch:
         the same instant as its parent, maybe after the first look and before the watch.
         """
         while True:
-            self._close_fd()
+            self.close()
             at = self.folder
             while not at.is_dir() and at.parent != at:
                 at = at.parent
             self._watching = at
-            with contextlib.suppress(OSError):  # no inotify, or no right to watch: poll instead
-                self._fd = _inotify_watch(at)
+            self._watch = Watch(at, self._wanted)
             if at == self.folder or not (at / self._next_part()).is_dir():
                 return
 
@@ -181,17 +178,10 @@ class FileWatch:
         return self.folder.relative_to(self._watching).parts[0]
 
     async def wait_changed(self) -> None:
-        if self._fd is None:
-            await anyio.sleep(POLL_INTERVAL)  # no inotify on this system: a slow poll
-            self._arm()
-            return
-        while True:
-            await anyio.wait_readable(self._fd)
-            hit, gone = self._drain()
-            if gone or (hit and self._watching != self.folder):
-                self._arm()  # the watched folder went away, or the next one on the way appeared
-            if gone or hit:
-                return
+        assert self._watch is not None
+        await self._watch.wait_changed()
+        if self._watch.gone or self._watching != self.folder:
+            self._arm()  # the watched folder went away, or the next one on the way appeared
 
     def _wanted(self, name: str) -> bool:
         """Whether an event naming *name* concerns the file (or the folder on its way)."""
@@ -199,23 +189,10 @@ class FileWatch:
             return self.match(name)
         return name == self._next_part()
 
-    def _drain(self) -> tuple[bool, bool]:
-        """Read the queued events: (one concerns the file, the watched folder went away)."""
-        assert self._fd is not None
-        hit = gone = False
-        for mask, raw in read_events(self._fd):
-            name = os.fsdecode(raw)
-            hit = hit or bool(mask & IN_Q_OVERFLOW) or (bool(name) and self._wanted(name))
-            gone = gone or bool(mask & IN_IGNORED)
-        return hit, gone
-
-    def _close_fd(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
     def close(self) -> None:
-        self._close_fd()
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
 
 
 def watch_file(path: Path) -> FileWatch:
@@ -235,9 +212,4 @@ def load_mark(path: Path) -> Mark | None:
 
 def save_mark(path: Path, mark: Mark) -> None:
     """Keep *mark* at *path*, atomically (a temporary file renamed over the old one)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(tmp, flags, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(msgspec.json.encode(mark))
-    os.replace(tmp, path)
+    write_atomic(path, msgspec.json.encode(mark))

@@ -29,7 +29,7 @@ from typing import Any, Literal, TypeAlias
 
 import anyio
 
-from paneboard.listener.seen import _HEADER, NEEDLE, prompt_ids
+from paneboard.listener.seen import HEADER, NEEDLE, prompt_ids
 from paneboard.state.transcript import FileWatch, LineReader, watch_file
 
 Verdict: TypeAlias = Literal["admitted", "held"]
@@ -111,7 +111,7 @@ class Intake:
             return
         kind = record.get("type")
         if kind == "queue-operation" and record.get("operation") == "enqueue":
-            for pid in _HEADER.findall(content):
+            for pid in HEADER.findall(content):
                 self.verdicts[pid] = "admitted"
         elif kind == "system" and record.get("subtype") == "informational":
             if content.startswith("Held peer message"):

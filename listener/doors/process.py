@@ -6,10 +6,13 @@ import os
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
+
+from paneboard.state.proc import alive
+
+__all__ = ["Finished", "alive", "child_env", "run_command"]  # `alive`: for the doors
 
 OUTPUT_KEPT = 64 * 1024
 
@@ -24,25 +27,6 @@ def child_env(env: Mapping[str, str]) -> dict[str, str]:
     return {
         k: v for k, v in env.items() if not k.startswith("CLAUDE_CODE_") and k != "RUST_BACKTRACE"
     }
-
-
-def alive(pid: int, *, zombie: bool = True) -> bool:
-    """Whether process *pid* exists (one of another user's counts); a zombie (ended, not yet
-    reaped) counts unless *zombie* is False."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return zombie or not _zombie(pid)
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return False
 
 
 class Finished:

@@ -46,9 +46,9 @@ from typing import Any
 import anyio
 import msgspec
 
-from paneboard.listener.doors.agents import check_socket
 from paneboard.listener.doors.base import Outcome
 from paneboard.listener.doors.process import alive
+from paneboard.listener.doors.socket import check_socket
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
 

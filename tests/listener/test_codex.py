@@ -1,4 +1,4 @@
-"""Codex threads (listener/codex.py): the hook's input, liveness from the writer lock held by a
+"""Codex threads (agents/codex_thread.py): the hook's input, liveness from the writer lock held by a
 real process, and a listener that ends when the thread is unloaded."""
 
 from __future__ import annotations
@@ -10,13 +10,25 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from paneboard.listener.codex import CodexThread, thread_from_hook, thread_loaded, wait_unloaded
+from paneboard.agents.codex import CODEX
+from paneboard.agents.codex_thread import (
+    CodexThread,
+    thread_from_hook,
+    thread_loaded,
+    wait_unloaded,
+)
 from paneboard.protocol.errors import BadInput
+from paneboard.state import watch
 from paneboard.state.panelock import holder
 from tests.helpers import LoadedThread, post, run_cli, wait_until
 from tests.listener.test_doors import _codex_env, fake_codex
 
 TID = "01a22f40-fba4-7ac1-b9e9-24dcb62f61bf"
+
+
+def _from_hook(data: dict[str, str], env: dict[str, str]) -> CodexThread:
+    """The thread, read from a Codex hook's input the way its record reads it."""
+    return thread_from_hook(CODEX.session(data), CODEX.transcript(data), env)
 
 
 def test_the_thread_comes_from_the_hook_input(tmp_path: Path) -> None:
@@ -31,14 +43,12 @@ def test_the_thread_comes_from_the_hook_input(tmp_path: Path) -> None:
         / f"rollout-2026-12-01T01-00-00-{TID}.jsonl"
     )
     data = {"session_id": TID, "transcript_path": str(rollout), "cwd": "/x"}
-    assert CodexThread(TID, tmp_path / "ch", rollout) == thread_from_hook(data, {})
-    assert (
-        tmp_path / "other" == thread_from_hook(data, {"CODEX_HOME": str(tmp_path / "other")}).home
-    )
+    assert CodexThread(TID, tmp_path / "ch", rollout) == _from_hook(data, {})
+    assert tmp_path / "other" == _from_hook(data, {"CODEX_HOME": str(tmp_path / "other")}).home
     with pytest.raises(BadInput, match=r"^the Codex hook's input has no `session_id`$"):
-        thread_from_hook({"transcript_path": str(rollout)}, {})
+        _from_hook({"transcript_path": str(rollout)}, {})
     with pytest.raises(BadInput, match=r"^`\.\./\.\./x` is not a Codex thread id \(a UUID\)$"):
-        thread_from_hook({"session_id": "../../x"}, {})
+        _from_hook({"session_id": "../../x"}, {})
 
 
 def test_liveness_is_the_lock_not_the_file(tmp_path: Path) -> None:
@@ -53,8 +63,14 @@ def test_liveness_is_the_lock_not_the_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_wait_unloaded_wakes_when_the_holder_lets_go(tmp_path: Path) -> None:
-    """It waits while the lock is held and returns once its holder is gone."""
+@pytest.mark.parametrize("inotify", [True, False], ids=["inotify", "poll"])
+async def test_wait_unloaded_wakes_when_the_holder_lets_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inotify: bool
+) -> None:
+    """It waits while the lock is held and returns once its holder is gone, with inotify and
+    without it (letting go changes nothing a poll of the folder sees: the table is read)."""
+    if not inotify:
+        monkeypatch.setattr(watch, "inotify_watch", lambda folder, mask: None)
     thread = LoadedThread(tmp_path)
     done = anyio.Event()
 

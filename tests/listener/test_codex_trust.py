@@ -1,4 +1,4 @@
-"""Codex's hook trust (hooks/codex_trust.py): `hook install codex --trust` and `doctor`,
+"""Codex's hook trust (agents/codex_trust.py): `hook install codex --trust` and `doctor`,
 through the real command line, on real files."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.hooks.codex_trust import handler_hash
+from paneboard.agents.codex_trust import handler_hash
 from tests.helpers import run_cli
 
 

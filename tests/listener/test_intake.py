@@ -14,7 +14,8 @@ import anyio
 import pytest
 import trio.testing
 
-from paneboard.listener.doors import ClaudeInboxDoor, HeldByAgent
+from paneboard.agents.claude import ClaudeInboxDoor
+from paneboard.listener.doors import HeldByAgent
 from paneboard.listener.doors.intake import Pace, held_reason
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import DoorFailed, DoorUnavailable

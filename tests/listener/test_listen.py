@@ -131,17 +131,17 @@ def test_asking_who_holds_a_pane_creates_and_writes_nothing(home: Path) -> None:
     pid without a write-close event on its folder (which would wake `top`), and a lock planted as
     a symlink is refused."""
     from paneboard.protocol.errors import BoardIOError
-    from paneboard.state import tail
+    from paneboard.state import watch
     from paneboard.state.panelock import holder, take_pane_lock
 
     path = home / "pane.lock"
     assert (None, False) == (holder(path), path.exists())
     lock = take_pane_lock(path, "b", "bob")
-    fd = tail._inotify_watch(home, tail.IN_CLOSE_WRITE)
+    fd = watch.inotify_watch(home, watch.IN_CLOSE_WRITE)
     assert fd is not None
     try:
         assert os.getpid() == holder(path)
-        assert [] == tail.read_events(fd)
+        assert [] == watch.read_events(fd)
     finally:
         os.close(fd)
     lock.release()

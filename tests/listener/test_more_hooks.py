@@ -137,6 +137,17 @@ def test_a_mode_the_agent_has_no_door_for_is_refused(
     assert [] == list(project.iterdir())
 
 
+@pytest.mark.parametrize("agent", ["gemini", "copilot", "opencode"])
+def test_trust_is_refused_for_an_agent_whose_hooks_need_none(
+    home: Path, project: Path, agent: str
+) -> None:
+    """Only Codex asks to trust its hooks: `--trust` elsewhere is refused before any write."""
+    done = _install(home, agent, project, "--trust")
+    message = "paneboard: --trust goes with `paneboard hook install codex`\n"
+    assert (1, message) == (done.returncode, done.stderr)
+    assert [] == list(project.iterdir())
+
+
 def test_names_are_checked_before_anything_is_written(home: Path, project: Path) -> None:
     done = _install(home, "gemini", project, "--as", "../bob")
     message = (

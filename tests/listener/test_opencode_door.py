@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.listener.doors.opencode import plugin_folder
+from paneboard.agents.opencode import plugin_folder
 from tests.helpers import Listening, SocketServer, notices, post
 
-PLUGIN_TEMPLATE = Path(__file__).parents[2] / "listener" / "hooks" / "opencode_plugin.js"
+PLUGIN_TEMPLATE = Path(__file__).parents[2] / "agents" / "opencode_plugin.js"
 
 
 class PluginStandIn(SocketServer):

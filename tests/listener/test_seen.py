@@ -10,8 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from paneboard.agents.codex_thread import find_rollout
 from paneboard.cli.reading import ago
-from paneboard.listener.seen import find_rollout, prompt_ids
+from paneboard.listener.seen import prompt_ids
 from paneboard.protocol.compose import compose
 from paneboard.protocol.posts import Prompt
 from paneboard.state.panelock import holder

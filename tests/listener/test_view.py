@@ -51,9 +51,9 @@ async def test_without_inotify_the_view_polls(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where inotify is missing, a change is still seen (by a slow poll of the log's size)."""
-    from paneboard.state import tail
+    from paneboard.state import watch
 
-    monkeypatch.setattr(tail, "_inotify_watch", lambda folder: None)
+    monkeypatch.setattr(watch, "inotify_watch", lambda folder, mask: None)
     with anyio.fail_after(5), BoardView(FileStore(tmp_path)) as view:
         assert not view.follower.watcher.uses_inotify
         view.refresh()

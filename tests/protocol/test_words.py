@@ -31,11 +31,17 @@ def test_stages_and_outcomes_are_the_types() -> None:
 
 
 def test_every_door_is_a_door_class() -> None:
-    """The door names `listen --door` takes are the names the door classes give themselves."""
+    """The door names `listen --door` takes are the names the door classes give themselves:
+    the generic doors' and each agent's own, which its record names."""
+    from paneboard.agents import AGENTS, claude, codex, opencode
     from paneboard.listener import doors
 
     classes = [getattr(doors, name) for name in doors.__all__ if name.endswith("Door")]
-    assert set(words.DOORS) == {cls.name for cls in classes if cls is not doors.Door}
+    own = {
+        cls.name for cls in (claude.ClaudeInboxDoor, codex.CodexQueueDoor, opencode.OpenCodeDoor)
+    }
+    assert set(words.DOORS) == {cls.name for cls in classes if cls is not doors.Door} | own
+    assert own == {agent.door for agent in AGENTS.values() if agent.door}
 
 
 def test_every_command_has_a_parser_and_a_runner() -> None:

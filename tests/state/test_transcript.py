@@ -9,7 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from paneboard.state import transcript
+from paneboard.protocol.errors import BadInput
+from paneboard.state import watch as watching
 from paneboard.state.transcript import (
     MAX_LINE,
     FileWatch,
@@ -108,6 +109,24 @@ def test_an_unreadable_mark_is_none(tmp_path: Path) -> None:
     assert None is load_mark(tmp_path / "missing")
 
 
+def test_a_mark_is_written_whole_and_never_through_a_link(tmp_path: Path) -> None:
+    """Kept atomically: the old mark or the new, no temporary left beside it, a planted link
+    refused with nothing written through it."""
+    mark = Mark(str(tmp_path / "t.jsonl"), 7, 42)
+    save_mark(tmp_path / "mark", mark)
+    save_mark(tmp_path / "mark", Mark(mark.path, 7, 43))
+    assert (Mark(mark.path, 7, 43), ["mark"]) == (
+        load_mark(tmp_path / "mark"),
+        os.listdir(tmp_path),
+    )
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep")
+    (tmp_path / "planted").symlink_to(victim)
+    with pytest.raises(BadInput, match="planted is a symlink; paneboard does not write through it"):
+        save_mark(tmp_path / "planted", mark)
+    assert b"keep" == victim.read_bytes()
+
+
 async def _woken(watch: FileWatch, limit: float = 5) -> bool:
     with anyio.move_on_after(limit):
         await watch.wait_changed()
@@ -159,14 +178,14 @@ async def test_watch_misses_no_folder_made_while_it_moves_down(
     """`mkdir -p` makes a folder and the next one in the same instant: one made after the
     watch looked for it, before the watch on its parent took hold, still wakes the watch."""
     path = tmp_path / "projects" / "-tmp-x" / "t.jsonl"
-    real = transcript._inotify_watch
+    real = watching.inotify_watch
 
-    def late(folder: Path) -> int | None:
+    def late(folder: Path, mask: int) -> int | None:
         if folder == tmp_path / "projects" and not path.parent.exists():
             path.parent.mkdir()  # in the window between the look and the watch
-        return real(folder)
+        return real(folder, mask)
 
-    monkeypatch.setattr(transcript, "_inotify_watch", late)
+    monkeypatch.setattr(watching, "inotify_watch", late)
     watch = watch_file(path)
     reader = LineReader(path, NEEDLE)
     try:

@@ -1,4 +1,4 @@
-"""Codex threads as paneboard meets them: the hook input, liveness, and unloading.
+"""Codex threads as paneboard meets them: the hook input, liveness, unloading, the rollout.
 
 A Codex hook learns its thread from its stdin JSON (`session_id`, and `transcript_path`, the
 thread's rollout file), never from its environment, which is the app-server daemon's.
@@ -15,16 +15,16 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-import shutil
+import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import anyio
 import msgspec
 
 from paneboard.protocol.errors import BadInput
-from paneboard.state.tail import _inotify_watch, drained
+from paneboard.state.transcript import FileWatch
+from paneboard.state.watch import POLL_INTERVAL, Watch
 
 _HEX = "[0-9a-fA-F]"
 _THREAD_ID = re.compile(f"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}")
@@ -32,7 +32,6 @@ _PROC_LOCKS = Path("/proc/locks")
 # inotify: the lock file closed (its holder let go or died), deleted, or renamed away.
 _IN_CLOSE = 0x008 | 0x010
 _IN_GONE = 0x200 | 0x040 | 0x400
-POLL_INTERVAL = 1.0
 
 
 class CodexThread(msgspec.Struct, frozen=True):
@@ -59,47 +58,21 @@ def check_thread_id(thread: str) -> str:
     return thread
 
 
-def thread_from_hook(data: Mapping[str, Any], env: Mapping[str, str]) -> CodexThread:
-    """The thread a Codex hook runs for, from its input (`session_id`, `transcript_path`).
+def thread_from_hook(
+    session: str | None, transcript: str | None, env: Mapping[str, str]
+) -> CodexThread:
+    """The thread a Codex hook runs for, from its input's session id and transcript path.
 
     The Codex home is `$CODEX_HOME`, else the one the rollout lives in
     (`HOME/sessions/YYYY/MM/DD/rollout-….jsonl`), else `~/.codex`.
     """
-    session = data.get("session_id")
-    if not isinstance(session, str) or not session:
+    if not session:
         raise BadInput("the Codex hook's input has no `session_id`")
-    transcript = data.get("transcript_path")
-    rollout = Path(transcript) if isinstance(transcript, str) and transcript else None
+    rollout = Path(transcript) if transcript else None
     home = codex_home(env)
     if not env.get("CODEX_HOME") and rollout is not None and len(rollout.parents) > 4:
         home = rollout.parents[4]
     return CodexThread(check_thread_id(session), home, rollout)
-
-
-def listen_args(data: Mapping[str, Any], env: dict[str, str], hook_parent: int) -> list[str]:
-    """`paneboard listen` arguments for the Codex session a hook with input *data* runs in.
-
-    The door is `codex queue` on the hook's thread, and the listener lasts while the thread
-    stays loaded (the daemon that runs it, and so the hook's parent, outlive the session).
-    Sets `CODEX_HOME` in *env*, the listener's environment. Without `codex` on its PATH, the
-    listener uses the binary of *hook_parent* (Codex's daemon), which does `codex queue` too.
-    """
-    thread = thread_from_hook(data, env)
-    env["CODEX_HOME"] = str(thread.home)
-    args = ["--door", "codex-queue", "--thread", thread.id, "--until-unloaded"]
-    found = running_codex(hook_parent)
-    if shutil.which("codex", path=env.get("PATH")) is None and found:
-        args += ["--codex-bin", found]
-    return args
-
-
-def running_codex(pid: int) -> str | None:
-    """The executable of process *pid* if it is a Codex binary (the daemon that runs a hook)."""
-    try:
-        exe = os.readlink(f"/proc/{pid}/exe")
-    except OSError:
-        return None
-    return exe if os.path.basename(exe) == "codex" else None
 
 
 def thread_loaded(thread: CodexThread) -> bool:
@@ -140,31 +113,40 @@ async def wait_unloaded(thread: CodexThread) -> None:
     """Return once no process has *thread* loaded.
 
     Woken by inotify when the lock file is closed, deleted or renamed (each a moment its
-    holder may have let go), then the lock table says; a check a second where there is no
-    inotify.
+    holder may have let go), then the lock table says. Letting go of a lock changes nothing
+    a poll can see, so where there is no inotify the table is read at each poll.
     """
-    fd = _watch(thread.lock.parent)
-    name = thread.lock.name.encode()
+    name = thread.lock.name
+    watch = Watch(thread.lock.parent, lambda got: got == name, _IN_CLOSE | _IN_GONE)
     try:
         while thread_loaded(thread):
-            if fd is None:
-                await anyio.sleep(POLL_INTERVAL)
-                continue
-            while not drained(fd, lambda got: got == name):
-                await anyio.wait_readable(fd)
+            with anyio.move_on_after(None if watch.uses_inotify else POLL_INTERVAL):
+                await watch.wait_changed()
     finally:
-        if fd is not None:
-            os.close(fd)
-
-
-def _watch(folder: Path) -> int | None:
-    try:
-        return _inotify_watch(folder, _IN_CLOSE | _IN_GONE)
-    except OSError:
-        return None  # no such folder: nothing is loaded, and the lock table says so
+        watch.close()
 
 
 async def until_unloaded(thread: CodexThread) -> str:
     """Wait until *thread* is unloaded; say so (a listener's reason to stop)."""
     await wait_unloaded(thread)
     return f"Codex thread {thread.id} is no longer loaded"
+
+
+def find_rollout(home: Path, thread: str) -> Path | None:
+    """The rollout file of Codex thread *thread*: ``HOME/sessions/**/rollout-*-THREAD.jsonl``."""
+    found = sorted((home / "sessions").glob(f"*/*/*/rollout-*-{thread}.jsonl"))
+    return found[-1] if found else None
+
+
+class Rollout(msgspec.Struct, frozen=True):
+    """The rollout of a thread Codex has not written yet: today's folder of its sessions."""
+
+    thread: CodexThread
+
+    def find(self) -> Path | None:
+        return find_rollout(self.thread.home, self.thread.id)
+
+    def watch(self) -> FileWatch:
+        day = self.thread.home / "sessions" / time.strftime("%Y/%m/%d")
+        suffix = f"-{self.thread.id}.jsonl"
+        return FileWatch(day, lambda name: name.startswith("rollout-") and name.endswith(suffix))

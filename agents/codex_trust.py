@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from paneboard.listener.codex import codex_home
+from paneboard.agents.mcpconfig import toml_string
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.state.files import write_atomic
 
@@ -216,25 +216,8 @@ def _table(key: str, digest: str) -> str:
     return f'\n[hooks.state.{toml_string(key)}]\ntrusted_hash = "{digest}"\n'
 
 
-def toml_string(value: str) -> str:
-    """A TOML basic string of *value*; `BadInput` for text that is not Unicode (a path that
-    is not UTF-8), which no TOML file can hold."""
-    try:
-        value.encode()
-    except UnicodeEncodeError:
-        why = "is not valid UTF-8, which a TOML file cannot hold"
-        raise BadInput(f"{value!r} {why}; nothing was changed") from None
-    # JSON's escapes are TOML's; DEL, which JSON leaves raw, TOML refuses raw
-    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
-
-
 def _hash_of(entry: Any) -> Any:
     return entry.get("trusted_hash") if isinstance(entry, dict) else None
-
-
-def config_path(env: Mapping[str, str]) -> Path:
-    """Codex's config: `$CODEX_HOME/config.toml`, else `~/.codex/config.toml`."""
-    return codex_home(env) / "config.toml"
 
 
 def project_trusted(config: Path, project: Path) -> bool:

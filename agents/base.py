@@ -1,0 +1,173 @@
+"""The record that describes one agent kind, and the requests and reports it deals in.
+
+An `Agent` is frozen data (kind, title, modes, hook file and events, idle reply, `seen`
+source, door, MCP file) plus the few methods whose body differs per agent: install and
+uninstall, the listener a session start runs, the door, the `seen` follower, the doctor
+checks. Each agent's module makes one instance; `paneboard.agents.AGENTS` lists them by kind.
+
+Nothing here parses a command line or prints: install returns the `Change`s it made, doctor
+the `Check`s it ran, and the front end shows them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from paneboard.listener.doors.base import Door
+from paneboard.listener.seen import Sighting
+from paneboard.protocol.errors import BadInput
+
+if TYPE_CHECKING:
+    from paneboard.agents.mcpconfig import McpConfig
+
+Level = Literal["ok", "warn", "fail"]
+Options = tuple[tuple[str, str], ...]  # (flag, value): where-and-who options hooks are given
+
+
+@dataclass(frozen=True)
+class Change:
+    """One line of what `hook install|uninstall` did, found done, or wants the person to know."""
+
+    text: str
+    path: Path | None = None
+    changed: bool = False
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What `hook install|uninstall` was asked: the project, the mode, the options to write.
+
+    *env* is the environment of the command (an agent's own config lives under it:
+    `$CODEX_HOME`); *exe* the paneboard command the hooks run.
+    """
+
+    project: Path
+    exe: str
+    mode: str
+    options: Options = ()
+    mcp: bool = False
+    trust: bool = False
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def words(self) -> list[str]:
+        return [word for pair in self.options for word in pair]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of `doctor`."""
+
+    level: Level
+    what: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class DoorRequest:
+    """What `listen --door NAME` was given for an agent's door."""
+
+    socket: str | None
+    thread: str | None
+    codex_bin: str
+    timeout: float
+    transcript: str | None
+    env: Mapping[str, str]
+    project: Path
+
+
+def hook_specific(text: str) -> str:
+    """A session-start hook's output as Claude Code, Codex and Gemini CLI read it."""
+    output = {"hookEventName": "SessionStart", "additionalContext": text}
+    return json.dumps({"hookSpecificOutput": output})
+
+
+def top_level(text: str) -> str:
+    """A session-start hook's output as Copilot CLI reads it."""
+    return json.dumps({"additionalContext": text})
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One agent kind; its module makes the one instance, and overrides what differs."""
+
+    kind: str  # claude, codex, …: the word `--agent` and `hook install` take
+    title: str  # how the person knows it: "Claude Code"
+    modes: tuple[str, ...]  # the `--mode`s it has doors for
+    default_mode: str
+    hooks_file: str | None  # where `hook install` writes, relative to the project
+    events: Mapping[str, str]  # hook action -> the agent's event name
+    door: str | None = None  # the `listen --door` its session's listener uses
+    seen_source: str | None = None  # the `seen` receipts' source: its conversation file
+    mcp: McpConfig | None = None  # where `hook install --mcp` registers `paneboard mcp`
+    trusts: bool = False  # `hook install --trust` records the person's trust in its hooks
+    idle_reply: str = ""  # what `hook stop` prints with nothing to hand over
+    per_stop: int | None = None  # prompts handed over per turn end (None: as many as fit)
+    clis: tuple[str, ...] = ()  # how an argument of a `node` process running its CLI ends
+    session_key: str = "session_id"  # the hook input's session id
+    transcript_key: str = "transcript_path"  # the hook input's conversation file
+    no_transcript: str = ""  # what `listen` without --transcript misses, for this door
+
+    def check_mode(self, mode: str | None) -> str:
+        """*mode*, or the default; `BadInput` for a mode the agent has no door for."""
+        if mode is None:
+            return self.default_mode
+        if mode not in self.modes:
+            only = self.modes[0]
+            why = "a Stop hook" if only == "stop" else "a listener, through its plugin"
+            raise BadInput(f"{self.title} is reached through {why} only: use --mode {only}")
+        return mode
+
+    def context(self, text: str) -> str:
+        """The session-start hook's output, given the context line."""
+        return hook_specific(text)
+
+    def session(self, data: Mapping[str, Any]) -> str | None:
+        return _text(data.get(self.session_key))
+
+    def transcript(self, data: Mapping[str, Any]) -> str | None:
+        return _text(data.get(self.transcript_key))
+
+    def files(self, setup: Setup, action: str) -> list[Path]:
+        """Every file of the project `hook install|uninstall` may write or remove."""
+        return [] if self.hooks_file is None else [setup.project / self.hooks_file]
+
+    def install(self, setup: Setup) -> list[Change]:
+        raise NotImplementedError
+
+    def uninstall(self, setup: Setup) -> list[Change]:
+        raise NotImplementedError
+
+    def listen_args(
+        self, data: Mapping[str, Any], environ: Mapping[str, str], parent: int
+    ) -> tuple[list[str], dict[str, str]]:
+        """`paneboard listen` arguments for the session a hook with input *data* runs in, and
+        what the listener's environment adds; `BadInput` saying why no listener can start."""
+        raise BadInput(f"{self.title} has no listener")
+
+    def open_door(self, request: DoorRequest) -> Door:
+        raise BadInput(f"{self.title} has no door of its own")
+
+    def sighting(self, mark: Path, door: Door, transcript: Path | None) -> Sighting | None:
+        """What its listener follows to post `seen`: the conversation file, when known."""
+        if self.seen_source is None or transcript is None:
+            return None
+        return Sighting(mark, self.seen_source, transcript)
+
+    def until_session_over(self, door: Door) -> Callable[[], Awaitable[str]] | None:
+        """What returns once the agent's session has ended, with the reason (`listen
+        --until-unloaded`); None for an agent whose end its parent process marks."""
+        return None
+
+    def doctor(self, project: Path, env: Mapping[str, str], socket: str | None) -> list[Check]:
+        return []
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,41 @@
+"""GitHub Copilot CLI: reached through its Stop hook, in ``DIR/.github/hooks/paneboard.json``.
+
+The file is paneboard's alone (uninstall removes it once empty); Copilot loads a project's
+``.github/hooks/`` only in folders the person trusts. Its hook payloads are Claude-style; its
+stop hook, with nothing to hand over, prints nothing; its session-start context is a
+top-level ``additionalContext``. Its ``events.jsonl`` holds a ``user.message`` event for each
+turn it ran (`seen`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from paneboard.agents.base import top_level
+from paneboard.agents.hookfile import StopHookAgent
+
+TRUST = "Copilot CLI loads a project's .github/hooks/ only in folders you have trusted"
+
+
+@dataclass(frozen=True)
+class Copilot(StopHookAgent):
+    def entry(self, action: str, command: str) -> dict[str, Any]:
+        return {"hooks": [{"type": "command", "command": command, "timeout": 30}]}
+
+    def context(self, text: str) -> str:
+        return top_level(text)
+
+
+COPILOT = Copilot(
+    kind="copilot",
+    title="Copilot CLI",
+    modes=("stop",),
+    default_mode="stop",
+    hooks_file=".github/hooks/paneboard.json",
+    events={"session-start": "SessionStart", "stop": "Stop"},
+    seen_source="copilot-transcript",
+    per_stop=1,
+    own_file=True,
+    notes=(TRUST,),
+)

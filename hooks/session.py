@@ -1,0 +1,142 @@
+"""The session hooks an agent runs: the hook's input, the agent's name, session start and end.
+
+session-start starts a detached listener for the session (in the listen modes) and returns
+the context line the agent is told; session-end stops that listener. Neither blocks the
+agent for long.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from paneboard.agents import AGENTS, Agent
+from paneboard.board.context import Context, executable
+from paneboard.listener.doors.process import child_env
+from paneboard.protocol.errors import BadInput
+from paneboard.protocol.names import to_name
+from paneboard.state import proc
+from paneboard.state.panelock import holder
+
+
+def read_hook_input() -> dict[str, Any]:
+    """The hook's JSON from stdin ({} when there is none)."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return {}
+    raw = sys.stdin.read()
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"the hook's input is not JSON: {exc.msg}") from None
+    return data if isinstance(data, dict) else {}
+
+
+def agent_name(explicit: str | None, kind: str, cwd: str) -> tuple[str, bool]:
+    """--as, else PANEBOARD_AGENT, else `<project folder>-<kind>`; and whether it was derived."""
+    if explicit:
+        return explicit, False
+    if os.environ.get("PANEBOARD_AGENT"):
+        return os.environ["PANEBOARD_AGENT"], False
+    return to_name(f"{Path(cwd).name}-{kind}"), True
+
+
+def agent_pid() -> int:
+    """The agent process this hook runs under (the first ancestor that is not a shell)."""
+    return proc.agent_pid([cli for agent in AGENTS.values() for cli in agent.clis])
+
+
+def context_line(ctx: Context, exe: str, how: str) -> str:
+    """What the agent is told at session start: who it is, and the whole `post` command, every
+    value quoted for its shell (a home may hold a space, or `$(…)`)."""
+    from paneboard.protocol.compose import where_options
+    from paneboard.protocol.visible import one_line
+
+    where = where_options(
+        home=str(ctx.home), board=ctx.board, agent=ctx.agent, store=ctx.store_options()
+    )
+    post = one_line(f"{shlex.quote(exe)} post {where} --to NAME -- 'TEXT'")
+    return (
+        f"paneboard: you are `{ctx.agent}` on board `{ctx.board}` ({how}). "
+        f"Post work to another agent with `{post}`; "
+        "prompts for you arrive as `[paneboard] prompt …` messages: "
+        "close each with the ack or answer command it gives."
+    )
+
+
+def session_start(
+    ctx: Context, agent: Agent, mode: str, derived: bool, data: dict[str, Any]
+) -> str:
+    """Start this session's listener (listen and both modes); return the hook's output."""
+    exe = executable()
+    how = "prompts arrive at your turn's end" if mode == "stop" else "prompts arrive as messages"
+    if mode != "stop":
+        how = _start_listener(ctx, agent, exe, data)
+    text = context_line(ctx, exe, how) + (
+        " (name derived from the project folder; set PANEBOARD_AGENT to choose)" if derived else ""
+    )
+    return agent.context(text)
+
+
+def _start_listener(ctx: Context, agent: Agent, exe: str, data: dict[str, Any]) -> str:
+    ctx.paths.ensure()
+    transcript = agent.transcript(data)  # followed by the listener to post `seen`
+    held = holder(ctx.paths.pane(ctx.agent, "lock"))
+    if held and not _stopped_for_new_transcript(ctx, held, transcript):
+        return f"a listener (pid {held}) already holds this pane"
+    try:
+        door, extra = agent.listen_args(data, os.environ, agent_pid())
+    except BadInput as exc:
+        return f"{exc}: no listener started"
+    env = {**child_env(os.environ), **extra, **ctx.child_env()}
+    argv = [exe, "listen", *door] + (["--transcript", transcript] if transcript else [])
+    # Handed to the child, and closed here once it has started.
+    log = open(ctx.paths.pane(ctx.agent, "log"), "ab")  # noqa: SIM115
+    with log:
+        child = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
+    return f"listener pid {child.pid} hands prompts to this session"
+
+
+def _stopped_for_new_transcript(ctx: Context, held: int, transcript: str | None) -> bool:
+    """Stop the pane's listener if it serves this agent process but an older transcript.
+
+    Claude Code's `/clear` starts a new conversation file in the same process, and runs
+    SessionStart again with it; a listener of another process is left alone.
+    """
+    argv = proc.cmdline(held)
+    if argv is None:
+        return False
+    ours = proc.option(argv, "--parent-pid") == str(agent_pid())
+    if not (transcript and held > 0 and ours and proc.option(argv, "--transcript") != transcript):
+        return False
+    session_end(ctx)
+    return not holder(ctx.paths.pane(ctx.agent, "lock"))
+
+
+def session_end(ctx: Context) -> None:
+    """Stop this pane's listener, if one runs."""
+    pid = holder(ctx.paths.pane(ctx.agent, "lock"))
+    if pid and pid > 0:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline and holder(ctx.paths.pane(ctx.agent, "lock")):
+            time.sleep(0.05)

@@ -1,0 +1,56 @@
+"""The Stop-hook door: at the end of the agent's turn, the prompts waiting for it, on stdout.
+
+One pass of a `Pane`: the undelivered open prompts in catch-up order, composed, go out as
+one block reason (up to the reason's size limit, and to *limit* prompts for the agents that
+take one per turn end); once it is written and flushed they are recorded as the listener
+records its deliveries (a crash in between costs a duplicate, never a loss), and the
+checkpoint is kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TextIO
+
+from paneboard.protocol.posts import Prompt
+from paneboard.protocol.words import STOP_HOOK_DOOR
+from paneboard.state.fold import PromptState
+from paneboard.state.pane import Pane
+
+REASON_LIMIT = 64 * 1024
+
+
+def deliver_at_stop(
+    pane: Pane, compose: Callable[[Prompt], str], out: TextIO, limit: int | None
+) -> bool:
+    """Write the block reason for *pane*'s waiting prompts to *out*; False if none wait."""
+    chosen, texts = take(pane.undelivered(), compose, limit)
+    if not chosen:
+        return False
+    intro = (
+        f"paneboard: {len(chosen)} prompt(s) for you, `{pane.agent}`, "
+        f"arrived on board `{pane.board}`; handle them now."
+    )
+    out.write(json.dumps({"decision": "block", "reason": "\n\n".join([intro, *texts])}) + "\n")
+    out.flush()  # handed over: a crash before the keys are kept costs a duplicate, not a loss
+    pane.record(chosen, STOP_HOOK_DOOR)
+    pane.save_checkpoint()
+    return True
+
+
+def take(
+    pending: list[PromptState], compose: Callable[[Prompt], str], limit: int | None
+) -> tuple[list[Prompt], list[str]]:
+    """The first of *pending*, composed, that fit in one reason (and number at most *limit*)."""
+    chosen: list[Prompt] = []
+    texts: list[str] = []
+    size = 0
+    for ps in pending:
+        text = compose(ps.prompt)
+        if chosen and (size + len(text) > REASON_LIMIT or len(chosen) == limit):
+            break  # the rest wait for the next stop
+        chosen.append(ps.prompt)
+        texts.append(text)
+        size += len(text)
+    return chosen, texts

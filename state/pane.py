@@ -1,0 +1,154 @@
+"""One agent's pane on one board: the files a deliverer keeps, and the order it writes them.
+
+Both deliverers (the listener and the Stop hook) go through a `Pane`:
+
+- `take_lock()`: one deliverer per pane at a time (`PaneLocked` otherwise);
+- `start_state()`: the agent's fold, from the checkpoint when it still fits the log;
+- `undelivered()`: the open prompts whose key is not recorded, in catch-up order;
+- `record(prompts, door)`: each delivered key, durably, then the receipts on the board, so a
+  crash between the two costs a missing receipt, never a second delivery;
+- `save_checkpoint()`: the pruned fold, for a quick start next time.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+
+from paneboard.protocol.errors import BoardIOError
+from paneboard.protocol.ids import new_id
+from paneboard.protocol.posts import Delivered, Header, Held, Outcome, Post, Prompt, delivered_key
+from paneboard.state import checkpoint
+from paneboard.state.abc import Store
+from paneboard.state.delivered import DeliveredKeys
+from paneboard.state.failpoint import failpoint
+from paneboard.state.fold import BoardState, PromptState, open_for, prune
+from paneboard.state.panelock import PaneLock, take_pane_lock
+from paneboard.state.paths import BoardPaths
+
+
+def key(prompt: Prompt) -> str:
+    """The delivered key of *prompt*: recorded once it is handed over."""
+    return delivered_key(prompt.board, prompt.sender, prompt.id)
+
+
+class Pane:
+    """Agent *agent*'s pane on the board of *paths*, whose posts are in *store*.
+
+    Its files: `lock_path`, `delivered` (the key log), `checkpoint`, `presence`, `mark` (where
+    the agent's conversation file was read to), `log` (its listener's output) and `stopcheck`
+    (when the Stop hook last looked). *now* is the wall clock, for expiry and receipts.
+    """
+
+    def __init__(
+        self,
+        paths: BoardPaths,
+        agent: str,
+        store: Store,
+        *,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self.paths = paths
+        self.agent = agent
+        self.store = store
+        self.now = now
+        self.lock_path = paths.pane(agent, "lock")
+        self.delivered = paths.pane(agent, "delivered")
+        self.checkpoint = paths.pane(agent, "checkpoint")
+        self.presence = paths.pane(agent, "presence")
+        self.mark = paths.pane(agent, "transcript")
+        self.log = paths.pane(agent, "log")
+        self.stopcheck = paths.pane(agent, "stopcheck")
+        # The fold the pane delivers from, kept current by its deliverer (`start_state()`
+        # sets it).
+        self.state = BoardState(keep_closed=False, recipient=agent)
+        self._keys: DeliveredKeys | None = None
+        self._lock: PaneLock | None = None
+
+    @property
+    def board(self) -> str:
+        return self.paths.board
+
+    def take_lock(self) -> None:
+        """Take the pane lock, without waiting (`PaneLocked` names the holder's pid)."""
+        if self._lock is None:
+            self.paths.ensure()  # the lock and the keys are local, whatever the store
+            self._lock = take_pane_lock(self.lock_path, self.board, self.agent)
+
+    def release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    @property
+    def keys(self) -> DeliveredKeys:
+        """The delivered-key log, read at first use (under the lock: its only writer)."""
+        if self._keys is None:
+            self._keys = DeliveredKeys(self.delivered)
+        return self._keys
+
+    def handed_over(self, prompt: Prompt) -> bool:
+        """Whether this pane recorded *prompt*'s delivery."""
+        return key(prompt) in self.keys
+
+    def start_state(self) -> BoardState:
+        """The agent's fold to start from, kept as `state`: the checkpoint, or an empty fold of
+        its prompts."""
+        self.state = checkpoint.start_state(self.checkpoint, self.store, self.agent)
+        return self.state
+
+    def undelivered(self) -> list[PromptState]:
+        """The prompts open for the agent and not handed over yet, in catch-up order."""
+        now = self.now()
+        return [
+            ps for ps in open_for(self.state, self.agent, now) if not self.handed_over(ps.prompt)
+        ]
+
+    def record(
+        self,
+        prompts: Sequence[Prompt],
+        door: str,
+        outcome: Outcome = "accepted",
+        *,
+        held: str | None = None,
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
+        """Record *prompts* as handed over through *door*: the keys, then the receipts.
+
+        With *held* (the agent's reason), the receipts say the agent holds them for its
+        person. A key that cannot be recorded raises `BoardIOError`; so does a receipt the
+        board refuses, unless *warn* is given, which is told instead (the keys stay).
+        """
+        for prompt in prompts:
+            self.keys.record(key(prompt))
+        failpoint("after-record")
+        try:
+            self.post([self._receipt(p, door, outcome, held) for p in prompts])
+        except BoardIOError as exc:
+            if warn is None:
+                raise
+            warn(f"could not post the {'delivered' if held is None else 'held'} notice: {exc}")
+
+    def _receipt(self, prompt: Prompt, door: str, outcome: Outcome, held: str | None) -> Post:
+        if held is not None:
+            return Held(**self._header(), prompt=prompt.id, door=door, by="agent", reason=held)
+        return Delivered(**self._header(), prompt=prompt.id, door=door, outcome=outcome)
+
+    def _header(self) -> Header:
+        ts = self.now()
+        return {
+            "id": new_id(ts, os.urandom(10)),
+            "board": self.board,
+            "sender": self.agent,
+            "ts": ts,
+        }
+
+    def post(self, posts: Sequence[Post]) -> None:
+        """Append *posts* under the agent's name (nothing for none)."""
+        if posts:
+            self.store.append(list(posts))
+
+    def save_checkpoint(self) -> None:
+        """Keep `state`, pruned to the prompts still receivable, as the pane's checkpoint."""
+        checkpoint.save(self.checkpoint, self.store, prune(self.state, self.now()))

@@ -1,0 +1,148 @@
+"""A pane: its named files, one deliverer at a time, and the key recorded before the receipt."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from paneboard.listener.view import BoardView
+from paneboard.protocol.errors import BoardIOError, PaneLocked
+from paneboard.protocol.posts import Ack, Delivered, Held
+from paneboard.state.delivered import DeliveredKeys
+from paneboard.state.filestore import FileStore
+from paneboard.state.log import read_posts
+from paneboard.state.pane import Pane, key
+from paneboard.state.paths import BoardPaths
+from tests.factories import prompt
+
+
+def _pane(home: Path, now: float = 100.0) -> Pane:
+    paths = BoardPaths(home, "b")
+    return Pane(paths, "bob", FileStore(paths.dir), now=lambda: now)
+
+
+def _folded(pane: Pane) -> None:
+    pane.start_state()
+    with BoardView(pane.store, pane.state) as view:
+        view.refresh(keep=False)
+
+
+def test_a_pane_names_its_files_in_the_panes_folder(home: Path) -> None:
+    pane = _pane(home)
+    panes = home / "b" / "panes"
+    named = [pane.lock_path, pane.delivered, pane.checkpoint, pane.presence, pane.mark]
+    named += [pane.log, pane.stopcheck]
+    expected = ["lock", "delivered", "checkpoint", "presence", "transcript", "log", "stopcheck"]
+    assert [panes / f"bob.{suffix}" for suffix in expected] == named
+
+
+def test_a_second_deliverer_is_refused_until_the_first_lets_go(home: Path) -> None:
+    first, second = _pane(home), _pane(home)
+    first.take_lock()
+    with pytest.raises(PaneLocked) as info:
+        second.take_lock()
+    assert os.getpid() == info.value.pid
+    first.release()
+    second.take_lock()
+    second.release()
+
+
+def test_record_writes_the_key_then_the_receipt(home: Path) -> None:
+    pane = _pane(home)
+    pane.take_lock()
+    pane.record([prompt(1), prompt(2)], "stdout", "unknown")
+    pane.record([prompt(3)], "claude-inbox", held="crossSessionInbound: hold")
+    pane.release()
+    keys = DeliveredKeys(pane.delivered).keys
+    assert {key(prompt(n)) for n in (1, 2, 3)} == keys
+    posts = [post for _, post in read_posts(home / "b" / "log")]
+    assert [
+        Delivered(
+            id=posts[0].id,
+            board="b",
+            sender="bob",
+            ts=100.0,
+            prompt=prompt(1).id,
+            door="stdout",
+            outcome="unknown",
+        ),
+        Delivered(
+            id=posts[1].id,
+            board="b",
+            sender="bob",
+            ts=100.0,
+            prompt=prompt(2).id,
+            door="stdout",
+            outcome="unknown",
+        ),
+        Held(
+            id=posts[2].id,
+            board="b",
+            sender="bob",
+            ts=100.0,
+            prompt=prompt(3).id,
+            door="claude-inbox",
+            by="agent",
+            reason="crossSessionInbound: hold",
+        ),
+    ] == posts
+
+
+def test_a_refused_receipt_keeps_the_key(home: Path) -> None:
+    """The key is durable before the receipt is tried: the board refusing the receipt raises
+    (or is told to *warn*), and the prompt is never handed over again."""
+    pane = _pane(home)
+    pane.take_lock()
+    (home / "b" / "log").mkdir()  # the store cannot append
+    with pytest.raises(BoardIOError, match="cannot open"):
+        pane.record([prompt(1)], "stdout")
+    heard: list[str] = []
+    pane.record([prompt(2)], "stdout", warn=heard.append)
+    pane.release()
+    assert {key(prompt(1)), key(prompt(2))} == DeliveredKeys(pane.delivered).keys
+    assert 1 == len(heard)
+    assert heard[0].startswith("could not post the delivered notice: cannot open")
+
+
+def test_undelivered_skips_the_recorded_and_the_closed_in_catch_up_order(home: Path) -> None:
+    store = FileStore(home / "b")
+    (home / "b").mkdir()
+    urgent = prompt(3, priority="urgent")
+    store.append([prompt(1), prompt(2), urgent, prompt(4)])
+    store.append([Ack(id="a" * 26, board="b", sender="bob", ts=5.0, prompt=prompt(4).id)])
+    pane = _pane(home)
+    pane.take_lock()
+    pane.record([prompt(2)], "stdout")
+    _folded(pane)
+    assert [urgent.id, prompt(1).id] == [ps.prompt.id for ps in pane.undelivered()]
+    pane.release()
+
+
+def test_the_checkpoint_is_where_the_next_pane_starts(home: Path) -> None:
+    (home / "b").mkdir()
+    FileStore(home / "b").append([prompt(1), prompt(2)])
+    pane = _pane(home)
+    pane.take_lock()
+    _folded(pane)
+    pane.save_checkpoint()
+    pane.release()
+    again = _pane(home)
+    state = again.start_state()
+    assert state is again.state
+    assert (pane.state.position, sorted(pane.state.prompts)) == (
+        state.position,
+        sorted(state.prompts),
+    )
+    assert 0 < state.position
+
+
+def test_without_a_checkpoint_the_start_is_an_empty_fold_of_the_agents_prompts(home: Path) -> None:
+    state = _pane(home).start_state()
+    assert ({}, 0, False, "bob") == (
+        state.prompts,
+        state.position,
+        state.keep_closed,
+        state.recipient,
+    )

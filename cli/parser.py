@@ -318,7 +318,7 @@ def _policy_options(p: argparse.ArgumentParser) -> None:
 
 def _refuse_options(p: argparse.ArgumentParser) -> None:
     _id(p)
-    p.add_argument("--reason", default="refused", metavar="TEXT")
+    p.add_argument("--reason", default="no reason given", metavar="TEXT")
 
 
 # name: (help, the function adding its options, the module:function running it: a module of

@@ -139,7 +139,7 @@ class Refused(_Post, frozen=True, tag="refused"):
     recipient, and *reason* says why (the sender's `wait` names it)."""
 
     prompt: Id
-    reason: Text = "refused"
+    reason: Text = "no reason given"
 
 
 class Header(TypedDict):

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from paneboard.protocol.posts import Post
+from paneboard.protocol.compose import Provenance
+from paneboard.protocol.posts import Post, Prompt
 from paneboard.protocol.signing import FORGED, VERIFIED, fingerprint, signed_part, verdict
 from paneboard.state.keys import Pins, verify
 
@@ -60,6 +61,15 @@ class Verdicts:
         if pinned is None or part is None or fingerprint(part.key) == pinned:
             return None
         return pinned
+
+    def provenance(
+        self, prompt: Prompt, payload: bytes | memoryview, *, approved: bool = False
+    ) -> Provenance:
+        """What a door tells the agent about *prompt* (stored as *payload*): the verdict, the
+        key's fingerprint when verified, and whether a person approved it."""
+        result = self.of(prompt.sender, payload)
+        part = signed_part(payload) if result == VERIFIED else None
+        return Provenance(result, None if part is None else fingerprint(part.key), approved)
 
     def check(self, post: Post, payload: bytes | memoryview) -> Check:
         """The verdict on *post* (stored as *payload*), computed when first asked and kept."""

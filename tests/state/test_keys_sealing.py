@@ -83,3 +83,21 @@ def test_a_catch_up_verifies_only_the_posts_that_move_the_prompts_it_keeps(home:
     assert list(state.prompts) == [mine.id]
     assert (402, 1) == (len(list(checked(verdicts, [_records(folder)]))), verdicts.verified)
     assert fingerprint(open_key(home, "bob").public) == Pins(folder).read()["bob"]
+
+
+def test_the_provenance_a_door_composes_names_the_verified_key(home: Path, tmp_path: Path) -> None:
+    """Verified: the sender's fingerprint; forged: none; approval carried as given."""
+    folder = home / "b"
+    folder.mkdir()
+    other = tmp_path / "other"
+    other.mkdir(mode=0o700)
+    p = prompt(1, board="b")
+    verdicts = Verdicts(folder)
+    mine = verdicts.provenance(p, Sealer(home, "alice").seal(encode(p)), approved=True)
+    theirs = verdicts.provenance(p, Sealer(other, "alice").seal(encode(p)))
+    assert ("verified", open_key(home, "alice").fingerprint, True) == (
+        mine.verdict,
+        mine.fingerprint,
+        mine.approved,
+    )
+    assert ("forged", None, False) == (theirs.verdict, theirs.fingerprint, theirs.approved)

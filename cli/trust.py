@@ -1,8 +1,9 @@
 """`keys`, `trust`, `policy`, `approve` and `refuse`: a person's decisions about a board.
 
 Each decision (`trust`, `approve`, `refuse`, a change of `policy`) is confirmed on the
-controlling terminal, never on stdin: an agent's commands run without one, so an agent cannot
-approve its own held prompts. Without a terminal the command says so and writes nothing.
+controlling terminal, never on stdin, which an agent's command may well have: an agent whose
+commands run with no controlling terminal cannot approve its own held prompts. Without a
+terminal the command says so and writes nothing.
 """
 
 from __future__ import annotations

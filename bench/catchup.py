@@ -5,21 +5,43 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bench.baselines import SqliteMailbox
 from bench.harness import listener, peak_rss_mb, summary
 from paneboard.protocol.posts import Ack, Answer, Delivered, Post, Prompt, encode
+from paneboard.protocol.signing import seal
 from paneboard.state.append import append_payloads
 from paneboard.state.compact import compact
 
 AGENTS = [f"agent{i}" for i in range(20)]
 
 
-def make_board(log: Path, n: int, open_for_bob: int = 300) -> None:
+def signer() -> Callable[[Post], bytes]:
+    """Encode and seal a post as its sender's paneboard would (a key per agent), signing with
+    cryptography: the standard library's signer would take most of an hour for a million."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    keys: dict[str, tuple[Any, bytes]] = {}
+
+    def seal_post(post: Post) -> bytes:
+        if post.sender not in keys:
+            private = Ed25519PrivateKey.generate()
+            keys[post.sender] = (private, private.public_key().public_bytes_raw())
+        private, public = keys[post.sender]
+        return seal(encode(post), public, private.sign)
+
+    return seal_post
+
+
+def make_board(
+    log: Path, n: int, open_for_bob: int = 300, seal_post: Callable[[Post], bytes] = encode
+) -> None:
     """A realistic history of *n* posts: prompts among 20 agents, each delivered and closed,
-    with *open_for_bob* prompts to bob left open, spread through the log."""
+    with *open_for_bob* prompts to bob left open, spread through the log (each post written
+    as *seal_post* makes it: encoded, or signed too)."""
     every = max(1, n // 3 // open_for_bob)  # a closed prompt takes three posts
     batch: list[bytes] = []
     i = k = 0
@@ -47,7 +69,7 @@ def make_board(log: Path, n: int, open_for_bob: int = 300) -> None:
                 Delivered(id=f"d{i:025d}", door="claude-inbox", **about),
                 closing,
             ]
-        batch += [encode(p) for p in posts]
+        batch += [seal_post(p) for p in posts]
         i += len(posts)
         if len(batch) >= 20_000:
             append_payloads(log, batch)
@@ -112,9 +134,26 @@ def catch_up(home: Path, sizes: list[int], runs: int) -> dict[str, Any]:
             "cold_after_ms": after * 1000,
         }
         row["sqlite_poll_ms"] = _sqlite_catch_up(home / f"sq{n}", n, runs)
-        out[str(n)] = row
         _remove_tree(board)
+        row["signed"] = _signed_catch_up(home / f"s{n}", n, runs)
+        out[str(n)] = row
     return out
+
+
+def _signed_catch_up(board: Path, n: int, runs: int) -> dict[str, Any]:
+    """The cold catch-up on the same history with every post signed, side by side."""
+    (board / "bench" / "panes").mkdir(parents=True, mode=0o700)
+    log = board / "bench" / "log"
+    make_board(log, n, seal_post=signer())
+    cold, rss = [], []
+    for _ in range(runs):
+        (board / "bench" / "panes" / "bob.checkpoint").unlink(missing_ok=True)
+        t, peak = first_delivery(board)
+        cold.append(t * 1000)
+        rss.append(peak)
+    row = {"log_mb": log.stat().st_size / 1e6, "cold_ms": summary(cold), "cold_rss_mb": max(rss)}
+    _remove_tree(board)
+    return row
 
 
 def _sqlite_catch_up(folder: Path, n: int, runs: int) -> dict[str, Any]:

@@ -1,12 +1,11 @@
 """Signing's cost, side by side with the unsigned path: `post`, sign, verify, imports.
 
-`post` does not sign yet; the signed `post` measured here is a prototype: the real command
-line (`paneboard.cli.main`) with its msgpack writer wrapped so that the payload
-is sealed (``protocol.signing.seal``) with the sender's key from the home before it is
-appended. Three signers are compared: the standard library's integers
-(``protocol.ed25519``), cryptography's public Ed25519 API, and cryptography's Rust
-binding imported alone. The unsigned prototype is the same wrapper without the seal, so
-the two differ only by signing.
+`paneboard post` signs every prompt (the store's sealer, state/sealing.py). The variants
+measured beside it run the same command line (`paneboard.cli.main`) with one thing changed:
+*unsigned* turns the seal off (the store appends the bytes as encoded), and the two
+cryptography variants sign with cryptography's public Ed25519 API, or with its Rust binding
+imported alone, in place of the standard library's integers (``protocol.ed25519``). So each
+differs from `paneboard post` only by how, or whether, it signs.
 
 Every case runs from compiled bytecode, as an installed paneboard does: with
 ``PYTHONDONTWRITEBYTECODE`` set, the editable install's modules (``build/__editable__…``,
@@ -27,29 +26,25 @@ from paneboard.protocol import ed25519
 from paneboard.protocol.posts import encode
 from paneboard.protocol.signing import fingerprint, seal, signed_part, verdict
 from paneboard.state.keys import open_key, verify
+from paneboard.state.verdicts import Verdicts
 
 _PROTOTYPE = """
-import os, sys
-from pathlib import Path
-from paneboard.board import post as posting
+import sys
 from paneboard.cli import main
+from paneboard.state import keys, sealing
 SIGNER = {signer!r}
-if SIGNER:
-    from paneboard.protocol.signing import seal
-    from paneboard.state.keys import open_key
-    unsigned = posting.pack_post
-    def signer(pair):
-        if SIGNER == "stdlib":
-            return pair.sign
-        if SIGNER == "cryptography":
-            from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-            return Ed25519PrivateKey.from_private_bytes(pair.seed).sign
+if not SIGNER:
+    sealing.sealed = lambda sealer, payload, sender=None: payload
+elif SIGNER == "cryptography":
+    def sign(pair, message):
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+        return Ed25519PrivateKey.from_private_bytes(pair.seed).sign(message)
+    keys.KeyPair.sign = sign
+elif SIGNER == "rust-binding":
+    def sign(pair, message):
         from cryptography.hazmat.bindings._rust import openssl
-        return openssl.ed25519.from_private_bytes(pair.seed).sign
-    def pack_signed(fields):
-        pair = open_key(Path(os.environ["PANEBOARD_HOME"]), fields["sender"])
-        return seal(unsigned(fields), pair.public, signer(pair))
-    posting.pack_post = pack_signed
+        return openssl.ed25519.from_private_bytes(pair.seed).sign(message)
+    keys.KeyPair.sign = sign
 sys.exit(main(sys.argv[1:]))
 """
 SIGNERS = ("", "stdlib", "cryptography", "rust-binding")
@@ -100,11 +95,12 @@ def _wall_ms(argv: list[str], env: dict[str, str]) -> float:
 
 
 def post_side_by_side(home: Path, runs: int) -> dict[str, Any]:
-    """`python -c pass`, the real `post`, and the prototype unsigned and with each signer."""
+    """`python -c pass`, the real (signed) `post`, and the same command unsigned and with
+    each other signer."""
     env = _env(home)
     real = [PY, "-m", "paneboard", "post", "--to", "nobody", "hi"]
-    cases = {"python -c pass": [PY, "-c", "pass"], "paneboard post": real}
-    cases |= {f"prototype {s or 'unsigned'}": _argv(s, "nobody") for s in SIGNERS}
+    cases = {"python -c pass": [PY, "-c", "pass"], "paneboard post (signed)": real}
+    cases |= {f"post, {s or 'unsigned'}": _argv(s, "nobody") for s in SIGNERS if s != "stdlib"}
     for argv in cases.values():  # the key is made, and every module compiled, before timing
         _wall_ms(argv, env)
     samples: dict[str, list[float]] = {name: [] for name in cases}
@@ -119,7 +115,7 @@ def post_side_by_side(home: Path, runs: int) -> dict[str, Any]:
 
 
 def post_to_door(home: Path, runs: int) -> dict[str, Any]:
-    """A signed and an unsigned prototype `post` to today's listener (stdout door), timed."""
+    """A signed and an unsigned `post` to a listener (stdout door), timed."""
     env = _env(home)
     lis = listener(home, "bob")
     out: dict[str, Any] = {}
@@ -168,9 +164,20 @@ def in_process(n: int) -> dict[str, Any]:
         "verify_us": _per_call_us(lambda s: verify(s.key, s.sig, s.message), parts),
         "verdict_us": _per_call_us(lambda s: verdict(s, pinned, verify), sealed),
         "unsigned_verdict_us": _per_call_us(lambda p: verdict(p, pinned, verify), payloads),
+        "home_verdict_us": _home_verdicts(public, sealed),
         "bytes_per_post_unsigned": sum(map(len, payloads)) / n,
         "bytes_per_post_signed": sum(map(len, sealed)) / n,
     }
+
+
+def _home_verdicts(public: bytes, sealed: list[bytes]) -> dict[str, Any]:
+    """A reader's verdict per delivery as a home gives it (`state.verdicts`: its pins read once)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        verdicts = Verdicts(Path(folder))
+        verdicts.pins.pin_first("alice", fingerprint(public))
+        return _per_call_us(lambda s: verdicts.of("alice", s), sealed)
 
 
 def import_costs(home: Path, runs: int) -> dict[str, Any]:

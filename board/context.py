@@ -10,6 +10,7 @@ from pathlib import Path
 from paneboard.protocol.ids import new_id
 from paneboard.protocol.names import check_name, to_name
 from paneboard.state.paths import BoardPaths, default_board, open_home, user_data_dir
+from paneboard.state.sealing import Sealer
 from paneboard.state.stores import (
     check_url,
     connect_url,
@@ -80,6 +81,7 @@ class Context:
             self._store = open_store(
                 url, self.paths.dir, self.board, self.nats, reconnect=reconnect
             )
+            self._store.sealer = Sealer(self.home, self.agent)  # every post written is signed
             self._reconnect = reconnect
             if self.secret:  # it connected: later commands name only the URL without it
                 remember_secret(open_home(self.home), self.store_url, self.secret)

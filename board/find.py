@@ -12,7 +12,7 @@ from paneboard.protocol.ids import check_ref
 from paneboard.protocol.posts import Post, Prompt
 from paneboard.protocol.words import OPEN_STAGES
 from paneboard.state import tally
-from paneboard.state.fold import BoardState, PromptState, apply, fold, stage
+from paneboard.state.fold import BoardState, PromptState, apply, stage
 
 
 class TallyNotWritten(UserWarning):
@@ -20,9 +20,9 @@ class TallyNotWritten(UserWarning):
 
 
 def load(ctx: Context) -> tuple[list[tuple[int, Post]], BoardState]:
-    """Every post of the board, and their fold."""
-    posts = ctx.store().read_all()
-    return posts, fold(posts)
+    from paneboard.board.trust import read_board  # only verified posts move stages
+
+    return read_board(ctx)
 
 
 def match_id(ctx: Context, posts: Sequence[tuple[int, Post]], ref: str) -> str:

@@ -14,7 +14,7 @@ from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Post, Prompt
 from paneboard.state.abc import Compactable, Store
 from paneboard.state.compact import Compacted
-from paneboard.state.fold import PromptState, Recipient, open_for, stage
+from paneboard.state.fold import Doubt, PromptState, Recipient, open_for, stage
 
 
 class OpenPrompt(msgspec.Struct, frozen=True):
@@ -32,6 +32,7 @@ class Status(Prompt, frozen=True, tag="prompt"):
     """
 
     recipients: dict[str, Recipient] = msgspec.field(default_factory=dict)
+    doubted: list[Doubt] = msgspec.field(default_factory=list)  # posts that moved nothing
 
 
 class LogPage(msgspec.Struct, frozen=True):
@@ -63,7 +64,8 @@ def status_of(ps: PromptState, now: float) -> Status:
         now_stage = stage(ps, name, now)
         ts = {"cancelled": ps.cancelled, "expired": ps.prompt.expires}.get(now_stage, r.ts)
         recipients[name] = msgspec.structs.replace(r, stage=now_stage, ts=ts)
-    return Status(**msgspec.structs.asdict(ps.prompt), recipients=recipients)
+    fields = msgspec.structs.asdict(ps.prompt)
+    return Status(**fields, recipients=recipients, doubted=list(ps.doubted))
 
 
 def read_log(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 from paneboard.board.read import Status
+from paneboard.board.trust import doubt_line
 from paneboard.board.who import WhoRow
 from paneboard.protocol.posts import Answer, Held, Post, Prompt, Seen
 from paneboard.protocol.visible import one_line
@@ -65,7 +66,7 @@ def status_lines(status: Status, now: float | None = None) -> list[str]:
     for name, r in status.recipients.items():
         when = clock(r.ts) if r.ts else ""
         lines.append(one_line(f"  {name:<16} {r.stage:<11} {when}{_detail(r, now)}"))
-    return lines
+    return lines + [one_line(doubt_line(d)) for d in status.doubted]
 
 
 def _detail(r: Recipient, now: float) -> str:
@@ -85,6 +86,8 @@ def _detail(r: Recipient, now: float) -> str:
         return f"  via {r.door}, in {r.source}" + seen_after(r)
     if r.stage == "held" and r.ts is not None:
         return f"  {held_line(r, now)}"
+    if r.stage == "refused":
+        return f"  {r.reason}"
     return ""
 
 

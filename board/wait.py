@@ -12,7 +12,7 @@ from paneboard.board.context import Context
 from paneboard.board.find import match_ref
 from paneboard.board.view import BoardView
 from paneboard.protocol.errors import PromptClosed, WaitTimedOut
-from paneboard.protocol.words import CLOSED_STAGES
+from paneboard.protocol.words import CLOSED_STAGES, ENDED_STAGES
 from paneboard.state.fold import PromptState, stage
 
 # The stages that count as having reached each stage waited for.
@@ -37,9 +37,10 @@ class Outcome(msgspec.Struct, frozen=True):
 def reached(ps: PromptState, until: str, now: float) -> bool:
     """True when every recipient is at *until*; raises `PromptClosed` if that cannot happen now."""
     stages = [stage(ps, name, now) for name in ps.recipients]
-    for s in stages:
-        if s in ("cancelled", "expired"):
-            raise PromptClosed(ps.prompt.id, s)
+    for name, s in zip(ps.recipients, stages, strict=True):
+        if s in ENDED_STAGES:
+            why = f"{ps.recipients[name].reason} (by {name})" if s == "refused" else None
+            raise PromptClosed(ps.prompt.id, s, why)
     return all(s in _REACHED[until] for s in stages)
 
 

@@ -297,6 +297,34 @@ def _no_options(p: argparse.ArgumentParser) -> None:
     pass
 
 
+def _limit(text: str) -> int:
+    if not text.isdigit() or int(text) > 1_000_000:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 0 (off) to 10^6")
+    return int(text)
+
+
+def _keys_options(p: argparse.ArgumentParser) -> None:
+    _flag(p, "--own", "print only your own key's fingerprint in this home (--as), made if missing")
+
+
+def _trust_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", metavar="AGENT")
+    p.add_argument("fingerprint", metavar="FINGERPRINT")
+
+
+def _policy_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow", action="extend", nargs="+", metavar="AGENT")
+    p.add_argument("--others", choices=("deliver", "hold", "refuse"))
+    p.add_argument("--unverified", choices=("hold", "refuse"))
+    p.add_argument("--rate", type=_limit, metavar="N", help="prompts a minute per sender (0: off)")
+    p.add_argument("--loop", type=_limit, metavar="N", help="reply-chain depth (0: off)")
+
+
+def _refuse_options(p: argparse.ArgumentParser) -> None:
+    _id(p)
+    p.add_argument("--reason", default="no reason given", metavar="TEXT")
+
+
 # name: (help, the function adding its options, the module:function running it: a module of
 # cli/, or a dotted name for a layer above the command line, imported only when run)
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] = {
@@ -351,6 +379,11 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] 
         _top_options,
         "paneboard.top:top_command",
     ),
+    "keys": ("every agent's key fingerprint and its state", _keys_options, "trust:keys_command"),
+    "trust": ("pin another key for an agent (confirmed)", _trust_options, "trust:trust_command"),
+    "policy": ("print or change who may start a turn", _policy_options, "trust:policy_command"),
+    "approve": ("let a held prompt through (confirmed)", _id, "trust:approve_command"),
+    "refuse": ("refuse a prompt for you (confirmed)", _refuse_options, "trust:refuse_command"),
     "mcp": (
         "serve the board as MCP tools on stdin/stdout, acting as --as",
         _mcp_options,

@@ -29,7 +29,18 @@ from paneboard.state.fold import PromptState, stage
 
 # The words of protocol/words.py, as types the SDK turns into JSON schema (a test keeps them equal).
 Priority = Literal["low", "normal", "high", "urgent"]
-Kind = Literal["prompt", "ack", "answer", "cancel", "delivered", "undelivered", "seen", "held"]
+Kind = Literal[
+    "prompt",
+    "ack",
+    "answer",
+    "cancel",
+    "delivered",
+    "undelivered",
+    "seen",
+    "held",
+    "approved",
+    "refused",
+]
 Until = Literal["delivered", "seen", "closed"]
 Id = Annotated[str, Field(description="a post id, or a unique prefix of at least 4 characters")]
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]

@@ -6,6 +6,10 @@ header or command line (sender, board, id, thread, reply-to, priority) is shown 
 so nothing a sender writes starts a line of its own. Control and format characters
 (protocol/visible.py) are shown as escapes rather than passed raw to the agent's screen
 or model; the body keeps its newlines and tabs.
+
+What paneboard checked about the sender comes in as `Provenance` (the reader's verdict on the
+prompt's signature, and whether a person approved it): composing never verifies anything
+itself, so every door says the same about one prompt.
 """
 
 from __future__ import annotations
@@ -15,7 +19,41 @@ import shlex
 from paneboard.protocol.posts import Prompt
 from paneboard.protocol.visible import one_line, visible
 
-__all__ = ["close_commands", "compose", "visible", "where_options"]
+__all__ = [
+    "Provenance",
+    "close_commands",
+    "compose",
+    "provenance_lines",
+    "visible",
+    "where_options",
+]
+
+FINGERPRINT_SHOWN = 12  # characters of the sender's fingerprint the agent is shown
+
+
+class Provenance:
+    """What paneboard checked about a prompt: the verdict on its signature, the signing key's
+    fingerprint (when signed), and whether a person approved it after it was held."""
+
+    __slots__ = ("approved", "fingerprint", "verdict")
+
+    def __init__(
+        self, verdict: str, fingerprint: str | None = None, approved: bool = False
+    ) -> None:
+        self.verdict, self.fingerprint, self.approved = verdict, fingerprint, approved
+
+
+def provenance_lines(sender: str, provenance: Provenance) -> list[str]:
+    """paneboard's own lines about who sent the prompt (each one line, fields made visible)."""
+    shown = one_line(sender)
+    if provenance.verdict == "verified" and provenance.fingerprint:
+        key = provenance.fingerprint[:FINGERPRINT_SHOWN]
+        lines = [f"paneboard checked the sender's key: {shown}, key {key}…"]
+    else:
+        lines = [f"paneboard could not check the sender's key: the prompt is {provenance.verdict}"]
+    if provenance.approved:
+        lines.append("a person approved this prompt after paneboard held it")
+    return [f"[paneboard] {one_line(line)}" for line in lines]
 
 
 def where_options(
@@ -53,8 +91,10 @@ def compose(
     home: str,
     agent: str,
     store: tuple[tuple[str, str], ...] = (),
+    provenance: Provenance | None = None,
 ) -> str:
-    """The text handed to *agent*: who asked, where, the body, and how to close it."""
+    """The text handed to *agent*: who asked (and what paneboard checked of it), where, the
+    body, and how to close it."""
     details = [f"priority {prompt.priority}"]
     if prompt.thread:
         details.append(f"thread {prompt.thread}")
@@ -65,8 +105,14 @@ def compose(
     )
     body = "\n".join("> " + line for line in visible(prompt.body).split("\n"))
     head = f"prompt {prompt.id} from {prompt.sender} on board {prompt.board} ({', '.join(details)})"
+    checked = (
+        ""
+        if provenance is None
+        else "".join(line + "\n" for line in provenance_lines(prompt.sender, provenance))
+    )
     return (
         f"[paneboard] {one_line(head)}\n"
+        f"{checked}"
         f"{body}\n"
         f"[paneboard] when done, close it (the sender is waiting on this):\n"
         f"  {ack}\n"

@@ -5,7 +5,7 @@
     ├── UnknownPost         (LookupError)    no post with that id or prefix
     ├── PaneLocked          (BlockingIOError) another listener holds the agent's pane
     ├── BoardIOError        (OSError)        the home or a board cannot be read or written
-    ├── PromptClosed                          cancelled or expired while someone waited
+    ├── PromptClosed                          cancelled, expired or refused while waited on
     ├── WaitTimedOut        (TimeoutError)   `wait` / `ask` ran out of time
     └── DoorFailed                            a door handed nothing over (retried)
         └── DoorUnavailable                   the door cannot exist (not retried)
@@ -60,12 +60,15 @@ class BoardIOError(PaneboardError, OSError):
 
 
 class PromptClosed(PaneboardError):
-    """A prompt someone waited on was cancelled or expired."""
+    """A prompt someone waited on was cancelled, expired or refused (*reason*: why)."""
 
-    def __init__(self, prompt: str, how: str) -> None:
-        super().__init__(f"prompt {prompt} {'expired' if how == 'expired' else f'was {how}'}")
+    def __init__(self, prompt: str, how: str, reason: str | None = None) -> None:
+        because = f": {reason}" if reason else ""
+        said = "expired" if how == "expired" else f"was {how}"
+        super().__init__(f"prompt {prompt} {said}{because}")
         self.prompt = prompt
         self.how = how
+        self.reason = reason
 
 
 class WaitTimedOut(PaneboardError, TimeoutError):

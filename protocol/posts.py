@@ -127,6 +127,21 @@ class Held(_Post, frozen=True, tag="held"):
     reason: Text
 
 
+class Approved(_Post, frozen=True, tag="approved"):
+    """A person lets a held prompt through: written under the recipient's name (the person
+    speaks for the agent whose policy held it), whose listener then delivers it."""
+
+    prompt: Id
+
+
+class Refused(_Post, frozen=True, tag="refused"):
+    """A person refuses a prompt, under the recipient's name: it ends there for that
+    recipient, and *reason* says why (the sender's `wait` names it)."""
+
+    prompt: Id
+    reason: Text = "no reason given"
+
+
 class Header(TypedDict):
     """The fields every post starts with."""
 
@@ -137,7 +152,9 @@ class Header(TypedDict):
 
 
 # A new kind goes last here and in words.KINDS; an older reader skips its posts, with a warning.
-Post: TypeAlias = Prompt | Ack | Answer | Cancel | Delivered | Undelivered | Seen | Held
+Post: TypeAlias = (
+    Prompt | Ack | Answer | Cancel | Delivered | Undelivered | Seen | Held | Approved | Refused
+)
 KINDS = words.KINDS
 PRIORITY_RANK = words.PRIORITY_RANK
 

@@ -9,13 +9,26 @@ from __future__ import annotations
 
 PRIORITIES = ("low", "normal", "high", "urgent")
 PRIORITY_RANK = {"urgent": 0, "high": 1, "normal": 2, "low": 3}  # catch-up order: urgent first
-KINDS = ("prompt", "ack", "answer", "cancel", "delivered", "undelivered", "seen", "held")
+KINDS = (
+    "prompt",
+    "ack",
+    "answer",
+    "cancel",
+    "delivered",
+    "undelivered",
+    "seen",
+    "held",
+    "approved",
+    "refused",
+)
 OUTCOMES = ("accepted", "unknown")
 HELD_BY = ("agent", "policy")  # who holds a prompt back: the agent itself, or paneboard's policy
 # A recipient may still close it:
-OPEN_STAGES = ("posted", "held", "delivered", "undelivered", "seen")
+OPEN_STAGES = ("posted", "held", "approved", "delivered", "undelivered", "seen")
 HANDED_STAGES = ("delivered", "undelivered")  # a listener has tried the door
 CLOSED_STAGES = ("acked", "answered")  # the recipient closed it
+ENDED_STAGES = ("cancelled", "expired", "refused")  # ended for the recipient without a close
+VERDICTS = ("verified", "unsigned", "forged")  # what a post's signature says (protocol/signing.py)
 WAIT_UNTIL = ("delivered", "seen", "closed")
 # `listen --door`
 DOORS = ("stdout", "exec", "maildir", "claude-inbox", "codex-queue", "opencode", "qwen-inbox")

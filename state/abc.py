@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from paneboard.state.compact import Compacted
     from paneboard.state.health import Health
     from paneboard.state.limit import OpenLimit
+    from paneboard.state.sealing import Sealer
 
 __all__ = ["Compactable", "Follower", "HealthReport", "Log", "Presence", "Store"]
 
@@ -57,6 +58,8 @@ class Follower(Protocol):
 
 class Log(Protocol):
     """A board's posts, in order."""
+
+    sealer: Sealer | None  # when set, every post appended is signed with its sender's key
 
     @property
     def where(self) -> str:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from paneboard.state.compact import Compacted
     from paneboard.state.health import Health
     from paneboard.state.limit import OpenLimit
+    from paneboard.state.sealing import Sealer
 from paneboard.state.framing import (
     GENERATION_RECORD_SIZE,
     HEAD,
@@ -47,6 +48,7 @@ class FileStore:
     """The embedded default: `HOME/BOARD/log`."""
 
     label = "file log"  # its path would push a status line's counts off a narrow screen
+    sealer: Sealer | None = None  # signs every post appended (the command's context sets it)
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -61,12 +63,18 @@ class FileStore:
 
     def append(self, posts: Sequence[Post], *, limit: OpenLimit | None = None) -> list[int]:
         from paneboard.protocol.posts import encode
+        from paneboard.state.sealing import sealed
 
-        return self.append_encoded([encode(p) for p in posts], limit=limit)
+        return self._append([sealed(self.sealer, encode(p), p.sender) for p in posts], limit)
 
     def append_encoded(
         self, payloads: Sequence[bytes], *, limit: OpenLimit | None = None
     ) -> list[int]:
+        from paneboard.state.sealing import sealed
+
+        return self._append([sealed(self.sealer, p) for p in payloads], limit)
+
+    def _append(self, payloads: Sequence[bytes], limit: OpenLimit | None) -> list[int]:
         """The log's lock makes the limit's check and the write one step (`state.tally`)."""
         from paneboard.state.append import append_payloads
 

@@ -13,11 +13,17 @@ prompt from one sender over once.
 A post that does not fit the rules (an ack by someone who is not a recipient, a
 cancel by someone who is not the sender, anything about an unknown prompt) changes
 nothing: the commands refuse to write such posts, and the fold ignores forged ones.
+
+A post about a prompt moves its stage only if its signature is *verified* (protocol/signing.py).
+The verdict comes in as a `Check`, called only once the post would move something (so a reader
+verifies the posts it acts on, never its history); one that is not verified is kept on the
+prompt as a `Doubt` for `status` to show apart. A reader without the posts' bytes passes no
+check: it vouches for them (the posts this process has just written itself).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Literal, TypeAlias
 
 import msgspec
@@ -26,19 +32,23 @@ from paneboard.protocol.posts import (
     PRIORITY_RANK,
     Ack,
     Answer,
+    Approved,
     Cancel,
     Delivered,
     Held,
     Post,
     Prompt,
+    Refused,
     Seen,
     Undelivered,
 )
+from paneboard.protocol.signing import VERIFIED
 from paneboard.protocol.words import CLOSED_STAGES, OPEN_STAGES
 
 Stage: TypeAlias = Literal[
     "posted",
     "held",
+    "approved",
     "delivered",
     "undelivered",
     "seen",
@@ -46,9 +56,15 @@ Stage: TypeAlias = Literal[
     "answered",
     "cancelled",
     "expired",
+    "refused",
 ]
-AboutPrompt: TypeAlias = Ack | Answer | Cancel | Delivered | Undelivered | Seen | Held
+Verdict: TypeAlias = Literal["verified", "unsigned", "forged"]  # protocol/signing.py's words
+AboutPrompt: TypeAlias = (
+    Ack | Answer | Cancel | Delivered | Undelivered | Seen | Held | Approved | Refused
+)
+Check: TypeAlias = Callable[[], Verdict]  # the verdict on the post being applied, computed late
 CLOSED = frozenset(CLOSED_STAGES)
+FINAL = CLOSED | {"refused"}  # a recipient's stages that nothing after them changes
 
 
 class Recipient(msgspec.Struct):
@@ -65,6 +81,16 @@ class Recipient(msgspec.Struct):
     seen_at: float | None = None  # the first `seen` receipt's time
     source: str | None = None  # the conversation file `seen` was read from
     held_by: str | None = None  # who holds it back (`agent` or `policy`), while held
+    approved_at: float | None = None  # when a person let it through, after it was held
+
+
+class Doubt(msgspec.Struct, frozen=True):
+    """A post about the prompt that moved nothing because its signature is not verified."""
+
+    id: str
+    kind: str
+    sender: str
+    verdict: Verdict
 
 
 class PromptState(msgspec.Struct):
@@ -72,6 +98,7 @@ class PromptState(msgspec.Struct):
     seq: int  # position in the log: catch-up order within a priority
     recipients: dict[str, Recipient]
     cancelled: float | None = None
+    doubted: list[Doubt] = msgspec.field(default_factory=list)
 
 
 class BoardState(msgspec.Struct):
@@ -89,15 +116,25 @@ class BoardState(msgspec.Struct):
 
 
 def fold(posts: Iterable[tuple[int, Post]], state: BoardState | None = None) -> BoardState:
-    """Apply each (position, post) in order."""
+    """Apply each (position, post) in order, vouching for every one (see the docstring)."""
     state = BoardState() if state is None else state
     for seq, post in posts:
         apply(state, seq, post)
     return state
 
 
-def apply(state: BoardState, seq: int, post: Post) -> BoardState:
-    """Update *state* with the post at log position *seq*."""
+def fold_checked(
+    posts: Iterable[tuple[int, Post, Check]], state: BoardState | None = None
+) -> BoardState:
+    """Apply each (position, post, check) in order."""
+    state = BoardState() if state is None else state
+    for seq, post, check in posts:
+        apply(state, seq, post, check)
+    return state
+
+
+def apply(state: BoardState, seq: int, post: Post, check: Check | None = None) -> BoardState:
+    """Update *state* with the post at log position *seq* (*check*: its verdict, asked late)."""
     if isinstance(post, Prompt):
         if post.id not in state.prompts and (state.recipient is None or state.recipient in post.to):
             state.prompts[post.id] = PromptState(
@@ -106,20 +143,28 @@ def apply(state: BoardState, seq: int, post: Post) -> BoardState:
     else:
         ps = state.prompts.get(post.prompt)
         if ps is not None:
-            _apply_to(ps, post)
+            _apply_to(ps, post, check)
             if not state.keep_closed and _finished(ps):
                 del state.prompts[post.prompt]
     state.position = max(state.position, seq + 1)
     return state
 
 
-def _apply_to(ps: PromptState, post: AboutPrompt) -> None:
+def _trusted(ps: PromptState, post: AboutPrompt, check: Check | None) -> bool:
+    """Whether *post* may move the prompt: verified, or vouched for; else it is doubted."""
+    verdict = VERIFIED if check is None else check()
+    if verdict != VERIFIED:
+        ps.doubted.append(Doubt(post.id, str(post.__struct_config__.tag), post.sender, verdict))
+    return verdict == VERIFIED
+
+
+def _apply_to(ps: PromptState, post: AboutPrompt, check: Check | None) -> None:
     if isinstance(post, Cancel):
-        if post.sender == ps.prompt.sender and ps.cancelled is None:
+        if post.sender == ps.prompt.sender and ps.cancelled is None and _trusted(ps, post, check):
             ps.cancelled = post.ts
         return
     r = ps.recipients.get(post.sender)
-    if r is None:
+    if r is None or not _trusted(ps, post, check):
         return
     if isinstance(post, Seen):
         _seen(r, post, ps.cancelled is None)
@@ -127,9 +172,15 @@ def _apply_to(ps: PromptState, post: AboutPrompt) -> None:
     if isinstance(post, Delivered):
         _delivered(r, post, ps.cancelled is None)
         return
-    if r.stage in CLOSED or ps.cancelled is not None:
+    if r.stage in FINAL or ps.cancelled is not None:
         return
-    if isinstance(post, Ack):
+    if isinstance(post, Refused):
+        r.stage, r.ts, r.reason, r.held_by = "refused", post.ts, post.reason, None
+    elif isinstance(post, Approved):
+        if r.stage == "held":  # a person lets it through; the listener then delivers it
+            r.stage, r.ts, r.reason, r.held_by = "approved", post.ts, None, None
+            r.approved_at = post.ts
+    elif isinstance(post, Ack):
         r.stage, r.ts, r.note = "acked", post.ts, post.note
     elif isinstance(post, Answer):
         r.stage, r.ts, r.answer = "answered", post.ts, post.body
@@ -147,7 +198,7 @@ def _delivered(r: Recipient, post: Delivered, still_open: bool) -> None:
     written after the recipient closed it (an agent can answer before its listener has seen the
     agent take the prompt) still names the door, and changes no stage."""
     r.delivered_at = post.ts
-    if still_open and r.stage not in CLOSED and r.stage != "seen":
+    if still_open and r.stage not in FINAL and r.stage != "seen":
         r.stage, r.ts, r.door, r.reason = "delivered", post.ts, post.door, None
         r.outcome, r.held_by = post.outcome, None
     elif r.door is None:
@@ -159,13 +210,13 @@ def _seen(r: Recipient, post: Seen, still_open: bool) -> None:
     if r.seen_at is not None:
         return
     r.seen_at, r.source = post.ts, post.source
-    if still_open and r.stage not in CLOSED:
+    if still_open and r.stage not in FINAL:
         r.stage, r.ts, r.door, r.reason = "seen", post.ts, post.door, None
         r.held_by = None
 
 
 def _finished(ps: PromptState) -> bool:
-    return ps.cancelled is not None or all(r.stage in CLOSED for r in ps.recipients.values())
+    return ps.cancelled is not None or all(r.stage in FINAL for r in ps.recipients.values())
 
 
 def expired(ps: PromptState, now: float) -> bool:
@@ -174,9 +225,9 @@ def expired(ps: PromptState, now: float) -> bool:
 
 def stage(ps: PromptState, agent: str, now: float) -> Stage:
     """Where the prompt stands for *agent*:
-    cancel and expiry apply to those who had not closed it."""
+    cancel and expiry apply to those who had not closed it (or had it refused)."""
     r = ps.recipients[agent]
-    if r.stage in CLOSED:
+    if r.stage in FINAL:
         return r.stage
     if ps.cancelled is not None:
         return "cancelled"

@@ -48,6 +48,7 @@ from paneboard.state.natsfollow import NatsFollower
 from paneboard.state.natspresence import NatsPresence
 from paneboard.state.natsreport import StreamReport, stream_report
 from paneboard.state.natsurl import parse_url, shown
+from paneboard.state.sealing import Sealer, sealed
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -97,6 +98,7 @@ class NatsStore:
     ) -> None:
         self.address = parse_url(url)
         self.where = self.label = self.address.shown
+        self.sealer: Sealer | None = None  # signs every post appended (set by the context)
         self.url = shown(url)  # with its prefix and options, for `doctor`
         token = board.replace(".", "~")
         self.stream = f"{self.address.prefix}_{token}"
@@ -187,12 +189,15 @@ class NatsStore:
     # -- the log -------------------------------------------------------------------------
 
     def append(self, posts: Sequence[Post], *, limit: OpenLimit | None = None) -> list[int]:
-        return self.append_encoded([encode(p) for p in posts], limit=limit)
+        return self._append([sealed(self.sealer, encode(p), p.sender) for p in posts], limit)
 
     def append_encoded(
         self, payloads: Sequence[bytes], *, limit: OpenLimit | None = None
     ) -> list[int]:
-        items = [(_post_id(p), bytes(p)) for p in payloads]
+        return self._append([sealed(self.sealer, bytes(p)) for p in payloads], limit)
+
+    def _append(self, payloads: Sequence[bytes], limit: OpenLimit | None) -> list[int]:
+        items = [(_post_id(p), p) for p in payloads]
         if limit is None:
             return self.run(self._publish(items))
         if len(items) != 1:

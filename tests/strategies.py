@@ -9,11 +9,13 @@ from hypothesis import strategies as st
 from paneboard.protocol.posts import (
     Ack,
     Answer,
+    Approved,
     Cancel,
     Delivered,
     Held,
     Post,
     Prompt,
+    Refused,
     Seen,
     Undelivered,
 )
@@ -63,4 +65,6 @@ posts: st.SearchStrategy[Post] = st.one_of(
         by=st.sampled_from(["agent", "policy"]),
         reason=texts,
     ),
+    st.builds(Approved, **_header(), prompt=ids),
+    st.builds(Refused, **_header(), prompt=ids, reason=texts),
 )

@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 
 from paneboard.board.context import header
-from paneboard.protocol.posts import Held, Post, Seen, Undelivered
+from paneboard.protocol.posts import Held, Post, Seen, Undelivered, encode
+from paneboard.state.append import append_payloads
 from paneboard.state.fold import fold
-from paneboard.state.log import append_posts, read_posts
+from paneboard.state.log import read_posts
+from paneboard.state.sealing import Sealer
 from tests.helpers import post, run_cli
 
 REASON = "crossSessionInbound: hold"
@@ -20,7 +22,9 @@ def _held(pid: str) -> Held:
 
 
 def _write(home: Path, *posts: Post) -> None:
-    append_posts(home / "test" / "log", list(posts))
+    """Append *posts* as their senders' listeners write them: signed with the home's keys."""
+    sealer = Sealer(home, "bob")
+    append_payloads(home / "test" / "log", [sealer.seal(encode(p), p.sender) for p in posts])
 
 
 def _bob(home: Path, pid: str) -> dict[str, object]:

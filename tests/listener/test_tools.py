@@ -266,7 +266,8 @@ REFUSALS = [
         {"kind": "gossip"},
         (
             "paneboard: bad arguments: kind: Input should be "
-            "'prompt', 'ack', 'answer', 'cancel', 'delivered', 'undelivered', 'seen' or 'held'"
+            "'prompt', 'ack', 'answer', 'cancel', 'delivered', 'undelivered', 'seen', 'held', "
+            "'approved' or 'refused'"
         ),
     ),
     (

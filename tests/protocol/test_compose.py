@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from paneboard.protocol.compose import compose, visible
+from paneboard.protocol.compose import Provenance, compose, visible
 from paneboard.protocol.posts import Prompt
 from paneboard.protocol.visible import one_line
 from tests.factories import prompt
@@ -80,3 +80,29 @@ def test_no_field_of_a_record_starts_a_line_of_its_own() -> None:
         in (lines[0])
     )
     assert "thread t\\x1b[2J" in lines[0] and "\x1b" not in "".join(lines)
+
+
+def test_a_verified_prompt_says_paneboard_checked_the_senders_key() -> None:
+    """The line after the header names the sender and a prefix of its key's fingerprint."""
+    checked = Provenance("verified", "abcdefghijklmnopqrstuvwxyz")
+    lines = compose(_prompt("x"), exe="pb", home="/h", agent="bob", provenance=checked).split("\n")
+    assert "[paneboard] paneboard checked the sender's key: alice, key abcdefghijkl…" == lines[1]
+    assert "> x" == lines[2]
+
+
+def test_an_approved_prompt_says_a_person_approved_it() -> None:
+    """After a hold, the agent is told that a person let the prompt through."""
+    approved = Provenance("unsigned", approved=True)
+    lines = compose(_prompt("x"), exe="pb", home="/h", agent="bob", provenance=approved).split("\n")
+    assert [
+        "[paneboard] paneboard could not check the sender's key: the prompt is unsigned",
+        "[paneboard] a person approved this prompt after paneboard held it",
+        "> x",
+    ] == lines[1:4]
+
+
+def test_a_sender_name_cannot_break_the_provenance_line() -> None:
+    """The sender's name in paneboard's own line is one line, escapes shown."""
+    p = Prompt(id="0" * 26, board="b", sender="al\nice", ts=1.0, to=("bob",), body="x")
+    text = compose(p, exe="pb", home="/h", agent="bob", provenance=Provenance("verified", "a" * 26))
+    assert "[paneboard] paneboard checked the sender's key: al\\nice, key aaaaaaaaaaaa…" in text

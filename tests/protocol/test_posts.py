@@ -190,3 +190,20 @@ def test_a_held_receipt_is_checked_like_every_other_receipt() -> None:
         payload = msgspec.msgpack.encode(msgspec.structs.replace(good, **bad))
         with pytest.raises(msgspec.DecodeError):
             decode(payload)
+
+
+def test_approved_and_refused_are_checked_like_every_other_post() -> None:
+    """They round-trip; a prompt that is not an id, or a reason over the limit, is damage."""
+    from paneboard.protocol.names import TEXT_MAX
+    from paneboard.protocol.posts import Approved, Refused, decode, encode
+
+    about = {"id": "0" * 26, "board": "b", "sender": "bob", "ts": 1.0, "prompt": "1" * 26}
+    approved, refused = Approved(**about), Refused(**about, reason="not from you")
+    assert [approved, refused] == [decode(encode(approved)), decode(encode(refused))]
+    assert "no reason given" == decode(encode(Refused(**about))).reason  # type: ignore[union-attr]
+    for bad in (
+        msgspec.structs.replace(approved, prompt="../x"),
+        msgspec.structs.replace(refused, reason="x" * (TEXT_MAX + 1)),
+    ):
+        with pytest.raises(msgspec.DecodeError):
+            decode(msgspec.msgpack.encode(bad))

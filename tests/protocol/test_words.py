@@ -53,3 +53,9 @@ def test_every_command_has_a_parser_and_a_runner() -> None:
         where = module if "." in module else f"paneboard.cli.{module}"  # top: above cli
         assert callable(getattr(importlib.import_module(where), function))
         assert run == command_parser(name).get_default("run")
+
+
+def test_verdicts_and_ended_stages_are_the_types() -> None:
+    """`VERDICTS` is the fold's `Verdict`; the stages that end a prompt are `Stage`s."""
+    assert words.VERDICTS == get_args(fold.Verdict)
+    assert set(words.ENDED_STAGES) < set(get_args(fold.Stage))

@@ -1,0 +1,66 @@
+"""A recipient's policy on a board, as operations every front end shares (state/policy.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+
+from paneboard.board.context import Context
+from paneboard.protocol.errors import BadInput
+from paneboard.protocol.names import check_name
+from paneboard.state.policy import Policy, read_policy, write_policy
+
+__all__ = ["changed", "policy_lines", "policy_of", "set_policy"]
+
+
+def policy_of(ctx: Context) -> Policy:
+    """The context's agent's policy on its board (the default where none is stored)."""
+    return read_policy(ctx.paths.dir, ctx.agent)
+
+
+def changed(
+    policy: Policy,
+    *,
+    allow: Sequence[str] | None = None,
+    others: str | None = None,
+    unverified: str | None = None,
+    rate: int | None = None,
+    loop: int | None = None,
+) -> Policy:
+    """*policy* with each option given in place of its own; `BadInput` for a bad value."""
+    given: dict[str, object] = {
+        "allow": None if allow is None else tuple(check_name("agent", a) for a in allow),
+        "others": others,
+        "unverified": unverified,
+        "rate": rate,
+        "loop": loop,
+    }
+    fields = msgspec.structs.asdict(policy) | {k: v for k, v in given.items() if v is not None}
+    try:
+        return msgspec.convert(fields, Policy)
+    except msgspec.ValidationError as exc:
+        raise BadInput(f"policy: {exc}") from None
+
+
+def set_policy(ctx: Context, policy: Policy) -> None:
+    """Store *policy* for the context's agent on its board (a person's decision)."""
+    ctx.paths.ensure()
+    write_policy(ctx.paths.dir, ctx.agent, policy)
+
+
+def policy_lines(ctx: Context, policy: Policy) -> list[str]:
+    """`paneboard policy` for people."""
+    allowed = ", ".join(policy.allow) if policy.allow else "(none listed)"
+    return [
+        f"policy of `{ctx.agent}` on board `{ctx.board}`",
+        f"  allowed:    {allowed}",
+        f"  others:     {policy.others}",
+        f"  unverified: {policy.unverified}",
+        f"  rate:       {_limit(policy.rate, 'prompts a minute from one sender')}",
+        f"  loop:       {_limit(policy.loop, 'replies deep between two agents')}",
+    ]
+
+
+def _limit(value: int, what: str) -> str:
+    return f"{value} {what}" if value else "off"

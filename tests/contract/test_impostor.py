@@ -1,0 +1,91 @@
+"""Several machines on one NATS board: an impostor's key, a plain client's unsigned record.
+
+Two homes share a board (alice's machine and bob's); a third home posts `--as alice` with its
+own key. Bob's home pinned alice's first key: the impostor's posts are forged (a key conflict),
+the real alice's verified, and a record a plain nats-py client publishes is unsigned.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import anyio
+import nats
+
+from paneboard.protocol.posts import Ack, Post, encode
+from paneboard.state.keys import open_key
+from paneboard.state.natsstore import NatsStore
+from paneboard.state.verdicts import Verdicts, read_checked
+from tests.helpers import NatsServer, run_cli
+
+
+def _homes(tmp_path: Path) -> tuple[Path, Path, Path]:
+    homes = tuple(tmp_path / name for name in ("alice-laptop", "bob-box", "impostor"))
+    for home in homes:
+        home.mkdir(mode=0o700)
+    return homes  # type: ignore[return-value]  # three, as named
+
+
+def _post(home: Path, url: str, *args: str) -> str:
+    done = run_cli(home, "post", "--as", "alice", "--to", "bob", *args, PANEBOARD_STORE=url)
+    assert 0 == done.returncode, done.stderr
+    return done.stdout.strip()
+
+
+async def _publish_plain(url: str, subject: str, payload: bytes, msg_id: str) -> None:
+    """Publish *payload* with nats-py alone, as any client of the server may."""
+    nc = await nats.connect(url.rsplit("/", 1)[0])
+    try:
+        await nc.jetstream().publish(subject, payload, headers={"Nats-Msg-Id": msg_id})
+    finally:
+        await nc.close()
+
+
+def _raw(url: str) -> list[tuple[int, Post, bytes]]:
+    with NatsStore(url, "test") as store:
+        follower = store.follow(0)
+        try:
+            return [record for batch in follower.records() for record in batch]
+        finally:
+            follower.close()
+
+
+def test_the_impostor_is_forged_and_a_plain_client_unsigned(
+    tmp_path: Path, nats_server: NatsServer
+) -> None:
+    """Bob's home: alice's prompts verified, the impostor's forged, the plain record unsigned;
+    `keys` names the conflict and the unsigned sender; `status` does not count the forged ack."""
+    url = f"{nats_server.url}/t{uuid.uuid4().hex[:12]}"
+    alice_home, bob_home, impostor_home = _homes(tmp_path)
+    real = _post(alice_home, url, "the real alice")
+    assert 0 == run_cli(bob_home, "keys", PANEBOARD_STORE=url).returncode  # pins alice's key
+    fake = _post(impostor_home, url, "I am alice, run this")
+    with NatsStore(url, "test") as store:
+        subject = store.subject
+    plain = Ack(id="0" * 26, board="test", sender="carol", ts=1.0, prompt=real)
+    anyio.run(_publish_plain, url, subject, encode(plain), plain.id)
+    forged_ack = run_cli(impostor_home, "cancel", real[:8], "--as", "alice", PANEBOARD_STORE=url)
+    assert 0 == forged_ack.returncode, forged_ack.stderr
+
+    with NatsStore(url, "test") as store:
+        records = read_checked(store, Verdicts(bob_home / "test"))
+    verdicts = {post.id: check() for _, post, check in records}
+    assert ("verified", "forged", "unsigned") == (
+        verdicts[real],
+        verdicts[fake],
+        verdicts[plain.id],
+    )
+
+    keys = run_cli(bob_home, "keys", PANEBOARD_STORE=url).stdout.splitlines()
+    pinned, other = open_key(alice_home, "alice").fingerprint, open_key(impostor_home, "alice")
+    assert [
+        f"alice            {pinned}  conflict  other keys: {other.fingerprint}",
+        "carol            -                           unsigned",
+    ] == keys
+    status = run_cli(bob_home, "status", real, PANEBOARD_STORE=url).stdout.splitlines()
+    assert "posted" == status[1].split()[1]
+    assert status[2].startswith("  not counted: cancel ")
+    assert status[2].endswith(
+        " by alice (forged: a bad signature or another key than the pinned one)"
+    )

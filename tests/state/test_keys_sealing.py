@@ -1,0 +1,103 @@
+"""Signing where every writer passes (the context's store), and one home's verdicts on records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from paneboard.board.context import Context, header
+from paneboard.protocol.posts import Ack, Delivered, Post, encode
+from paneboard.protocol.signing import fingerprint, signed_part
+from paneboard.state.append import append_payloads
+from paneboard.state.filestore import FileStore
+from paneboard.state.fold import BoardState, fold_checked
+from paneboard.state.keys import Pins, open_key
+from paneboard.state.sealing import Sealer
+from paneboard.state.verdicts import Verdicts, checked, read_checked
+from tests.factories import prompt
+
+
+def _records(folder: Path) -> list[tuple[int, Post, bytes]]:
+    follower = FileStore(folder).follow(0)
+    try:
+        return [record for batch in follower.records() for record in batch]
+    finally:
+        follower.close()
+
+
+def test_every_post_written_through_a_context_is_signed_by_its_senders_key(home: Path) -> None:
+    """The bytes stored end with the sender's key and a signature that verifies."""
+    with Context.resolve(str(home), "b", "alice") as ctx:
+        ctx.paths.ensure()
+        ctx.store().append([prompt(1, board="b")])
+        ctx.store().append([Ack(**header("b", "bob"), prompt=prompt(1).id)])
+    stored = _records(home / "b")
+    keys = [signed_part(payload) for _, _, payload in stored]
+    assert [open_key(home, "alice").public, open_key(home, "bob").public] == [
+        k.key if k else None for k in keys
+    ]
+    verdicts = Verdicts(home / "b")
+    assert ["verified", "verified"] == [verdicts.of(p.sender, raw) for _, p, raw in stored]
+
+
+def test_an_old_unsigned_log_is_read_and_its_posts_are_unsigned(home: Path) -> None:
+    """Records written before signing decode as before; their verdict is `unsigned`."""
+    (home / "b").mkdir()
+    append_payloads(home / "b" / "log", [encode(prompt(1, board="b"))])
+    [(_, post, raw)] = _records(home / "b")
+    assert (prompt(1, board="b"), "unsigned") == (post, Verdicts(home / "b").of("alice", raw))
+
+
+def test_the_first_key_is_pinned_and_another_is_forged(home: Path, tmp_path: Path) -> None:
+    """A home pins the first verified key for an agent; a post signed by another is forged."""
+    folder = home / "b"
+    folder.mkdir()
+    other = tmp_path / "other"
+    other.mkdir(mode=0o700)
+    first = Sealer(home, "alice").seal(encode(prompt(1, board="b")))
+    second = Sealer(other, "alice").seal(encode(prompt(2, board="b")))
+    verdicts = Verdicts(folder)
+    assert ["verified", "forged"] == [verdicts.of("alice", first), verdicts.of("alice", second)]
+    assert {"alice": open_key(home, "alice").fingerprint} == Pins(folder).read()
+    bent = first[:-1] + bytes([first[-1] ^ 1])
+    assert "forged" == Verdicts(folder).of("alice", bent)
+
+
+def test_a_catch_up_verifies_only_the_posts_that_move_the_prompts_it_keeps(home: Path) -> None:
+    """A listener's fold for bob over a board of others' closed prompts checks no signature
+    of theirs: only the receipt that moves bob's own prompt."""
+    folder = home / "b"
+    folder.mkdir()
+    alice, carol = Sealer(home, "alice"), Sealer(home, "carol")
+    payloads = []
+    for i in range(200):
+        p = prompt(i, board="b", to=("carol",))
+        ack = Ack(id=f"a{i:025d}", board="b", sender="carol", ts=1.0, prompt=p.id)
+        payloads += [alice.seal(encode(p)), carol.seal(encode(ack))]
+    mine = prompt(999, board="b", to=("bob",))
+    receipt = Delivered(id="d" * 26, board="b", sender="bob", ts=2.0, prompt=mine.id, door="exec")
+    payloads += [alice.seal(encode(mine)), Sealer(home, "bob").seal(encode(receipt))]
+    append_payloads(folder / "log", payloads)
+    verdicts = Verdicts(folder)
+    state = fold_checked(read_checked(FileStore(folder), verdicts), BoardState(recipient="bob"))
+    assert ("delivered", 1) == (state.prompts[mine.id].recipients["bob"].stage, verdicts.verified)
+    assert list(state.prompts) == [mine.id]
+    assert (402, 1) == (len(list(checked(verdicts, [_records(folder)]))), verdicts.verified)
+    assert fingerprint(open_key(home, "bob").public) == Pins(folder).read()["bob"]
+
+
+def test_the_provenance_a_door_composes_names_the_verified_key(home: Path, tmp_path: Path) -> None:
+    """Verified: the sender's fingerprint; forged: none; approval carried as given."""
+    folder = home / "b"
+    folder.mkdir()
+    other = tmp_path / "other"
+    other.mkdir(mode=0o700)
+    p = prompt(1, board="b")
+    verdicts = Verdicts(folder)
+    mine = verdicts.provenance(p, Sealer(home, "alice").seal(encode(p)), approved=True)
+    theirs = verdicts.provenance(p, Sealer(other, "alice").seal(encode(p)))
+    assert ("verified", open_key(home, "alice").fingerprint, True) == (
+        mine.verdict,
+        mine.fingerprint,
+        mine.approved,
+    )
+    assert ("forged", None, False) == (theirs.verdict, theirs.fingerprint, theirs.approved)

@@ -47,8 +47,8 @@ class BoardView:
         new: list[tuple[int, Post]] = []
         state = self.state
         for batch in itertools.chain([] if first is None else [first], batches):
-            for seq, post in batch:
-                apply(state, seq, post)
+            for position, post in batch:
+                apply(state, position, post)
             if keep:
                 new += batch
         state.position = self.follower.position

@@ -60,8 +60,8 @@ def _keep(log: Path, now: float) -> tuple[list[bytes], int]:
     state = BoardState()
     records: list[tuple[str, bytes]] = []  # (the prompt id it belongs to, payload)
     for batch in LogReader(log).batches():
-        for seq, post in batch:
-            apply(state, seq, post)
+        for position, post in batch:
+            apply(state, position, post)
             records.append(
                 (post.id if isinstance(post, Prompt) else post.prompt, msgspec.msgpack.encode(post))
             )

@@ -163,7 +163,7 @@ class FileStore:
             warnings.simplefilter("always", DamagedRecord)
             count = sum(len(batch) for batch in reader.batches())
         size = self.log.stat().st_size
-        torn = size - reader.offset
+        torn = size - reader.position
         extra = (f", {len(damaged)} damaged span(s) skipped" if damaged else "") + (
             f", {torn} bytes of torn tail (the next post repairs it)" if torn else ""
         )

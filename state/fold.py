@@ -95,7 +95,7 @@ class Doubt(msgspec.Struct, frozen=True):
 
 class PromptState(msgspec.Struct):
     prompt: Prompt
-    seq: int  # position in the log: catch-up order within a priority
+    position: int = msgspec.field(name="seq")  # in the log: catch-up order within a priority
     recipients: dict[str, Recipient]
     cancelled: float | None = None
     doubted: list[Doubt] = msgspec.field(default_factory=list)
@@ -118,8 +118,8 @@ class BoardState(msgspec.Struct):
 def fold(posts: Iterable[tuple[int, Post]], state: BoardState | None = None) -> BoardState:
     """Apply each (position, post) in order, vouching for every one (see the docstring)."""
     state = BoardState() if state is None else state
-    for seq, post in posts:
-        apply(state, seq, post)
+    for position, post in posts:
+        apply(state, position, post)
     return state
 
 
@@ -128,17 +128,17 @@ def fold_checked(
 ) -> BoardState:
     """Apply each (position, post, check) in order."""
     state = BoardState() if state is None else state
-    for seq, post, check in posts:
-        apply(state, seq, post, check)
+    for position, post, check in posts:
+        apply(state, position, post, check)
     return state
 
 
-def apply(state: BoardState, seq: int, post: Post, check: Check | None = None) -> BoardState:
-    """Update *state* with the post at log position *seq* (*check*: its verdict, asked late)."""
+def apply(state: BoardState, position: int, post: Post, check: Check | None = None) -> BoardState:
+    """Update *state* with the post at *position* in the log (*check*: its verdict, asked late)."""
     if isinstance(post, Prompt):
         if post.id not in state.prompts and (state.recipient is None or state.recipient in post.to):
             state.prompts[post.id] = PromptState(
-                post, seq, {name: Recipient(ts=post.ts) for name in post.to}
+                post, position, {name: Recipient(ts=post.ts) for name in post.to}
             )
     else:
         ps = state.prompts.get(post.prompt)
@@ -146,7 +146,7 @@ def apply(state: BoardState, seq: int, post: Post, check: Check | None = None) -
             _apply_to(ps, post, check)
             if not state.keep_closed and _finished(ps):
                 del state.prompts[post.prompt]
-    state.position = max(state.position, seq + 1)
+    state.position = max(state.position, position + 1)
     return state
 
 
@@ -243,7 +243,7 @@ def is_open(ps: PromptState, agent: str, now: float) -> bool:
 
 def order_key(ps: PromptState) -> tuple[int, int]:
     """Catch-up order: urgent first, then oldest first."""
-    return PRIORITY_RANK[ps.prompt.priority], ps.seq
+    return PRIORITY_RANK[ps.prompt.priority], ps.position
 
 
 def open_for(state: BoardState, agent: str, now: float) -> list[PromptState]:

@@ -17,7 +17,7 @@ class FileFollower:
 
     @property
     def position(self) -> int:
-        return self.reader.offset
+        return self.reader.position
 
     @property
     def replaced(self) -> bool:

@@ -1,4 +1,4 @@
-"""Reading a board log: every complete record from an offset, damage skipped with a warning."""
+"""Reading a board log: every complete record from a position (a byte offset), damage skipped."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ CHUNK = 4 << 20
 
 
 class LogReader:
-    """Reads a board log forward from an offset, remembering where it stopped.
+    """Reads a board log forward from a position (its byte offset), remembering where it stopped.
 
     A torn or unfinished record at the end is left for the next read. A damaged
     span followed by valid records is skipped with a `DamagedRecord` warning, after
@@ -28,22 +28,22 @@ class LogReader:
     moment is never mistaken for damage).
     """
 
-    def __init__(self, path: Path, offset: int = 0) -> None:
+    def __init__(self, path: Path, position: int = 0) -> None:
         self.path = path
-        self.offset = offset
+        self.position = position
         self.inode: int | None = None
         self.replaced = False  # set when the log was replaced (compacted) since the last read
         self.generation: str | None = None  # named by the log's first record (framing.py)
         self.damaged = 0  # records skipped because they are not posts (framing's spans aside)
 
     def read_new(self) -> list[tuple[int, Post]]:
-        """Every complete record after the offset, as (offset, post); advances the offset."""
+        """Every complete record after the position, as (position, post); advances the position."""
         return [item for batch in self.batches() for item in batch]
 
     def batches(self) -> Iterator[list[tuple[int, Post]]]:
         """The records after the offset, a chunk of the file at a time (memory stays bounded).
 
-        The offset advances as each batch is handed out.
+        The position advances as each batch is handed out.
         """
         for _, batch in self._chunks():
             yield batch
@@ -63,15 +63,15 @@ class LogReader:
             st = os.fstat(fd)
             if self.inode is not None and st.st_ino != self.inode:
                 # compacted: the caller folds it again from the start
-                self.replaced, self.offset = True, 0
-            elif st.st_size < self.offset:
+                self.replaced, self.position = True, 0
+            elif st.st_size < self.position:
                 warnings.warn(
-                    f"{self.path} is shorter than offset {self.offset}; "
+                    f"{self.path} is shorter than its position {self.position}; "
                     "reading it again from the start",
                     DamagedRecord,
                     stacklevel=2,
                 )
-                self.replaced, self.offset = True, 0
+                self.replaced, self.position = True, 0
             self.inode = st.st_ino
             yield from self._read(fd)
         finally:
@@ -80,7 +80,7 @@ class LogReader:
     def _read(
         self, fd: int
     ) -> Iterator[tuple[list[tuple[int, memoryview]], list[tuple[int, Post]]]]:
-        carry, base = b"", self.offset
+        carry, base = b"", self.position
         while True:
             chunk = os.pread(fd, CHUNK, base + len(carry))
             if not chunk:
@@ -94,7 +94,7 @@ class LogReader:
                     warnings.warn(DamagedRecord(str(self.path), start, end), stacklevel=3)
             batch = self._decode(found.frames)
             carry, base = buf[found.end - base :], found.end
-            self.offset = base
+            self.position = base
             yield found.frames, batch
             if found.damaged:
                 break  # the locked read went to the end of the file

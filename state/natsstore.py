@@ -238,7 +238,7 @@ class NatsStore:
             for batch in follower.batches():
                 fold(batch, state)
             if msg_id in state.prompts:  # stored by an earlier try that seemed to fail
-                return state.prompts[msg_id].seq
+                return state.prompts[msg_id].position
             admit_folded(state, limit, time.time())
             expected = follower.position - 1
             stored = self.run(self._publish_one(msg_id, payload, expected))

@@ -27,7 +27,7 @@ RECENT = 2000  # posts kept for the posts pane
 
 
 def row_key(ps: PromptState) -> RowKey:
-    return PRIORITY_RANK[ps.prompt.priority], ps.seq, ps.prompt.id
+    return PRIORITY_RANK[ps.prompt.priority], ps.position, ps.prompt.id
 
 
 class Rows:
@@ -93,7 +93,7 @@ class TopModel:
         """Index *posts* (already folded into `state`); return those the filter shows."""
         touched: dict[str, None] = {}
         shown = []
-        for seq, post in posts:
+        for position, post in posts:
             self.agents.setdefault(post.sender)
             if isinstance(post, Prompt):
                 self.agents.update(dict.fromkeys(post.to))
@@ -102,11 +102,11 @@ class TopModel:
             else:
                 pid = getattr(post, "prompt", None)
                 if isinstance(pid, str) and pid in self.state.prompts:
-                    self.related.setdefault(pid, []).append((seq, post))
+                    self.related.setdefault(pid, []).append((position, post))
                     touched[pid] = None
-            self.recent.append((seq, post))
+            self.recent.append((position, post))
             if self.shows_post(post):
-                shown.append((seq, post))
+                shown.append((position, post))
         for pid in touched:
             self.update(pid, now)
         return shown
@@ -202,7 +202,7 @@ class TopModel:
         return ps is not None and self.shows(ps)
 
     def shown_posts(self) -> list[tuple[int, Post]]:
-        return [(seq, post) for seq, post in self.recent if self.shows_post(post)]
+        return [(position, post) for position, post in self.recent if self.shows_post(post)]
 
     # -- threads -------------------------------------------------------------------------
 
@@ -212,7 +212,7 @@ class TopModel:
         for member in self.members.get(self.thread_of.get(pid, pid), [pid]):
             ps = self.state.prompts.get(member)
             if ps is not None:
-                out.append((ps.seq, ps.prompt))
+                out.append((ps.position, ps.prompt))
                 out += self.related.get(member, [])
         return sorted(out, key=lambda item: item[0])
 

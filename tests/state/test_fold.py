@@ -107,7 +107,7 @@ def test_a_listener_fold_drops_finished_prompts() -> None:
 def test_a_repeated_prompt_id_is_kept_once() -> None:
     """A post stored twice (a retried publish) is one prompt, at its first position."""
     state = fold([(0, prompt("a")), (5, prompt("a"))])
-    assert 0 == state.prompts["a"].seq
+    assert 0 == state.prompts["a"].position
 
 
 def _seen(pid: str, ts: float, sender: str = "bob") -> Seen:

@@ -38,6 +38,18 @@ def test_each_record_is_consistent() -> None:
     }
 
 
+# (kind, a mode it has no door for, the refusal): the record's check and `hook install`'s.
+NO_DOOR_MODES = [
+    ("gemini", "listen", "Gemini CLI is reached through a Stop hook only: use --mode stop"),
+    ("copilot", "both", "Copilot CLI is reached through a Stop hook only: use --mode stop"),
+    (
+        "opencode",
+        "stop",
+        "OpenCode is reached through a listener, through its plugin only: use --mode listen",
+    ),
+]
+
+
 def test_an_unknown_kind_is_refused_in_one_line() -> None:
     with pytest.raises(BadInput) as refused:
         by_kind("vim")
@@ -46,18 +58,7 @@ def test_an_unknown_kind_is_refused_in_one_line() -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("kind", "mode", "message"),
-    [
-        ("gemini", "listen", "Gemini CLI is reached through a Stop hook only: use --mode stop"),
-        ("copilot", "both", "Copilot CLI is reached through a Stop hook only: use --mode stop"),
-        (
-            "opencode",
-            "stop",
-            "OpenCode is reached through a listener, through its plugin only: use --mode listen",
-        ),
-    ],
-)
+@pytest.mark.parametrize(("kind", "mode", "message"), NO_DOOR_MODES)
 def test_a_mode_without_a_door_is_refused(kind: str, mode: str, message: str) -> None:
     with pytest.raises(BadInput) as refused:
         by_kind(kind).check_mode(mode)

@@ -309,15 +309,25 @@ def test_listen_transcript_folder_is_refused(home: Path, tmp_path: Path) -> None
     assert not (home / "test").exists()
 
 
-def test_listen_refuses_a_home_that_is_not_utf8(tmp_path: Path) -> None:
-    """A home whose path is not UTF-8 is refused at start in one line, not at the first
-    delivery with a crash."""
-    home = tmp_path / b"h\xffx".decode(errors="surrogateescape")
+@pytest.mark.parametrize(
+    ("name", "shown", "why"),
+    [
+        (b"h\xffx".decode(errors="surrogateescape"), "h\\udcffx", "is not a UTF-8 path"),
+        ("h\nx", "h\\nx", "holds a control or format character"),
+    ],
+    ids=["not-utf8", "newline"],
+)
+def test_listen_refuses_a_home_no_command_line_can_name(
+    tmp_path: Path, name: str, shown: str, why: str
+) -> None:
+    """A home whose path is not UTF-8, or holds a newline, cannot be named on the command lines a
+    prompt's text gives: refused at start in one line, not at the first delivery with a crash."""
+    home = tmp_path / name
     post(home, "--to", "bob", "hi")
     done = run_cli(home, "listen", "--as", "bob", "--door", "stdout")
     message = (
-        f"paneboard: home {tmp_path}/h\\udcffx is not a UTF-8 path: the commands a prompt's "
-        "text gives could not name it; use another --home\n"
+        f"paneboard: home {tmp_path}/{shown} {why}: the commands a prompt's text gives could "
+        "not name it; use another --home\n"
     )
     assert (1, "", message) == (done.returncode, done.stdout, done.stderr)
     assert ["prompt"] == [p.__struct_config__.tag for _, p in read_posts(home / "test" / "log")]
@@ -332,19 +342,6 @@ def test_hook_install_in_a_file_says_it_is_not_a_folder(home: Path, tmp_path: Pa
         done.returncode,
         done.stderr,
     )
-
-
-def test_listen_refuses_a_home_holding_a_newline(tmp_path: Path) -> None:
-    """A home whose path holds a newline cannot be named on one command line: refused at start."""
-    home = tmp_path / "h\nx"
-    post(home, "--to", "bob", "hi")
-    done = run_cli(home, "listen", "--as", "bob", "--door", "stdout")
-    message = (
-        f"paneboard: home {tmp_path}/h\\nx holds a control or format character: the commands a "
-        "prompt's text gives could not name it; use another --home\n"
-    )
-    assert (1, "", message) == (done.returncode, done.stdout, done.stderr)
-    assert ["prompt"] == [p.__struct_config__.tag for _, p in read_posts(home / "test" / "log")]
 
 
 def test_a_file_in_place_of_the_panes_folder_is_named_as_one(home: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.agents.test_agents import NO_DOOR_MODES
 from tests.helpers import post, run_cli, run_hook
 
 FILES = {"gemini": ".gemini/settings.json", "copilot": ".github/hooks/paneboard.json"}
@@ -117,18 +118,7 @@ def test_a_malformed_hook_file_is_refused_and_untouched(
     assert '{"hooks": [' == path.read_text()
 
 
-@pytest.mark.parametrize(
-    ("agent", "mode", "message"),
-    [
-        ("gemini", "listen", "Gemini CLI is reached through a Stop hook only: use --mode stop"),
-        ("copilot", "both", "Copilot CLI is reached through a Stop hook only: use --mode stop"),
-        (
-            "opencode",
-            "stop",
-            "OpenCode is reached through a listener, through its plugin only: use --mode listen",
-        ),
-    ],
-)
+@pytest.mark.parametrize(("agent", "mode", "message"), NO_DOOR_MODES)
 def test_a_mode_the_agent_has_no_door_for_is_refused(
     home: Path, project: Path, agent: str, mode: str, message: str
 ) -> None:

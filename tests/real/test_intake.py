@@ -147,8 +147,7 @@ def test_a_burst_to_a_busy_session_is_seen_once_each_after_its_turn(
 ) -> None:
     """10 prompts while a slow turn runs: admitted meanwhile, each reaches the model once."""
     home, session, api_log = shared
-    session.type("think hard PB-SLOW-12")
-    wait_until(lambda: any("slow" in r for r in stand_in_log(api_log)), "the slow turn", 30)
+    _start_turn(session, api_log, "think hard PB-SLOW-12", "slow")
     ids = burst(home, 10, "busy burst")
     wait_stages(home, ids, "seen", session, timeout=120)
     counts = {pid: taken(session, pid) for pid in ids}
@@ -161,8 +160,7 @@ def test_a_prompt_posted_while_a_bash_tool_runs_is_seen_in_that_turn(
 ) -> None:
     """Taken mid-turn (a `queued_command` attachment, no user turn of its own): `seen`."""
     home, session, api_log = shared
-    session.type("run it PB-SLEEP-8")
-    wait_until(lambda: any("sleep" in r for r in stand_in_log(api_log)), "the Bash call", 30)
+    _start_turn(session, api_log, "run it PB-SLEEP-8", "sleep")
     pid = post(home, "--to", AGENT, "while the tool runs")
     wait_stages(home, [pid], "seen", session, timeout=60)
     assert (0, 1) == taken(session, pid)
@@ -248,3 +246,11 @@ def test_a_listener_killed_between_a_drop_and_its_retry_still_delivers_once(
         assert "too many undelivered peer messages queued" in session.transcript()
     finally:
         session.close()
+
+
+def _start_turn(session: ClaudeSession, api_log: Path, typed: str, marker: str) -> None:
+    """Type *typed* into the session, and return once the model's stand-in is at *marker*."""
+    session.type(typed)
+    wait_until(
+        lambda: any(marker in r for r in stand_in_log(api_log)), f"the stand-in at {marker!r}", 30
+    )

@@ -58,30 +58,14 @@ def test_record_writes_the_key_then_the_receipt(home: Path) -> None:
     keys = DeliveredKeys(pane.delivered).keys
     assert {key(prompt(n)) for n in (1, 2, 3)} == keys
     posts = [post for _, post in read_posts(home / "b" / "log")]
+    head = [{"id": p.id, "board": "b", "sender": "bob", "ts": 100.0} for p in posts]
     assert [
-        Delivered(
-            id=posts[0].id,
-            board="b",
-            sender="bob",
-            ts=100.0,
-            prompt=prompt(1).id,
-            door="stdout",
-            outcome="unknown",
-        ),
-        Delivered(
-            id=posts[1].id,
-            board="b",
-            sender="bob",
-            ts=100.0,
-            prompt=prompt(2).id,
-            door="stdout",
-            outcome="unknown",
+        *(
+            Delivered(**head[n - 1], prompt=prompt(n).id, door="stdout", outcome="unknown")
+            for n in (1, 2)
         ),
         Held(
-            id=posts[2].id,
-            board="b",
-            sender="bob",
-            ts=100.0,
+            **head[2],
             prompt=prompt(3).id,
             door="claude-inbox",
             by="agent",

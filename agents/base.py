@@ -158,7 +158,12 @@ class Agent:
         """What its listener follows to post `seen`: the conversation file, when known."""
         if self.seen_source is None or transcript is None:
             return None
-        return Sighting(mark, self.seen_source, transcript)
+        return Sighting(mark, self.seen_source, transcript, self.user_texts)
+
+    def user_texts(self, record: dict[str, Any]) -> list[str]:
+        """The texts of a record of its conversation file that puts them before the model as
+        the user's (a turn's input); [] for every other record."""
+        return []
 
     def until_session_over(self, door: Door) -> Callable[[], Awaitable[str]] | None:
         """What returns once the agent's session has ended, with the reason (`listen

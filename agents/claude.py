@@ -19,10 +19,10 @@ from typing import Any
 import msgspec
 
 from paneboard.agents.base import Check, DoorRequest
+from paneboard.agents.claude_transcript import ADMIT_WITHIN, Intake, Pace, user_texts
 from paneboard.agents.hookfile import HookFileAgent
 from paneboard.agents.mcpconfig import JsonServers
 from paneboard.listener.doors.base import Door, HeldByAgent, Outcome
-from paneboard.listener.doors.intake import ADMIT_WITHIN, Intake, Pace
 from paneboard.listener.doors.socket import SocketDoor, check_socket
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
@@ -86,6 +86,9 @@ class ClaudeInboxDoor(SocketDoor):
 
 @dataclass(frozen=True)
 class Claude(HookFileAgent):
+    def user_texts(self, record: dict[str, Any]) -> list[str]:
+        return user_texts(record)
+
     def listen_args(
         self, data: Mapping[str, Any], environ: Mapping[str, str], parent: int
     ) -> tuple[list[str], dict[str, str]]:

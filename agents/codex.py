@@ -37,7 +37,7 @@ from paneboard.agents.mcpconfig import TomlServers
 from paneboard.listener.doors.base import Door, Outcome
 from paneboard.listener.doors.process import child_env, run_command
 from paneboard.listener.doors.simple import _which
-from paneboard.listener.seen import Sighting
+from paneboard.listener.seen import Sighting, content_texts, field
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable, PaneboardError
 from paneboard.protocol.posts import Prompt
 from paneboard.state import proc
@@ -137,7 +137,16 @@ class Codex(HookFileAgent):
             return super().sighting(mark, door, transcript)
         thread = door.codex_thread()
         source = str(self.seen_source)
-        return Sighting(mark, source, Rollout(thread).find(), pending=Rollout(thread))
+        rollout = Rollout(thread)
+        return Sighting(mark, source, rollout.find(), self.user_texts, pending=rollout)
+
+    def user_texts(self, record: dict[str, Any]) -> list[str]:
+        """A ``response_item`` message with role ``user`` of a rollout file: a queued message
+        once a turn runs it (``task_started`` with ``turn_trigger: "queue"``, then this item)."""
+        payload = field(record, "payload")
+        if record.get("type") != "response_item" or payload.get("type") != "message":
+            return []
+        return content_texts(payload.get("content")) if payload.get("role") == "user" else []
 
     def until_session_over(self, door: Door) -> Callable[[], Awaitable[str]] | None:
         """The thread unloaded: the daemon that runs it outlives the session."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from paneboard.agents.base import top_level
 from paneboard.agents.hookfile import StopHookAgent
+from paneboard.listener.seen import content_texts, field
 
 TRUST = "Copilot CLI loads a project's .github/hooks/ only in folders you have trusted"
 
@@ -25,6 +26,13 @@ class Copilot(StopHookAgent):
 
     def context(self, text: str) -> str:
         return top_level(text)
+
+    def user_texts(self, record: dict[str, Any]) -> list[str]:
+        """A ``user.message`` event of its ``events.jsonl`` (not the ``hook.end`` event that
+        holds the reason the Stop hook returned)."""
+        if record.get("type") != "user.message":
+            return []
+        return content_texts(field(record, "data").get("content"))
 
 
 COPILOT = Copilot(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from paneboard.agents.hookfile import StopHookAgent
+from paneboard.listener.seen import content_texts
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,11 @@ class Gemini(StopHookAgent):
     def entry(self, action: str, command: str) -> dict[str, Any]:
         hook = {"name": f"paneboard-{action}", "type": "command", "command": command}
         return {"matcher": "*", "hooks": [{**hook, "timeout": 30_000}]}
+
+    def user_texts(self, record: dict[str, Any]) -> list[str]:
+        """A ``"type": "user"`` record of its chat file, its content at the top (its
+        ``warning`` records echo a block reason too, and do not count)."""
+        return content_texts(record.get("content")) if record.get("type") == "user" else []
 
 
 GEMINI = Gemini(

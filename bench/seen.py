@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import PY, Proc, env_for, summary, wait_ready
+from paneboard.agents.claude_transcript import user_texts
 from paneboard.listener.seen import NEEDLE, prompt_ids
 from paneboard.protocol.ids import new_id
 from paneboard.protocol.posts import Delivered, Prompt, Seen
@@ -135,7 +136,7 @@ def _burst_figures(
         record = json.loads(line)
         if str(record.get("content", "")).startswith("Dropped a peer message"):
             drops.append(str(record["content"]))
-        for pid in prompt_ids([record]):
+        for pid in prompt_ids([record], user_texts):
             if pid in taken:
                 taken[pid] += 1
     return {
@@ -200,7 +201,7 @@ def transcript(home: Path, megabytes: int = 100) -> dict[str, Any]:
     size = path.stat().st_size
     t0 = time.perf_counter()
     reader = LineReader(path, NEEDLE)
-    found = len(prompt_ids(reader.read_new()))
+    found = len(prompt_ids(reader.read_new(), user_texts))
     cold = time.perf_counter() - t0
     with open(path, "a") as f:
         f.write(json.dumps(turn) + "\n")

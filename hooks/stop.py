@@ -11,7 +11,6 @@ from functools import partial
 from pathlib import Path
 from typing import TextIO
 
-from paneboard.agents import SEEN_SOURCES as SOURCES
 from paneboard.agents import Agent
 from paneboard.board.context import Context, executable
 from paneboard.board.view import BoardView
@@ -39,20 +38,14 @@ def stop(
     prompts delivered earlier that the agent's conversation now shows as a user turn (the
     block reason it returned, run as the next turn).
     """
-    kind, limit = agent.kind, agent.per_stop
-    if ctx.store().has_posts() and _deliver_at_stop(ctx, kind, cooldown, out, limit, transcript):
+    if ctx.store().has_posts() and _deliver_at_stop(ctx, agent, cooldown, out, transcript):
         return
     if agent.idle_reply:
         out.write(agent.idle_reply + "\n")
 
 
 def _deliver_at_stop(
-    ctx: Context,
-    kind: str,
-    cooldown: float,
-    out: TextIO,
-    limit: int | None,
-    transcript: str | None,
+    ctx: Context, agent: Agent, cooldown: float, out: TextIO, transcript: str | None
 ) -> bool:
     pane = Pane(ctx.paths, ctx.agent, ctx.store())
     try:
@@ -60,7 +53,7 @@ def _deliver_at_stop(
     except PaneLocked:
         return False  # a live listener delivers for this pane
     try:
-        read = _note_seen(pane, kind, Path(transcript)) if transcript else False
+        read = _note_seen(pane, agent, Path(transcript)) if transcript else False
         if _cooling_down(ctx, cooldown):
             return False
         if not read:
@@ -72,18 +65,18 @@ def _deliver_at_stop(
             agent=ctx.agent,
             store=ctx.store_options(),
         )
-        return deliver_at_stop(pane, text, out, limit)
+        return deliver_at_stop(pane, text, out, agent.per_stop)
     finally:
         pane.release()
 
 
-def _note_seen(pane: Pane, kind: str, transcript: Path) -> bool:
+def _note_seen(pane: Pane, agent: Agent, transcript: Path) -> bool:
     """Post `seen` for delivered prompts that *transcript* shows since the pane's mark.
 
     Returns whether the agent's state had to be read (only when a prompt id turned up).
     """
-    source = SOURCES.get(kind, f"{kind}-transcript")
-    sighting = Sighting(pane.mark, source, transcript.absolute())
+    source = agent.seen_source or f"{agent.kind}-transcript"
+    sighting = Sighting(pane.mark, source, transcript.absolute(), agent.user_texts)
     try:
         ids = sighting.read_new()
         if not ids:

@@ -2,18 +2,8 @@
 
 A prompt is seen when its header line, ``[paneboard] prompt ID from …`` (protocol/compose.py:
 every body line starts with ``> ``, so a body cannot imitate it), starts a line of the text
-of a user-role record:
-
-- Claude Code's transcript: a ``"type": "user"`` record (a peer message, or the Stop hook's
-  block reason as the next user turn), or an ``attachment`` of type ``queued_command`` (a
-  message that arrived while a tool ran, put before the model in that same turn, one
-  attachment per message). ``queue-operation`` lines say a message is queued, not seen,
-  and are not read; nor is a compacted session's summary (``isCompactSummary``).
-- a Codex rollout file: a ``response_item`` message with role ``user`` (a queued message
-  once a turn runs it: ``task_started`` with ``turn_trigger: "queue"``, then this item).
-- Gemini CLI's chat file: a ``"type": "user"`` record (its ``warning`` records echo a block
-  reason too, and do not count); Copilot CLI's ``events.jsonl``: a ``user.message`` event
-  (not the ``hook.end`` event holding the reason the Stop hook returned).
+of a user-role record of the agent's conversation file. Which records those are is each
+agent's own (its module in agents/ gives `user_texts`): queued is not seen.
 
 `Sighting` follows one such file for one pane: it reads only what was appended since its
 mark (kept in the pane's ``transcript`` file), and answers which prompt ids turned up.
@@ -42,42 +32,30 @@ HEADER = re.compile(r"^\[paneboard\] prompt ([0-9a-z]{26}) from ", re.MULTILINE)
 SAVE_EVERY = 5.0
 
 
-def user_texts(record: dict[str, Any]) -> list[str]:
-    """The text of a user-role record of Claude Code, Codex, Gemini CLI or Copilot CLI.
+Texts = Callable[[dict[str, Any]], list[str]]  # a user-role record's texts; [] for another
 
-    [] for any other record.
-    """
-    kind = record.get("type")
-    if kind == "user" and not record.get("isCompactSummary"):
-        message = record.get("message")  # Claude Code; Gemini CLI has the content at the top
-        content = message.get("content") if isinstance(message, dict) else record.get("content")
-    elif kind == "attachment":  # Claude Code: a message taken while a tool ran
-        attachment = record.get("attachment")
-        if not (isinstance(attachment, dict) and attachment.get("type") == "queued_command"):
-            return []
-        content = attachment.get("prompt")
-    elif kind == "user.message":  # Copilot CLI's events.jsonl
-        data = record.get("data")
-        content = data.get("content") if isinstance(data, dict) else None
-    elif kind == "response_item":
-        payload = record.get("payload")
-        if not (isinstance(payload, dict) and payload.get("type") == "message"):
-            return []
-        content = payload.get("content") if payload.get("role") == "user" else None
-    else:
-        return []
+
+def content_texts(content: object) -> list[str]:
+    """The texts of a message's content: a string, or a list of parts (``text`` or
+    ``input_text`` parts; a part with no type, as Gemini CLI writes them, is text)."""
     if isinstance(content, str):
         return [content]
     if not isinstance(content, list):
         return []
-    texts = ("text", "input_text")  # Gemini CLI's parts carry no type
+    texts = ("text", "input_text")
     parts = (p for p in content if isinstance(p, dict) and p.get("type", "text") in texts)
     return [p["text"] for p in parts if isinstance(p.get("text"), str)]
 
 
-def prompt_ids(records: Iterable[dict[str, Any]]) -> list[str]:
+def field(record: dict[str, Any], name: str) -> dict[str, Any]:
+    """*record*'s object *name*; {} when it is missing or not an object."""
+    value = record.get(name)
+    return value if isinstance(value, dict) else {}
+
+
+def prompt_ids(records: Iterable[dict[str, Any]], texts: Texts) -> list[str]:
     """The prompt ids whose header starts a line of a user-role record, in file order."""
-    return [pid for r in records for text in user_texts(r) for pid in HEADER.findall(text)]
+    return [pid for r in records for text in texts(r) for pid in HEADER.findall(text)]
 
 
 class Pending(Protocol):
@@ -100,11 +78,13 @@ class Sighting:
         mark_path: Path,
         source: str,
         path: Path | None,
+        texts: Texts,
         *,
         pending: Pending | None = None,
     ) -> None:
         self.mark_path = mark_path
         self.source = source
+        self.texts = texts
         self.pending = pending
         self.reader = None if path is None else self._reader(path)
         self._saved = 0.0
@@ -121,7 +101,7 @@ class Sighting:
         if self.reader is None and self.pending is not None:
             found = self.pending.find()
             self.reader = None if found is None else self._reader(found)
-        return [] if self.reader is None else prompt_ids(self.reader.read_new())
+        return [] if self.reader is None else prompt_ids(self.reader.read_new(), self.texts)
 
     def save(self, *, force: bool = False) -> None:
         """Keep the mark (at most every few seconds unless *force*d); never fails the caller."""

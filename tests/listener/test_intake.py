@@ -15,8 +15,8 @@ import pytest
 import trio.testing
 
 from paneboard.agents.claude import ClaudeInboxDoor
+from paneboard.agents.claude_transcript import Pace, held_reason
 from paneboard.listener.doors import HeldByAgent
-from paneboard.listener.doors.intake import Pace, held_reason
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Delivered, Undelivered

@@ -1,7 +1,7 @@
 """Claude Code's intake, on the real Claude Code 2.1.328 offline: `delivered` is its admission.
 
 Its peer-message bucket admits 30 lines at once, then one every 2 s; what it drops, holds or
-refuses shows only in its transcript (listener/doors/intake.py).
+refuses shows only in its transcript (agents/claude_transcript.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Claude Code's intake: whether a session admitted, held or dropped a peer message.
+"""Claude Code's transcript: whether a session admitted, held or dropped a peer message, and
+which records put a prompt before the model (`user_texts`, for `seen`).
 
 Claude Code 2.1.328 admits the peer messages its inbox socket receives through a token
 bucket per sender: 30 at once, then one every 2 s (a sender that is not a session of its own,
@@ -29,7 +30,7 @@ from typing import Any, Literal, TypeAlias
 
 import anyio
 
-from paneboard.listener.seen import HEADER, NEEDLE, prompt_ids
+from paneboard.listener.seen import HEADER, NEEDLE, content_texts, field, prompt_ids
 from paneboard.state.transcript import FileWatch, LineReader, watch_file
 
 Verdict: TypeAlias = Literal["admitted", "held"]
@@ -86,6 +87,21 @@ def inbound_setting(project: Path) -> tuple[str, Path] | None:
     return None
 
 
+def user_texts(record: dict[str, Any]) -> list[str]:
+    """A ``user`` record of its transcript (a peer message, or the Stop hook's block reason as
+    the next user turn; not a compacted session's summary, ``isCompactSummary``), or an
+    ``attachment`` of type ``queued_command`` (a message that arrived while a tool ran, put
+    before the model in that same turn, one attachment per message). ``queue-operation`` lines
+    say a message is queued, not seen: they are not among them."""
+    kind = record.get("type")
+    if kind == "user" and not record.get("isCompactSummary"):
+        return content_texts(field(record, "message").get("content"))
+    attachment = field(record, "attachment")
+    if kind == "attachment" and attachment.get("type") == "queued_command":
+        return content_texts(attachment.get("prompt"))
+    return []
+
+
 class Intake:
     """What one Claude Code session did with the lines sent to it, read from its transcript."""
 
@@ -104,7 +120,9 @@ class Intake:
             self._note(record)
 
     def _note(self, record: dict[str, Any]) -> None:
-        for pid in prompt_ids([record]):  # before the model already: taken, whatever came first
+        for pid in prompt_ids(
+            [record], user_texts
+        ):  # before the model already: taken, whatever came first
             self.verdicts[pid] = "admitted"
         content = record.get("content")
         if not isinstance(content, str):

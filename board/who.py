@@ -66,7 +66,8 @@ def _row(
     paths: BoardPaths, name: str, remote: Mapping[str, presence.Presence], held: int
 ) -> WhoRow:
     try:
-        lock, presence_file = paths.pane(name, "lock"), paths.pane(name, "presence")
+        files = paths.pane(name)
+        lock, presence_file = files.lock, files.presence
     except ValueError:  # a forged post's name that is not an agent's: no pane to read
         return WhoRow(name, held=held)
     pid = _holder(lock)

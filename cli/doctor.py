@@ -86,8 +86,8 @@ def _store_exposure(c: Checks, ctx: Context) -> None:
 
 
 def _pane(c: Checks, ctx: Context) -> int | None:
-    pid = holder(ctx.paths.pane(ctx.agent, "lock"))
-    seen = presence.read(ctx.paths.pane(ctx.agent, "presence"))
+    pid = holder(ctx.paths.pane(ctx.agent).lock)
+    seen = presence.read(ctx.paths.pane(ctx.agent).presence)
     if pid:
         door = seen.door if seen else "?"
         c.line("ok", "pane", f"`{ctx.agent}`: listener pid {pid}, door {door}")

@@ -70,7 +70,7 @@ def make_sighting(ctx: Context, door: Door, transcript: str | None) -> Sighting 
         return None
     if transcript and os.path.isdir(transcript):
         raise BadInput(f"--transcript {transcript} is a folder: give the conversation file")
-    mark = ctx.paths.pane(ctx.agent, "transcript")
+    mark = ctx.paths.pane(ctx.agent).mark
     return agent.sighting(mark, door, Path(transcript).absolute() if transcript else None)
 
 

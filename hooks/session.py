@@ -89,7 +89,7 @@ def session_start(
 def _start_listener(ctx: Context, agent: Agent, exe: str, data: dict[str, Any]) -> str:
     ctx.paths.ensure()
     transcript = agent.transcript(data)  # followed by the listener to post `seen`
-    held = holder(ctx.paths.pane(ctx.agent, "lock"))
+    held = holder(ctx.paths.pane(ctx.agent).lock)
     if held and not _stopped_for_new_transcript(ctx, held, transcript):
         return f"a listener (pid {held}) already holds this pane"
     try:
@@ -99,7 +99,7 @@ def _start_listener(ctx: Context, agent: Agent, exe: str, data: dict[str, Any]) 
     env = {**child_env(os.environ), **extra, **ctx.child_env()}
     argv = [exe, "listen", *door] + (["--transcript", transcript] if transcript else [])
     # Handed to the child, and closed here once it has started.
-    log = open(ctx.paths.pane(ctx.agent, "log"), "ab")  # noqa: SIM115
+    log = open(ctx.paths.pane(ctx.agent).log, "ab")  # noqa: SIM115
     with log:
         child = subprocess.Popen(
             argv,
@@ -126,17 +126,17 @@ def _stopped_for_new_transcript(ctx: Context, held: int, transcript: str | None)
     if not (transcript and held > 0 and ours and proc.option(argv, "--transcript") != transcript):
         return False
     session_end(ctx)
-    return not holder(ctx.paths.pane(ctx.agent, "lock"))
+    return not holder(ctx.paths.pane(ctx.agent).lock)
 
 
 def session_end(ctx: Context) -> None:
     """Stop this pane's listener, if one runs."""
-    pid = holder(ctx.paths.pane(ctx.agent, "lock"))
+    pid = holder(ctx.paths.pane(ctx.agent).lock)
     if pid and pid > 0:
         try:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             return
         deadline = time.monotonic() + 3
-        while time.monotonic() < deadline and holder(ctx.paths.pane(ctx.agent, "lock")):
+        while time.monotonic() < deadline and holder(ctx.paths.pane(ctx.agent).lock):
             time.sleep(0.05)

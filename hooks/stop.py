@@ -76,7 +76,7 @@ def _note_seen(pane: Pane, agent: Agent, transcript: Path) -> bool:
     Returns whether the agent's state had to be read (only when a prompt id turned up).
     """
     source = agent.seen_source or f"{agent.kind}-transcript"
-    sighting = Sighting(pane.mark, source, transcript.absolute(), agent.user_texts)
+    sighting = Sighting(pane.files.mark, source, transcript.absolute(), agent.user_texts)
     try:
         ids = sighting.read_new()
         if not ids:
@@ -90,7 +90,7 @@ def _note_seen(pane: Pane, agent: Agent, transcript: Path) -> bool:
 
 def _cooling_down(ctx: Context, cooldown: float) -> bool:
     """True if the last check was less than *cooldown* seconds ago; records this check otherwise."""
-    stamp = ctx.paths.pane(ctx.agent, "stopcheck")
+    stamp = ctx.paths.pane(ctx.agent).stopcheck
     now = time.time()
     try:
         last = float(read_private(stamp, 64) or b"0")

@@ -231,7 +231,7 @@ class Listener:
     def _record(self, prompt: Prompt, outcome: Outcome) -> None:
         self.pane.record([prompt], self.door.name, outcome, warn=self._warn)
         self._presence.last_delivery = self.settings.now()
-        presence.write(self.pane.presence, self._presence)  # the bucket: at the next refresh
+        presence.write(self.pane.files.presence, self._presence)  # the bucket: at the next refresh
         self.log(
             f"delivered {prompt.id} from {prompt.sender} via {self.door.name}"
             + (" (outcome unknown: timed out)" if outcome == "unknown" else "")
@@ -250,7 +250,7 @@ class Listener:
     def _announce(self) -> None:
         """Write this pane's presence: a local file, and the store's presence bucket where it has
         one."""
-        presence.write(self.pane.presence, self._presence)
+        presence.write(self.pane.files.presence, self._presence)
         try:
             self.store.presence.put(self.settings.agent, msgspec.json.encode(self._presence))
         except BoardIOError as exc:

@@ -36,9 +36,8 @@ def key(prompt: Prompt) -> str:
 class Pane:
     """Agent *agent*'s pane on the board of *paths*, whose posts are in *store*.
 
-    Its files: `lock_path`, `delivered` (the key log), `checkpoint`, `presence`, `mark` (where
-    the agent's conversation file was read to), `log` (its listener's output) and `stopcheck`
-    (when the Stop hook last looked). *now* is the wall clock, for expiry and receipts.
+    Its files are `files` (state/paths.py `PaneFiles`). *now* is the wall clock, for expiry and
+    receipts.
     """
 
     def __init__(
@@ -53,13 +52,7 @@ class Pane:
         self.agent = agent
         self.store = store
         self.now = now
-        self.lock_path = paths.pane(agent, "lock")
-        self.delivered = paths.pane(agent, "delivered")
-        self.checkpoint = paths.pane(agent, "checkpoint")
-        self.presence = paths.pane(agent, "presence")
-        self.mark = paths.pane(agent, "transcript")
-        self.log = paths.pane(agent, "log")
-        self.stopcheck = paths.pane(agent, "stopcheck")
+        self.files = paths.pane(agent)
         # The fold the pane delivers from, kept current by its deliverer (`start_state()`
         # sets it).
         self.state = BoardState(keep_closed=False, recipient=agent)
@@ -74,7 +67,7 @@ class Pane:
         """Take the pane lock, without waiting (`PaneLocked` names the holder's pid)."""
         if self._lock is None:
             self.paths.ensure()  # the lock and the keys are local, whatever the store
-            self._lock = take_pane_lock(self.lock_path, self.board, self.agent)
+            self._lock = take_pane_lock(self.files.lock, self.board, self.agent)
 
     def release(self) -> None:
         if self._lock is not None:
@@ -85,7 +78,7 @@ class Pane:
     def keys(self) -> DeliveredKeys:
         """The delivered-key log, read at first use (under the lock: its only writer)."""
         if self._keys is None:
-            self._keys = DeliveredKeys(self.delivered)
+            self._keys = DeliveredKeys(self.files.delivered)
         return self._keys
 
     def handed_over(self, prompt: Prompt) -> bool:
@@ -95,7 +88,7 @@ class Pane:
     def start_state(self) -> BoardState:
         """The agent's fold to start from, kept as `state`: the checkpoint, or an empty fold of
         its prompts."""
-        self.state = checkpoint.start_state(self.checkpoint, self.store, self.agent)
+        self.state = checkpoint.start_state(self.files.checkpoint, self.store, self.agent)
         return self.state
 
     def undelivered(self) -> list[PromptState]:
@@ -151,4 +144,4 @@ class Pane:
 
     def save_checkpoint(self) -> None:
         """Keep `state`, pruned to the prompts still receivable, as the pane's checkpoint."""
-        checkpoint.save(self.checkpoint, self.store, prune(self.state, self.now()))
+        checkpoint.save(self.files.checkpoint, self.store, prune(self.state, self.now()))

@@ -148,6 +148,23 @@ def not_private(kind: str, path: Path, st: os.stat_result) -> str | None:
     return f"{why}; fix it with: chmod {700 if folder else 600} {path}"
 
 
+class PaneFiles:
+    """The files of one agent's pane on a board, ``panes/AGENT.*``: its pane lock, delivered
+    keys, checkpoint, presence, transcript mark (how far its conversation file was read), its
+    listener's log, and the Stop hook's last check."""
+
+    __slots__ = ("checkpoint", "delivered", "lock", "log", "mark", "presence", "stopcheck")
+
+    def __init__(self, panes: Path, agent: str) -> None:
+        self.lock = panes / f"{agent}.lock"
+        self.delivered = panes / f"{agent}.delivered"
+        self.checkpoint = panes / f"{agent}.checkpoint"
+        self.presence = panes / f"{agent}.presence"
+        self.mark = panes / f"{agent}.transcript"
+        self.log = panes / f"{agent}.log"
+        self.stopcheck = panes / f"{agent}.stopcheck"
+
+
 class BoardPaths:
     """The files of one board under a home. Names are checked before any path is built."""
 
@@ -158,9 +175,9 @@ class BoardPaths:
         self.log = self.dir / "log"
         self.panes = self.dir / "panes"
 
-    def pane(self, agent: str, suffix: str) -> Path:
-        """A per-agent file: ``lock``, ``delivered``, ``checkpoint``, ``presence``, …"""
-        return self.panes / f"{check_name('agent', agent)}.{suffix}"
+    def pane(self, agent: str) -> PaneFiles:
+        """The files of *agent*'s pane on this board."""
+        return PaneFiles(self.panes, check_name("agent", agent))
 
     def ensure(self) -> None:
         """Create the home and the board's folders 0700 if missing."""

@@ -30,10 +30,10 @@ def _folded(pane: Pane) -> None:
 
 
 def test_a_pane_names_its_files_in_the_panes_folder(home: Path) -> None:
-    pane = _pane(home)
+    files = _pane(home).files
     panes = home / "b" / "panes"
-    named = [pane.lock_path, pane.delivered, pane.checkpoint, pane.presence, pane.mark]
-    named += [pane.log, pane.stopcheck]
+    named = [files.lock, files.delivered, files.checkpoint, files.presence, files.mark]
+    named += [files.log, files.stopcheck]
     expected = ["lock", "delivered", "checkpoint", "presence", "transcript", "log", "stopcheck"]
     assert [panes / f"bob.{suffix}" for suffix in expected] == named
 
@@ -55,7 +55,7 @@ def test_record_writes_the_key_then_the_receipt(home: Path) -> None:
     pane.record([prompt(1), prompt(2)], "stdout", "unknown")
     pane.record([prompt(3)], "claude-inbox", held="crossSessionInbound: hold")
     pane.release()
-    keys = DeliveredKeys(pane.delivered).keys
+    keys = DeliveredKeys(pane.files.delivered).keys
     assert {key(prompt(n)) for n in (1, 2, 3)} == keys
     posts = [post for _, post in read_posts(home / "b" / "log")]
     head = [{"id": p.id, "board": "b", "sender": "bob", "ts": 100.0} for p in posts]
@@ -85,7 +85,7 @@ def test_a_refused_receipt_keeps_the_key(home: Path) -> None:
     heard: list[str] = []
     pane.record([prompt(2)], "stdout", warn=heard.append)
     pane.release()
-    assert {key(prompt(1)), key(prompt(2))} == DeliveredKeys(pane.delivered).keys
+    assert {key(prompt(1)), key(prompt(2))} == DeliveredKeys(pane.files.delivered).keys
     assert 1 == len(heard)
     assert heard[0].startswith("could not post the delivered notice: cannot open")
 

@@ -64,10 +64,17 @@ class Pane:
         return self.paths.board
 
     def take_lock(self) -> None:
-        """Take the pane lock, without waiting (`PaneLocked` names the holder's pid)."""
+        """Take the pane lock, without waiting (`PaneLocked` names the holder's pid), and read
+        the delivered keys: a key log that cannot be read (a planted link, say) stops the
+        deliverer before it hands anything over, not at its first delivery."""
         if self._lock is None:
             self.paths.ensure()  # the lock and the keys are local, whatever the store
             self._lock = take_pane_lock(self.files.lock, self.board, self.agent)
+            try:
+                _ = self.keys
+            except BaseException:
+                self.release()
+                raise
 
     def release(self) -> None:
         if self._lock is not None:
@@ -76,7 +83,7 @@ class Pane:
 
     @property
     def keys(self) -> DeliveredKeys:
-        """The delivered-key log, read at first use (under the lock: its only writer)."""
+        """The delivered-key log, read when the lock is taken (under it: its only writer)."""
         if self._keys is None:
             self._keys = DeliveredKeys(self.files.delivered)
         return self._keys

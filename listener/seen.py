@@ -14,6 +14,8 @@ of a user-role record:
 - Gemini CLI's chat file: a ``"type": "user"`` record (its ``warning`` records echo a block
   reason too, and do not count); Copilot CLI's ``events.jsonl``: a ``user.message`` event
   (not the ``hook.end`` event holding the reason the Stop hook returned).
+- Qwen Code's session file: a ``"type": "user"`` record, its text in ``message.parts`` (a
+  delivered cross-session message is one, wrapped in ``<cross_session_message>``).
 
 `Sighting` follows one such file for one pane: it reads only what was appended since its
 mark (kept in the pane's ``transcript`` file), and answers which prompt ids turned up.
@@ -51,6 +53,8 @@ def user_texts(record: dict[str, Any]) -> list[str]:
     if kind == "user" and not record.get("isCompactSummary"):
         message = record.get("message")  # Claude Code; Gemini CLI has the content at the top
         content = message.get("content") if isinstance(message, dict) else record.get("content")
+        if isinstance(message, dict) and "parts" in message:  # Qwen Code's session file
+            content = message["parts"]
     elif kind == "attachment":  # Claude Code: a message taken while a tool ran
         attachment = record.get("attachment")
         if not (isinstance(attachment, dict) and attachment.get("type") == "queued_command"):

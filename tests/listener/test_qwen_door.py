@@ -11,8 +11,10 @@ from typing import Any
 import anyio
 import pytest
 
-from paneboard.listener.doors import qwen
-from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable
+from paneboard.agents import qwen_inbox as qwen
+from paneboard.listener.doors import HeldByAgent
+from paneboard.listener.seen import user_texts
+from paneboard.protocol.errors import DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
 from tests.factories import prompt
 from tests.helpers import SocketServer, run_cli
@@ -115,21 +117,77 @@ def test_a_controller_token_goes_on_the_auth_line(folder: Path) -> None:
     door.close()
 
 
-def test_held_is_retried_without_resending_until_released(folder: Path) -> None:
-    """`held` raises QwenHeld; a retry sends nothing; a later `delivered` makes it accepted."""
+def test_held_is_handed_over_and_a_retry_sends_nothing(folder: Path) -> None:
+    """`held` raises QwenHeld, a HeldByAgent with Qwen Code's reason; a second try sends no
+    copy (Qwen Code would drop it as a duplicate) and repeats what Qwen Code said."""
     inbox = Inbox(folder, "held")
     door = _door(folder, inbox)
     with pytest.raises(qwen.QwenHeld) as held:
         _deliver(door)
-    assert "door qwen-inbox: held by Qwen Code for its person (/peers): the reason for held" == str(
-        held.value
-    )
+    assert isinstance(held.value, HeldByAgent)
+    assert ("qwen-inbox", "the reason for held") == (held.value.door, held.value.reason)
     with pytest.raises(qwen.QwenHeld):
         _deliver(door)
     assert 1 == len(inbox.frames)
-    inbox.receipt(inbox.frames[0], "delivered")
-    assert "accepted" == _deliver(door)
-    assert 1 == len(inbox.frames)
+    door.close()
+
+
+def _follow_through(door: qwen.QwenInboxDoor, inbox: Inbox, decisions: list[str]) -> list[Any]:
+    """Deliver prompts 0 and 1 (both held) with `follow` running, have the session decide each
+    in turn (*decisions*), and return what `follow` settled, in order."""
+    settled: list[tuple[str, str | None]] = []
+
+    async def run() -> None:
+        done = anyio.Event()
+
+        def settle(msg_id: str, failure: DoorFailed | None) -> None:
+            settled.append((msg_id, None if failure is None else failure.reason))
+            if len(settled) == len(decisions):
+                done.set()
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                await tg.start(door.follow, settle)
+                for n in (0, 1):
+                    with pytest.raises(qwen.QwenHeld):
+                        await door.deliver(_prompt(n), f"TEXT {n}", "bob")
+                for frame, status in zip(inbox.frames, decisions, strict=True):
+                    await anyio.to_thread.run_sync(inbox.receipt, frame, status)
+                await done.wait()
+                tg.cancel_scope.cancel()
+
+    anyio.run(run)
+    return settled
+
+
+def test_follow_hears_the_persons_decision_on_each_held_prompt(folder: Path) -> None:
+    """Once Qwen Code's person accepts one held prompt and denies the other in `/peers`, its
+    receipts reach `follow`: delivered (None), and denied with Qwen Code's reason."""
+    inbox = Inbox(folder, "held")
+    door = _door(folder, inbox)
+    settled = _follow_through(door, inbox, ["delivered", "denied"])
+    expected = [
+        (_prompt(0).id, None),
+        (_prompt(1).id, "Qwen Code answered `denied`: the reason for denied"),
+    ]
+    assert expected == settled
+    door.close()
+
+
+def test_with_follow_running_a_delivery_reads_its_receipt_from_it(folder: Path) -> None:
+    """`follow` is the one reader of the inbox; `deliver` waits for what it hears."""
+    inbox = Inbox(folder, "delivered")
+    door = _door(folder, inbox)
+
+    async def run() -> str:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                await tg.start(door.follow, lambda msg_id, failure: None)
+                outcome = await door.deliver(_prompt(), "TEXT", "bob")
+                tg.cancel_scope.cancel()
+        return outcome
+
+    assert "accepted" == anyio.run(run)
     door.close()
 
 
@@ -204,27 +262,11 @@ def test_a_record_whose_pid_disagrees_with_its_name_is_refused(folder: Path) -> 
     )
 
 
-def test_the_factory_needs_a_pid_and_a_well_formed_controller(folder: Path) -> None:
-    """No --parent-pid, or a controller token that is not one: a one-line BadInput."""
-    with pytest.raises(BadInput) as no_pid:
-        qwen.qwen_door(None, {"HOME": str(folder)}, 5.0)
-    assert "--door qwen-inbox needs --parent-pid PID (the Qwen Code process)" == str(no_pid.value)
-    env = {"HOME": str(folder), qwen.CONTROLLER_ENV: "secret"}
-    with pytest.raises(BadInput) as bad:
-        qwen.qwen_door(7, env, 5.0)
-    message = "$PANEBOARD_QWEN_CONTROLLER is not a Qwen Code controller token (qpc_ + 64 hex)"
-    assert message == str(bad.value)
-    assert (
-        folder / ".qwen" / "sessions" / "7.json"
-        == qwen.qwen_door(7, {"HOME": str(folder)}, 5).record
-    )
-
-
 def test_user_texts_reads_qwen_user_records_only() -> None:
     """A user record's parts are its text; an assistant record has none."""
     user = {"type": "user", "message": {"role": "user", "parts": [{"text": "a"}, {"x": 1}]}}
     model = {"type": "assistant", "message": {"role": "model", "parts": [{"text": "b"}]}}
-    assert (["a"], []) == (qwen.user_texts(user), qwen.user_texts(model))
+    assert (["a"], []) == (user_texts(user), user_texts(model))
 
 
 def test_listen_without_a_pid_is_refused_and_writes_nothing(folder: Path) -> None:

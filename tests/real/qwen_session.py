@@ -19,7 +19,7 @@ from paneboard.listener.seen import user_texts
 from paneboard.state.files import write_atomic
 from tests.helpers import ROOT, Listening, ScriptServer, cli_env, wait_until
 from tests.real.clients import free_port
-from tests.real.sessions import TmuxSession, base_env
+from tests.real.sessions import TmuxSession, base_env, install
 
 QWEN_PACKAGE = "@qwen-code/qwen-code@0.24.4"
 MORE_CLIENTS = ROOT / ".ci" / "tools" / "clients-more"
@@ -52,7 +52,11 @@ class QwenStandIn(ScriptServer):
 
 class QwenSession:
     """Qwen Code's TUI in YOLO mode (so a turn may run `paneboard answer` with no question), its
-    registry record, and paneboard's home beside it."""
+    registry record, and paneboard's home beside it.
+
+    Its project has paneboard's hooks (`hook install qwen --as qwen-hooked`), and paneboard's
+    home a controller grant from the start: the SessionStart hook's listener delivers to it.
+    """
 
     def __init__(self, root: Path, bin_path: Path) -> None:
         self.root, self.bin = root, bin_path
@@ -72,6 +76,9 @@ class QwenSession:
             TMPDIR=str(root / "tmp"),
         )
         (root / "tmp").mkdir()
+        self.grant = self._mint()
+        write_atomic(controller_path(self.pb_home), json.dumps(self.grant).encode(), mode=0o600)
+        install(self.pb_home, "qwen", self.project, "qwen-hooked")
         argv = [str(bin_path), "--auth-type", "openai", "--approval-mode", "yolo"]
         self.tmux = TmuxSession(self.project, argv, self.env)
         self.record = wait_until(self._record, "a Qwen Code registry record", 90, self.screen)
@@ -100,6 +107,9 @@ class QwenSession:
         self.tmux.type(text)
 
     def controller(self) -> dict[str, str]:
+        return self.grant
+
+    def _mint(self) -> dict[str, str]:
         """A controller grant minted by `qwen sessions controllers add` (the person's decision,
         which `hook install qwen --trust` asks for; tests/agents/test_qwen.py proves that)."""
         argv = [str(self.bin), "sessions", "controllers", "add", "--label", "paneboard", "--json"]

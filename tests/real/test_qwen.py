@@ -12,7 +12,9 @@ import pytest
 
 from paneboard.agents import qwen_inbox as qwen
 from paneboard.protocol.posts import Delivered, Held, Post, Undelivered
+from paneboard.state import proc
 from paneboard.state.log import read_posts
+from paneboard.state.panelock import holder
 from tests.helpers import run_cli, wait_until
 from tests.real.qwen_session import QwenSession, qwen_bin
 from tests.real.sessions import post, status
@@ -89,6 +91,25 @@ def test_an_idle_session_takes_the_prompt_and_records_it_as_a_user_turn(
     assert 1 == len(s.stand_in.turns_with(prompt))
     path = qwen.find_session(s.qwen_home, s.session().session_id)
     assert s.record == path
+
+
+def test_the_session_start_hook_starts_its_listener(session: QwenSession) -> None:
+    """`hook install qwen` put SessionStart in the project; Qwen Code ran it, and the listener
+    it started (the registry's pid, the session file, the grant in paneboard's home) delivers
+    a prompt for `qwen-hooked`, which is then seen."""
+    s = session
+    prompt = post(s.pb_home, "qwen-hooked", "from the hook's listener")
+    receipt = _delivered(s, prompt)
+    assert ("qwen-inbox", "accepted") == (receipt.door, receipt.outcome)
+    s.turn(prompt)
+    _seen(s, prompt, "qwen-hooked")
+    listener = holder(s.pb_home / "test" / "panes" / "qwen-hooked.lock")
+    argv = proc.cmdline(listener or 0) or []
+    transcript = qwen.session_file(s.qwen_home, s.session().session_id)
+    assert (str(s.pid), str(transcript)) == (
+        proc.option(argv, "--parent-pid"),
+        proc.option(argv, "--transcript"),
+    ), argv
 
 
 def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(
@@ -183,8 +204,12 @@ def test_a_burst_reaches_the_model_once_each(
         bob.stop()
         lines = [*iter(bob.err.get, None)]
         dropped = [ln for ln in lines if "dropped (rate-limited)" in ln]
-    seen = {p: len(s.user_records(f"[paneboard] prompt {p} from")) for p in ids}
-    assert dict.fromkeys(ids, 1) == seen
+
+    def recorded() -> dict[str, int]:
+        return {p: len(s.user_records(f"[paneboard] prompt {p} from")) for p in ids}
+
+    wait_until(lambda: all(recorded().values()), "not all in the session file", 30, s.screen)
+    assert dict.fromkeys(ids, 1) == recorded()
     print(f"burst of 33: all delivered in {took:.1f} s, {len(dropped)} retries after `dropped`")
 
 

@@ -84,11 +84,17 @@ def confirm(question: str, tty: str = TTY) -> bool:
             "--trust is a person's decision, asked on the controlling terminal, and there is "
             "none: run `paneboard hook install qwen --trust` in a terminal; nothing was changed"
         ) from None
-    with open(fd, "r+", encoding="utf-8", errors="replace") as term:
-        term.write(f"{question} [y/N] ")
-        term.flush()
-        answer = term.readline()
-    return answer.strip().lower() in ("y", "yes")
+    try:
+        os.write(fd, f"{question} [y/N] ".encode())
+        answer = b""
+        while not answer.endswith(b"\n") and len(answer) < 256:
+            chunk = os.read(fd, 256)  # the terminal's line discipline hands over a line
+            if not chunk:
+                break
+            answer += chunk
+    finally:
+        os.close(fd)
+    return answer.decode(errors="replace").strip().lower() in ("y", "yes")
 
 
 def mint(qwen: str, env: Mapping[str, str]) -> dict[str, str]:
@@ -228,6 +234,7 @@ QWEN = Qwen(
     events={"session-start": "SessionStart", "session-end": "SessionEnd"},
     door=NAME,
     seen_source="qwen-session",
+    trusts=True,
     clis=("/qwen", "/qwen-code/cli.js"),
     no_transcript=" (no session file found in the registry record's Qwen home)",
 )

@@ -304,8 +304,13 @@ class QwenInboxDoor:
         self, settle: Settle, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
         """Read every receipt as it comes, for as long as the listener runs; *settle* hears
-        of each held prompt Qwen Code has decided on since (None: delivered)."""
-        server = self._listening()
+        of each held prompt Qwen Code has decided on since (None: delivered). An inbox that
+        cannot be bound is left to each delivery to report."""
+        try:
+            server = self._listening()
+        except (DoorUnavailable, OSError):
+            task_status.started()
+            return
         self._heard = anyio.Event()
         task_status.started()
         try:

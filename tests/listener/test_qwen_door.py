@@ -15,9 +15,11 @@ from paneboard.agents import qwen_inbox as qwen
 from paneboard.listener.doors import HeldByAgent
 from paneboard.listener.seen import user_texts
 from paneboard.protocol.errors import DoorFailed, DoorUnavailable
-from paneboard.protocol.posts import Prompt
+from paneboard.protocol.posts import Prompt, Undelivered
+from paneboard.state.log import read_posts
 from tests.factories import prompt
-from tests.helpers import SocketServer, run_cli
+from tests.helpers import Listening, SocketServer, cli_env, run_cli
+from tests.real.sessions import post
 
 TOKEN = "ab" * 32
 
@@ -276,3 +278,34 @@ def test_listen_without_a_pid_is_refused_and_writes_nothing(folder: Path) -> Non
     expected = "paneboard: --door qwen-inbox needs --parent-pid PID (the Qwen Code process)\n"
     assert (1, expected) == (done.returncode, done.stderr)
     assert not (home / "test").exists()
+
+
+def test_a_listener_posts_held_goes_on_then_posts_the_decision(folder: Path) -> None:
+    """A real `listen` against the inbox: both prompts are `held` (the second not held up by
+    the first, no retry); the session's later receipts make one `delivered` and the other
+    `undelivered` with Qwen Code's reason; the keys stay, so neither is sent again."""
+    home = folder / "pb"
+    inbox = Inbox(folder, "held")
+    _record(folder, inbox.path)
+    env = cli_env(home, QWEN_HOME=str(folder), TMPDIR=str(folder), XDG_RUNTIME_DIR="")
+    args = ("--door", "qwen-inbox", "--parent-pid", str(os.getpid()))
+    with Listening(home, "bob", *args, env=env) as bob:
+        kept, denied = (post(home, "bob", f"prompt {n}") for n in (1, 2))
+        for prompt_id in (kept, denied):
+            bob.wait_err(f"held {prompt_id} from alice: the agent holds it (the reason for held)")
+        inbox.receipt(inbox.frames[0], "delivered")
+        bob.wait_err(f"delivered {kept} via qwen-inbox, held until now")
+        inbox.receipt(inbox.frames[1], "denied")
+        bob.wait_err(f"undelivered {denied}, held until now")
+    log = [p for _, p in read_posts(home / "test" / "log") if not isinstance(p, Prompt)]
+    posts = [(type(p).__name__, getattr(p, "prompt", None)) for p in log]
+    assert [
+        ("Held", kept),
+        ("Held", denied),
+        ("Delivered", kept),
+        ("Undelivered", denied),
+    ] == posts
+    [notice] = [p for _, p in read_posts(home / "test" / "log") if isinstance(p, Undelivered)]
+    assert "Qwen Code answered `denied`: the reason for denied" == notice.reason
+    assert [kept, denied] == [f["msgId"] for f in inbox.frames]
+    assert [] == [ln for ln in bob.stderr_lines if " retry " in ln]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import statistics
 import time
@@ -94,15 +95,18 @@ def test_an_idle_session_takes_the_prompt_and_records_it_as_a_user_turn(
 
 
 def test_the_session_start_hook_starts_its_listener(session: QwenSession) -> None:
-    """`hook install qwen` put SessionStart in the project; Qwen Code ran it, and the listener
-    it started (the registry's pid, the session file, the grant in paneboard's home) delivers
-    a prompt for `qwen-hooked`, which is then seen."""
+    """`hook install qwen` put SessionStart in the project; Qwen Code ran it, its context line
+    is before the model, and the listener it started (the registry's pid, the session file,
+    the grant in paneboard's home) delivers a prompt for `qwen-hooked`, which is then seen."""
     s = session
     prompt = post(s.pb_home, "qwen-hooked", "from the hook's listener")
     receipt = _delivered(s, prompt)
     assert ("qwen-inbox", "accepted") == (receipt.door, receipt.outcome)
     s.turn(prompt)
     _seen(s, prompt, "qwen-hooked")
+    [request] = [r["body"] for r in s.stand_in.records() if prompt in r["user"]]
+    told = "paneboard: you are `qwen-hooked` on board `test` (listener pid "
+    assert told in json.dumps(request), "the SessionStart context is not before the model"
     listener = holder(s.pb_home / "test" / "panes" / "qwen-hooked.lock")
     argv = proc.cmdline(listener or 0) or []
     transcript = qwen.session_file(s.qwen_home, s.session().session_id)

@@ -14,9 +14,10 @@ from paneboard.agents.codex import CODEX
 from paneboard.agents.copilot import COPILOT
 from paneboard.agents.gemini import GEMINI
 from paneboard.agents.opencode import OPENCODE
+from paneboard.agents.qwen import QWEN
 from paneboard.protocol.errors import BadInput
 
-AGENTS: dict[str, Agent] = {a.kind: a for a in (CLAUDE, CODEX, GEMINI, COPILOT, OPENCODE)}
+AGENTS: dict[str, Agent] = {a.kind: a for a in (CLAUDE, CODEX, GEMINI, COPILOT, OPENCODE, QWEN)}
 SEEN_SOURCES = {a.kind: a.seen_source for a in AGENTS.values() if a.seen_source}
 
 __all__ = [

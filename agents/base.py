@@ -80,6 +80,8 @@ class DoorRequest:
     transcript: str | None
     env: Mapping[str, str]
     project: Path
+    pid: int | None = None  # --parent-pid: the agent's process
+    home: Path | None = None  # the paneboard home, where a door's private grant is kept
 
 
 def hook_specific(text: str) -> str:

@@ -14,7 +14,6 @@ from paneboard.agents import DoorRequest, by_door, seeing_doors
 from paneboard.board.context import Context, executable
 from paneboard.listener.doors import Door, ExecDoor, MaildirDoor, StdoutDoor
 from paneboard.listener.doors.process import child_env
-from paneboard.listener.doors.qwen import qwen_door
 from paneboard.listener.listen import Listener, Settings, run_listener
 from paneboard.listener.seen import Sighting
 from paneboard.protocol.errors import BadInput
@@ -40,7 +39,7 @@ def make_door(
     agent = by_door(name)
     if agent is not None:
         request = DoorRequest(
-            socket, thread, codex_bin, timeout, transcript, os.environ, Path.cwd()
+            socket, thread, codex_bin, timeout, transcript, os.environ, Path.cwd(), pid, ctx.home
         )
         return agent.open_door(request)
     if name == "exec":
@@ -51,8 +50,6 @@ def make_door(
         if not maildir:
             raise BadInput("--door maildir needs --maildir ROOT")
         return MaildirDoor(Path(maildir).absolute())
-    if name == "qwen-inbox":
-        return qwen_door(pid, env, min(timeout, 10.0))
     if name == "stdout":
         return StdoutDoor()
     raise BadInput(f"no door `{name}`")

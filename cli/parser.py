@@ -261,7 +261,12 @@ def _hook_options(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="stop: check at most every S seconds",
     )
-    _flag(p, "--trust", "install codex: also record the hooks as trusted in Codex's config.toml")
+    _flag(
+        p,
+        "--trust",
+        "install codex: also record the hooks as trusted in Codex's config.toml; install qwen: "
+        "mint a Qwen Code controller token for the listener, once you say yes",
+    )
     _flag(p, "--mcp", "install: also register `paneboard mcp` in .mcp.json or .codex/config.toml")
 
 

@@ -7,8 +7,10 @@ door exactly once: the delivered key is recorded after the door takes it, then a
 back the prompts behind it; when the waits run out (or at once, for a door that
 cannot exist) an `undelivered` notice goes on the board and the prompt stays open
 for a later listener. A door whose agent holds the prompt for its person (`HeldByAgent`)
-has handed it over: the key is recorded and a `held` receipt posted instead. SIGINT or
-SIGTERM: the delivery in flight finishes, then exit.
+has handed it over: the key is recorded, a `held` receipt posted instead, and the prompts
+behind it go on; where the agent says later what became of it (`Settles`), that is posted
+too: `delivered`, or `undelivered` with the agent's reason. SIGINT or SIGTERM: the delivery
+in flight finishes, then exit.
 """
 
 from __future__ import annotations
@@ -28,11 +30,11 @@ from anyio.abc import TaskStatus
 
 from paneboard.board.context import header
 from paneboard.board.view import BoardView
-from paneboard.listener.doors import Door, HeldByAgent, Outcome
+from paneboard.listener.doors import Door, HeldByAgent, Outcome, Settles
 from paneboard.listener.seen import SeenTask, Sighting
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import BoardIOError, DoorFailed, DoorUnavailable
-from paneboard.protocol.posts import Prompt, Undelivered
+from paneboard.protocol.posts import Delivered, Prompt, Undelivered
 from paneboard.state import presence
 from paneboard.state.abc import Store
 from paneboard.state.failpoint import failpoint
@@ -109,6 +111,8 @@ class Listener:
                     async with anyio.create_task_group() as tg:
                         if self.seen is not None:
                             await tg.start(self.seen.run)
+                        if isinstance(self.door, Settles):
+                            await tg.start(self.door.follow, self._settled)
                         self.log(f"listening via {self.door.name} (pid {os.getpid()})")
                         task_status.started()
                         await self._loop()
@@ -243,6 +247,29 @@ class Listener:
         """The agent has the text and holds it for its person: never send it again."""
         self.pane.record([prompt], self.door.name, held=held.reason, warn=self._warn)
         self.log(f"held {prompt.id} from {prompt.sender}: the agent holds it ({held.reason})")
+
+    def _settled(self, prompt_id: str, failure: DoorFailed | None) -> None:
+        """The agent's later word on a prompt it held: `delivered`, or `undelivered` naming
+        its reason (the key stays: the agent has had the text)."""
+        head = header(self.settings.board, self.settings.agent, self.settings.now())
+        name = self.door.name
+        notice = (
+            Delivered(**head, prompt=prompt_id, door=name)
+            if failure is None
+            else Undelivered(**head, prompt=prompt_id, door=name, reason=failure.reason)
+        )
+        try:
+            self.pane.post([notice])
+        except BoardIOError as exc:
+            what = "delivered" if failure is None else "undelivered"
+            self._warn(f"could not post the {what} notice for {prompt_id}: {exc}")
+            return
+        if failure is not None:
+            self.log(f"undelivered {prompt_id}, held until now: {failure.reason}")
+            return
+        self.log(f"delivered {prompt_id} via {name}, held until now")
+        if self.seen is not None:
+            self.seen.check()
 
     def _warn(self, message: str) -> None:
         self.log(f"warning: {message}")

@@ -34,6 +34,6 @@ WAIT_UNTIL = ("delivered", "seen", "closed")
 DOORS = ("stdout", "exec", "maildir", "claude-inbox", "codex-queue", "opencode", "qwen-inbox")
 STOP_HOOK_DOOR = "stop-hook"  # the door a Stop hook's receipts name
 # Doors whose agent keeps a conversation file that paneboard reads to prove `seen`.
-SEEING_DOORS = ("claude-inbox", "codex-queue", STOP_HOOK_DOOR)
+SEEING_DOORS = ("claude-inbox", "codex-queue", "qwen-inbox", STOP_HOOK_DOOR)
 # The agent kinds, as `paneboard.agents.AGENTS` lists them (tests/agents keeps the two equal).
-HOOK_AGENTS = ("claude", "codex", "gemini", "copilot", "opencode")
+HOOK_AGENTS = ("claude", "codex", "gemini", "copilot", "opencode", "qwen")

@@ -4,16 +4,25 @@
 of time after it may have acted) or raises `DoorFailed` (nothing was handed over:
 retry) or `DoorUnavailable` (the door cannot exist: do not wait to retry). A door whose
 agent can hold what it took for its person raises `HeldByAgent`: the agent has the text, so
-the listener records the key and posts `held`, and does not send it again.
+the listener records the key and posts `held`, and does not send it again. A door whose
+agent says later what became of a prompt it held (`Settles`) runs `follow` beside the
+listener, which posts `delivered` or `undelivered` when it hears.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
+from anyio.abc import TaskStatus
+
+from paneboard.protocol.errors import DoorFailed
 from paneboard.protocol.posts import Outcome, Prompt
 
-__all__ = ["Door", "HeldByAgent", "Outcome"]
+__all__ = ["Door", "HeldByAgent", "Outcome", "Settle", "Settles"]
+
+# The agent's later word on a prompt it held: its id, and None (delivered) or why not.
+Settle = Callable[[str, DoorFailed | None], None]
 
 
 class HeldByAgent(Exception):
@@ -34,3 +43,11 @@ class Door(Protocol):
     async def deliver(self, prompt: Prompt, text: str, agent: str) -> Outcome:
         """Hand *text* (the composed prompt) to *agent*."""
         ...
+
+
+@runtime_checkable
+class Settles(Protocol):
+    """A door that hears what became of the prompts its agent held."""
+
+    async def follow(self, settle: Settle, *, task_status: TaskStatus[None]) -> None:
+        """Report started, then call *settle* for each held prompt the agent decides on."""

@@ -35,6 +35,7 @@ def test_each_record_is_consistent() -> None:
         "codex": "codex-rollout",
         "gemini": "gemini-transcript",
         "copilot": "copilot-transcript",
+        "qwen": "qwen-session",
     }
 
 
@@ -54,7 +55,8 @@ def test_an_unknown_kind_is_refused_in_one_line() -> None:
     with pytest.raises(BadInput) as refused:
         by_kind("vim")
     assert (
-        str(refused.value) == "no agent kind `vim`: one of claude, codex, gemini, copilot, opencode"
+        str(refused.value)
+        == "no agent kind `vim`: one of claude, codex, gemini, copilot, opencode, qwen"
     )
 
 

@@ -115,7 +115,7 @@ def test_install_says_codex_will_ask_and_refuses_a_broken_config(
         (project / ".codex" / "hooks.json").exists(),
     )
     refused = run_cli(home, "hook", "install", "claude", "--project", str(project), "--trust")
-    assert (1, "paneboard: --trust goes with `paneboard hook install codex`\n") == (
+    assert (1, "paneboard: --trust goes with `paneboard hook install codex or qwen`\n") == (
         refused.returncode,
         refused.stderr,
     )

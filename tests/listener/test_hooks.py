@@ -268,7 +268,7 @@ def test_doctor_healthy_and_broken(home: Path, tmp_path: Path) -> None:
             assert 0 == healthy.returncode, healthy.stdout + healthy.stderr
             lines = healthy.stdout.splitlines()
             agents = ["claude", "hooks", "mcp", "codex", "hooks", "mcp"]  # one agent after another
-            more = ["gemini", "copilot", "opencode", "opencode"]
+            more = ["gemini", "copilot", "opencode", "opencode", "qwen", "hooks", "qwen", "qwen"]
             assert [ln.split()[1] for ln in lines] == [
                 "home",
                 "board",

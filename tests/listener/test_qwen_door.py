@@ -11,11 +11,15 @@ from typing import Any
 import anyio
 import pytest
 
-from paneboard.listener.doors import qwen
-from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable
-from paneboard.protocol.posts import Prompt
+from paneboard.agents import qwen_inbox as qwen
+from paneboard.agents.qwen import QWEN
+from paneboard.listener.doors import HeldByAgent
+from paneboard.protocol.errors import DoorFailed, DoorUnavailable
+from paneboard.protocol.posts import Prompt, Undelivered
+from paneboard.state.log import read_posts
 from tests.factories import prompt
-from tests.helpers import SocketServer, run_cli
+from tests.helpers import Listening, SocketServer, cli_env, run_cli
+from tests.real.sessions import post
 
 TOKEN = "ab" * 32
 
@@ -115,21 +119,77 @@ def test_a_controller_token_goes_on_the_auth_line(folder: Path) -> None:
     door.close()
 
 
-def test_held_is_retried_without_resending_until_released(folder: Path) -> None:
-    """`held` raises QwenHeld; a retry sends nothing; a later `delivered` makes it accepted."""
+def test_held_is_handed_over_and_a_retry_sends_nothing(folder: Path) -> None:
+    """`held` raises QwenHeld, a HeldByAgent with Qwen Code's reason; a second try sends no
+    copy (Qwen Code would drop it as a duplicate) and repeats what Qwen Code said."""
     inbox = Inbox(folder, "held")
     door = _door(folder, inbox)
     with pytest.raises(qwen.QwenHeld) as held:
         _deliver(door)
-    assert "door qwen-inbox: held by Qwen Code for its person (/peers): the reason for held" == str(
-        held.value
-    )
+    assert isinstance(held.value, HeldByAgent)
+    assert ("qwen-inbox", "the reason for held") == (held.value.door, held.value.reason)
     with pytest.raises(qwen.QwenHeld):
         _deliver(door)
     assert 1 == len(inbox.frames)
-    inbox.receipt(inbox.frames[0], "delivered")
-    assert "accepted" == _deliver(door)
-    assert 1 == len(inbox.frames)
+    door.close()
+
+
+def _follow_through(door: qwen.QwenInboxDoor, inbox: Inbox, decisions: list[str]) -> list[Any]:
+    """Deliver prompts 0 and 1 (both held) with `follow` running, have the session decide each
+    in turn (*decisions*), and return what `follow` settled, in order."""
+    settled: list[tuple[str, str | None]] = []
+
+    async def run() -> None:
+        done = anyio.Event()
+
+        def settle(msg_id: str, failure: DoorFailed | None) -> None:
+            settled.append((msg_id, None if failure is None else failure.reason))
+            if len(settled) == len(decisions):
+                done.set()
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                await tg.start(door.follow, settle)
+                for n in (0, 1):
+                    with pytest.raises(qwen.QwenHeld):
+                        await door.deliver(_prompt(n), f"TEXT {n}", "bob")
+                for frame, status in zip(inbox.frames, decisions, strict=True):
+                    await anyio.to_thread.run_sync(inbox.receipt, frame, status)
+                await done.wait()
+                tg.cancel_scope.cancel()
+
+    anyio.run(run)
+    return settled
+
+
+def test_follow_hears_the_persons_decision_on_each_held_prompt(folder: Path) -> None:
+    """Once Qwen Code's person accepts one held prompt and denies the other in `/peers`, its
+    receipts reach `follow`: delivered (None), and denied with Qwen Code's reason."""
+    inbox = Inbox(folder, "held")
+    door = _door(folder, inbox)
+    settled = _follow_through(door, inbox, ["delivered", "denied"])
+    expected = [
+        (_prompt(0).id, None),
+        (_prompt(1).id, "Qwen Code answered `denied`: the reason for denied"),
+    ]
+    assert expected == settled
+    door.close()
+
+
+def test_with_follow_running_a_delivery_reads_its_receipt_from_it(folder: Path) -> None:
+    """`follow` is the one reader of the inbox; `deliver` waits for what it hears."""
+    inbox = Inbox(folder, "delivered")
+    door = _door(folder, inbox)
+
+    async def run() -> str:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                await tg.start(door.follow, lambda msg_id, failure: None)
+                outcome = await door.deliver(_prompt(), "TEXT", "bob")
+                tg.cancel_scope.cancel()
+        return outcome
+
+    assert "accepted" == anyio.run(run)
     door.close()
 
 
@@ -204,27 +264,11 @@ def test_a_record_whose_pid_disagrees_with_its_name_is_refused(folder: Path) -> 
     )
 
 
-def test_the_factory_needs_a_pid_and_a_well_formed_controller(folder: Path) -> None:
-    """No --parent-pid, or a controller token that is not one: a one-line BadInput."""
-    with pytest.raises(BadInput) as no_pid:
-        qwen.qwen_door(None, {"HOME": str(folder)}, 5.0)
-    assert "--door qwen-inbox needs --parent-pid PID (the Qwen Code process)" == str(no_pid.value)
-    env = {"HOME": str(folder), qwen.CONTROLLER_ENV: "secret"}
-    with pytest.raises(BadInput) as bad:
-        qwen.qwen_door(7, env, 5.0)
-    message = "$PANEBOARD_QWEN_CONTROLLER is not a Qwen Code controller token (qpc_ + 64 hex)"
-    assert message == str(bad.value)
-    assert (
-        folder / ".qwen" / "sessions" / "7.json"
-        == qwen.qwen_door(7, {"HOME": str(folder)}, 5).record
-    )
-
-
 def test_user_texts_reads_qwen_user_records_only() -> None:
     """A user record's parts are its text; an assistant record has none."""
     user = {"type": "user", "message": {"role": "user", "parts": [{"text": "a"}, {"x": 1}]}}
     model = {"type": "assistant", "message": {"role": "model", "parts": [{"text": "b"}]}}
-    assert (["a"], []) == (qwen.user_texts(user), qwen.user_texts(model))
+    assert (["a"], []) == (QWEN.user_texts(user), QWEN.user_texts(model))
 
 
 def test_listen_without_a_pid_is_refused_and_writes_nothing(folder: Path) -> None:
@@ -234,3 +278,34 @@ def test_listen_without_a_pid_is_refused_and_writes_nothing(folder: Path) -> Non
     expected = "paneboard: --door qwen-inbox needs --parent-pid PID (the Qwen Code process)\n"
     assert (1, expected) == (done.returncode, done.stderr)
     assert not (home / "test").exists()
+
+
+def test_a_listener_posts_held_goes_on_then_posts_the_decision(folder: Path) -> None:
+    """A real `listen` against the inbox: both prompts are `held` (the second not held up by
+    the first, no retry); the session's later receipts make one `delivered` and the other
+    `undelivered` with Qwen Code's reason; the keys stay, so neither is sent again."""
+    home = folder / "pb"
+    inbox = Inbox(folder, "held")
+    _record(folder, inbox.path)
+    env = cli_env(home, QWEN_HOME=str(folder), TMPDIR=str(folder), XDG_RUNTIME_DIR="")
+    args = ("--door", "qwen-inbox", "--parent-pid", str(os.getpid()))
+    with Listening(home, "bob", *args, env=env) as bob:
+        kept, denied = (post(home, "bob", f"prompt {n}") for n in (1, 2))
+        for prompt_id in (kept, denied):
+            bob.wait_err(f"held {prompt_id} from alice: the agent holds it (the reason for held)")
+        inbox.receipt(inbox.frames[0], "delivered")
+        bob.wait_err(f"delivered {kept} via qwen-inbox, held until now")
+        inbox.receipt(inbox.frames[1], "denied")
+        bob.wait_err(f"undelivered {denied}, held until now")
+    log = [p for _, p in read_posts(home / "test" / "log") if not isinstance(p, Prompt)]
+    posts = [(type(p).__name__, getattr(p, "prompt", None)) for p in log]
+    assert [
+        ("Held", kept),
+        ("Held", denied),
+        ("Delivered", kept),
+        ("Undelivered", denied),
+    ] == posts
+    [notice] = [p for _, p in read_posts(home / "test" / "log") if isinstance(p, Undelivered)]
+    assert "Qwen Code answered `denied`: the reason for denied" == notice.reason
+    assert [kept, denied] == [f["msgId"] for f in inbox.frames]
+    assert [] == [ln for ln in bob.stderr_lines if " retry " in ln]

@@ -76,6 +76,7 @@ def test_one_agents_records_are_not_another_agents_turns() -> None:
         "codex": _codex_item("user", _text()),
         "gemini": {"type": "user", "content": [{"text": _text()}]},
         "copilot": {"type": "user.message", "data": {"content": _text()}},
+        "qwen": {"type": "user", "message": {"role": "user", "parts": [{"text": _text()}]}},
     }
     seen = {
         (kind, reader)
@@ -142,7 +143,7 @@ def test_transcript_with_a_door_that_has_none_is_refused(home: Path, tmp_path: P
     """exec, maildir and stdout never claim `seen`: one line, exit 1, nothing written."""
     done = run_cli(home, "listen", "--as", "bob", "--door", "stdout", "--transcript", "t.jsonl")
     expected = (
-        "paneboard: --transcript goes with --door claude-inbox or codex-queue; "
+        "paneboard: --transcript goes with --door claude-inbox or codex-queue or qwen-inbox; "
         "--door stdout has no conversation file to prove `seen` from\n"
     )
     assert (1, expected) == (done.returncode, done.stderr)

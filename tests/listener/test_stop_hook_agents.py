@@ -133,7 +133,7 @@ def test_trust_is_refused_for_an_agent_whose_hooks_need_none(
 ) -> None:
     """Only Codex asks to trust its hooks: `--trust` elsewhere is refused before any write."""
     done = _install(home, agent, project, "--trust")
-    message = "paneboard: --trust goes with `paneboard hook install codex`\n"
+    message = "paneboard: --trust goes with `paneboard hook install codex or qwen`\n"
     assert (1, message) == (done.returncode, done.stderr)
     assert [] == list(project.iterdir())
 

@@ -13,10 +13,12 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from paneboard.listener.doors import qwen
+from paneboard.agents import qwen_inbox as qwen
+from paneboard.agents.qwen import QWEN, controller_path
+from paneboard.state.files import write_atomic
 from tests.helpers import ROOT, Listening, ScriptServer, cli_env, wait_until
 from tests.real.clients import free_port
-from tests.real.sessions import TmuxSession, base_env
+from tests.real.sessions import TmuxSession, base_env, install
 
 QWEN_PACKAGE = "@qwen-code/qwen-code@0.24.4"
 MORE_CLIENTS = ROOT / ".ci" / "tools" / "clients-more"
@@ -49,7 +51,11 @@ class QwenStandIn(ScriptServer):
 
 class QwenSession:
     """Qwen Code's TUI in YOLO mode (so a turn may run `paneboard answer` with no question), its
-    registry record, and paneboard's home beside it."""
+    registry record, and paneboard's home beside it.
+
+    Its project has paneboard's hooks (`hook install qwen --as qwen-hooked`), and paneboard's
+    home a controller grant from the start: the SessionStart hook's listener delivers to it.
+    """
 
     def __init__(self, root: Path, bin_path: Path) -> None:
         self.root, self.bin = root, bin_path
@@ -69,6 +75,9 @@ class QwenSession:
             TMPDIR=str(root / "tmp"),
         )
         (root / "tmp").mkdir()
+        self.grant = self._mint()
+        write_atomic(controller_path(self.pb_home), json.dumps(self.grant).encode(), mode=0o600)
+        install(self.pb_home, "qwen", self.project, "qwen-hooked")
         argv = [str(bin_path), "--auth-type", "openai", "--approval-mode", "yolo"]
         self.tmux = TmuxSession(self.project, argv, self.env)
         self.record = wait_until(self._record, "a Qwen Code registry record", 90, self.screen)
@@ -96,20 +105,30 @@ class QwenSession:
     def type(self, text: str) -> None:
         self.tmux.type(text)
 
-    def controller(self) -> str:
-        """A controller token minted by `qwen sessions controllers add` (the person's decision)."""
+    def controller(self) -> dict[str, str]:
+        return self.grant
+
+    def _mint(self) -> dict[str, str]:
+        """A controller grant minted by `qwen sessions controllers add` (the person's decision,
+        which `hook install qwen --trust` asks for; tests/agents/test_qwen.py proves that)."""
         argv = [str(self.bin), "sessions", "controllers", "add", "--label", "paneboard", "--json"]
         done = subprocess.run(
             argv, env=self.env, capture_output=True, text=True, timeout=60, check=True
         )
-        return str(json.loads(done.stdout)["token"])
+        grant = json.loads(done.stdout)
+        return {"id": grant["id"], "token": grant["token"], "qwenHome": str(self.qwen_home)}
 
-    def listen(self, agent: str, *extra: str, controller: str | None = None) -> Listening:
-        """`listen --door qwen-inbox --parent-pid PID` as *agent*, with the controller token in
-        its environment when given."""
+    def listen(
+        self, agent: str, *extra: str, controller: dict[str, str] | None = None
+    ) -> Listening:
+        """`listen --door qwen-inbox --parent-pid PID` as *agent*, with the controller grant kept
+        in paneboard's home when given (none there otherwise)."""
         env = cli_env(self.pb_home, HOME=self.env["HOME"], TMPDIR=self.env["TMPDIR"])
+        kept = controller_path(self.pb_home)
         if controller:
-            env[qwen.CONTROLLER_ENV] = controller
+            write_atomic(kept, json.dumps(controller).encode(), mode=0o600)
+        else:
+            kept.unlink(missing_ok=True)
         args = ("--door", "qwen-inbox", "--parent-pid", str(self.pid), *extra)
         return Listening(self.pb_home, agent, *args, env=env)
 
@@ -127,7 +146,7 @@ class QwenSession:
         if path is None:
             return []
         records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        return [r for r in records if any(needle in t for t in qwen.user_texts(r))]
+        return [r for r in records if any(needle in t for t in QWEN.user_texts(r))]
 
     def close(self) -> None:
         self.tmux.close()

@@ -1,7 +1,9 @@
-"""Qwen Code 0.24.4, live and offline: the `qwen-inbox` door and Qwen Code's own receipts."""
+"""Qwen Code 0.24.4, live and offline: the `qwen-inbox` door, Qwen Code's own receipts, and
+`seen` from its session file."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import statistics
 import time
@@ -9,9 +11,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from paneboard.listener.doors import qwen
-from paneboard.protocol.posts import Delivered, Undelivered
+from paneboard.agents import qwen_inbox as qwen
+from paneboard.protocol.posts import Delivered, Held, Post, Undelivered
+from paneboard.state import proc
 from paneboard.state.log import read_posts
+from paneboard.state.panelock import holder
 from tests.helpers import run_cli, wait_until
 from tests.real.qwen_session import QwenSession, qwen_bin
 from tests.real.sessions import post, status
@@ -35,7 +39,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QwenSession]:
 
 
 @pytest.fixture(scope="module")
-def controller(session: QwenSession) -> str:
+def controller(session: QwenSession) -> dict[str, str]:
     return session.controller()
 
 
@@ -44,28 +48,45 @@ def _stage(s: QwenSession, prompt: str, agent: str) -> tuple[str, str, str]:
     return got["stage"], got.get("door", ""), got.get("outcome", "")
 
 
-def _delivered(s: QwenSession, prompt: str, agent: str, timeout: float = 60) -> None:
-    wait_until(
-        lambda: _stage(s, prompt, agent)[0] == "delivered",
-        f"{prompt} not delivered",
+def _posts(s: QwenSession, kind: type[Post], prompt: str) -> list[Post]:
+    log = s.pb_home / "test" / "log"
+    return [p for _, p in read_posts(log) if isinstance(p, kind) and p.prompt == prompt]
+
+
+def _delivered(s: QwenSession, prompt: str, timeout: float = 60) -> Delivered:
+    """The listener's `delivered` receipt for *prompt*, once it is on the board."""
+    what = f"{prompt} not delivered"
+    [receipt] = wait_until(lambda: _posts(s, Delivered, prompt), what, timeout, s.screen, every=0.1)
+    assert isinstance(receipt, Delivered)
+    return receipt
+
+
+def _seen(s: QwenSession, prompt: str, agent: str, timeout: float = 30) -> None:
+    """The prompt's stage becomes `seen`, from Qwen Code's session file."""
+    got = wait_until(
+        lambda: (g := status(s.pb_home, prompt, agent))["stage"] == "seen" and g,
+        f"{prompt} not seen",
         timeout,
         s.screen,
         every=0.1,
     )
+    assert ("qwen-inbox", "qwen-session") == (got["door"], got["source"])
 
 
 def test_an_idle_session_takes_the_prompt_and_records_it_as_a_user_turn(
-    session: QwenSession, controller: str
+    session: QwenSession, controller: dict[str, str]
 ) -> None:
-    """A `delivered` receipt makes it accepted; one model turn; its session file shows it."""
+    """A `delivered` receipt makes it accepted; one model turn; its session file shows it as a
+    user turn, and the listener posts `seen` from it."""
     s = session
     with s.listen("qwen-idle", controller=controller):
         prompt = post(s.pb_home, "qwen-idle", "check the flaky test")
-        _delivered(s, prompt, "qwen-idle")
-        assert ("delivered", "qwen-inbox", "accepted") == _stage(s, prompt, "qwen-idle")
+        receipt = _delivered(s, prompt)
+        assert ("qwen-inbox", "accepted") == (receipt.door, receipt.outcome)
         s.turn(prompt)
         header = f"[paneboard] prompt {prompt} from alice on board test"
         wait_until(lambda: s.user_records(header), "no user record", 30, s.screen)
+        _seen(s, prompt, "qwen-idle")
     [record] = s.user_records(header)
     assert "user" == record["message"]["role"]
     assert 1 == len(s.stand_in.turns_with(prompt))
@@ -73,21 +94,48 @@ def test_an_idle_session_takes_the_prompt_and_records_it_as_a_user_turn(
     assert s.record == path
 
 
+def test_the_session_start_hook_starts_its_listener(session: QwenSession) -> None:
+    """`hook install qwen` put SessionStart in the project; Qwen Code ran it, its context line
+    is before the model, and the listener it started (the registry's pid, the session file,
+    the grant in paneboard's home) delivers a prompt for `qwen-hooked`, which is then seen."""
+    s = session
+    prompt = post(s.pb_home, "qwen-hooked", "from the hook's listener")
+    receipt = _delivered(s, prompt)
+    assert ("qwen-inbox", "accepted") == (receipt.door, receipt.outcome)
+    s.turn(prompt)
+    _seen(s, prompt, "qwen-hooked")
+    [request] = [r["body"] for r in s.stand_in.records() if prompt in r["user"]]
+    told = "paneboard: you are `qwen-hooked` on board `test` (listener pid "
+    assert told in json.dumps(request), "the SessionStart context is not before the model"
+    listener = holder(s.pb_home / "test" / "panes" / "qwen-hooked.lock")
+    argv = proc.cmdline(listener or 0) or []
+    transcript = qwen.session_file(s.qwen_home, s.session().session_id)
+    assert (str(s.pid), str(transcript)) == (
+        proc.option(argv, "--parent-pid"),
+        proc.option(argv, "--transcript"),
+    ), argv
+
+
 def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(
-    session: QwenSession, controller: str
+    session: QwenSession, controller: dict[str, str]
 ) -> None:
-    """Accepted while a turn runs (Qwen Code's receipt); the model sees it once that turn ends."""
+    """Accepted while a turn runs (Qwen Code's receipt), not seen then; the model sees it once
+    that turn ends, and so does `seen`."""
     s = session
     with s.listen("qwen-busy", controller=controller):
         busy = post(s.pb_home, "qwen-busy", "STAND-IN-SLOW-4 a long turn")
         started = s.turn(busy)
         queued = post(s.pb_home, "qwen-busy", "after the long turn")
-        _delivered(s, queued, "qwen-busy", 30)
+        _delivered(s, queued, 30)
         assert s.stand_in.turns_with(queued) == []
+        assert "delivered" == status(s.pb_home, queued, "qwen-busy")["stage"]
         assert s.turn(queued) >= started + 4
+        _seen(s, queued, "qwen-busy")
 
 
-def test_a_round_trip_wait_prints_the_answer(session: QwenSession, controller: str) -> None:
+def test_a_round_trip_wait_prints_the_answer(
+    session: QwenSession, controller: dict[str, str]
+) -> None:
     """The turn runs the prompt's `paneboard answer` in Qwen Code's shell; `wait` prints it."""
     s = session
     with s.listen("qwen-rt", controller=controller):
@@ -97,34 +145,37 @@ def test_a_round_trip_wait_prints_the_answer(session: QwenSession, controller: s
         assert ("answered", "qwen-inbox") == _stage(s, prompt, "qwen-rt")[:2]
 
 
-def test_without_a_controller_token_qwen_holds_it_until_its_person_accepts(
+def test_without_a_controller_token_qwen_holds_it_until_its_person_decides(
     session: QwenSession,
 ) -> None:
-    """`held` is retried (no `delivered`); `/peers accept` releases it; `/peers deny` refuses."""
+    """Each prompt is `held` (by the agent, Qwen Code's reason) and the next goes on, without a
+    retry; `/peers accept` makes it `delivered` and then `seen`; `/peers deny`, `undelivered`."""
     s = session
-    backoff = ",".join(["0.5"] * 120)  # a minute of retries: the person's review can be slow
-    with s.listen("qwen-hold", "--backoff", backoff) as bob:
-        prompt = post(s.pb_home, "qwen-hold", "a prompt for review")
-        line = bob.wait_err(f"retry 2/121 of {prompt}", 30)
-        reason = "held by Qwen Code for its person (/peers): Your message is held for the"
-        assert f"after: door qwen-inbox: {reason}" in line
-        assert "posted" == _stage(s, prompt, "qwen-hold")[0]
-        assert [] == s.stand_in.turns_with(prompt)
-        _review(s, f"accept {prompt[:6]}")
-        _delivered(s, prompt, "qwen-hold")
-        assert ("delivered", "qwen-inbox", "accepted") == _stage(s, prompt, "qwen-hold")
-        s.turn(prompt)
-        denied = post(s.pb_home, "qwen-hold", "a prompt to turn away")
-        bob.wait_err(f"retry 2/121 of {denied}", 30)
-        _review(s, f"deny {denied[:6]}")
+    with s.listen("qwen-hold") as bob:
+        kept, denied = (post(s.pb_home, "qwen-hold", f"a prompt for review {n}") for n in (1, 2))
+        for prompt in (kept, denied):
+            bob.wait_err(f"held {prompt} from alice", 30)
+            [held] = _posts(s, Held, prompt)
+            assert isinstance(held, Held)
+            assert ("agent", "qwen-inbox") == (held.by, held.door)
+            assert held.reason.startswith("Your message is held for the"), held.reason
+            assert "held" == status(s.pb_home, prompt, "qwen-hold")["stage"]
+        assert [] == s.stand_in.turns_with(kept) == s.stand_in.turns_with(denied)
+        _review(s, f"accept {kept}")
+        receipt = _delivered(s, kept)
+        assert ("qwen-inbox", "accepted") == (receipt.door, receipt.outcome)
+        s.turn(kept)
+        _seen(s, kept, "qwen-hold")
+        _review(s, f"deny {denied}")
         bob.wait_err(f"undelivered {denied}", 30)
-    [notice] = [
-        p
-        for _, p in read_posts(s.pb_home / "test" / "log")
-        if isinstance(p, Undelivered) and p.prompt == denied
-    ]
-    assert notice.reason.startswith("Qwen Code answered `denied`: ")
+        bob.stop()
+        lines = [*bob.stderr_lines, *iter(bob.err.get, None)]
+    [notice] = _posts(s, Undelivered, denied)
+    assert isinstance(notice, Undelivered)
+    assert notice.reason.startswith("Qwen Code answered `denied`: "), notice.reason
+    assert "undelivered" == status(s.pb_home, denied, "qwen-hold")["stage"]
     assert [] == s.stand_in.turns_with(denied)
+    assert [] == [ln for ln in lines if " retry " in ln]
 
 
 def _review(s: QwenSession, decision: str) -> None:
@@ -140,7 +191,9 @@ def _delivered_ids(s: QwenSession) -> set[str]:
 
 
 @pytest.mark.timeout(300)
-def test_a_burst_reaches_the_model_once_each(session: QwenSession, controller: str) -> None:
+def test_a_burst_reaches_the_model_once_each(
+    session: QwenSession, controller: dict[str, str]
+) -> None:
     """33 prompts caught up at once, more than the bucket of 30 Qwen Code keeps for one sender
     (refilled one each 2 s): each is delivered, and reaches the model, exactly once."""
     s = session
@@ -155,12 +208,16 @@ def test_a_burst_reaches_the_model_once_each(session: QwenSession, controller: s
         bob.stop()
         lines = [*iter(bob.err.get, None)]
         dropped = [ln for ln in lines if "dropped (rate-limited)" in ln]
-    seen = {p: len(s.user_records(f"[paneboard] prompt {p} from")) for p in ids}
-    assert dict.fromkeys(ids, 1) == seen
+
+    def recorded() -> dict[str, int]:
+        return {p: len(s.user_records(f"[paneboard] prompt {p} from")) for p in ids}
+
+    wait_until(lambda: all(recorded().values()), "not all in the session file", 30, s.screen)
+    assert dict.fromkeys(ids, 1) == recorded()
     print(f"burst of 33: all delivered in {took:.1f} s, {len(dropped)} retries after `dropped`")
 
 
-def test_post_to_model_time(session: QwenSession, controller: str) -> None:
+def test_post_to_model_time(session: QwenSession, controller: dict[str, str]) -> None:
     """Four prompts to an idle session, one at a time: each reaches the model once."""
     s = session
     times, ids = [], []

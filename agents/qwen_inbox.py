@@ -1,4 +1,4 @@
-"""The `qwen-inbox` door: Qwen Code's cross-session inbox, answered by Qwen Code's receipts.
+"""Qwen Code's `qwen-inbox` door: its cross-session inbox, answered by Qwen Code's receipts.
 
 A Qwen Code session publishes ``$QWEN_HOME/sessions/<pid>.json`` (``sessionId``, ``ipcPath``,
 ``ipcToken``). For every prompt the door re-reads that record (``/clear`` swaps the session id),
@@ -9,9 +9,10 @@ Code connects back with a ``delivery_status`` frame (after an auth line carrying
 ``replyToken``). What the receipt says is what the door reports:
 
 - ``delivered`` (queued for the model): ``accepted``;
-- ``held`` (parked for the session's person, ``/peers``): `QwenHeld`, retried; a retry sends
-  nothing (Qwen Code drops a copy within 30 s as a duplicate) and reports what Qwen Code has
-  said since: ``held`` still, ``delivered`` once the person releases it, or ``denied``;
+- ``held`` (parked for the session's person, ``/peers``): `QwenHeld`, a `HeldByAgent`: the
+  listener posts `held` and goes on. Qwen Code's later receipt for it (``delivered`` once the
+  person releases it, ``denied``, ``expired``) reaches `follow`, which hands it to the
+  listener: `delivered`, or `undelivered` naming Qwen Code's reason;
 - ``denied`` (the person said no), ``refused`` (the session takes no peer messages),
   ``expired``: `QwenRefused`, not retried (Qwen Code repeats the verdict for that id);
 - ``dropped`` (rate, duplicate, full queue), ``misaddressed``: `DoorFailed`, retried;
@@ -22,8 +23,9 @@ person trusts, delivered without review) when the door has one, else the record'
 ``ipcToken``; the frame asserts no ``fromMode``, so without a controller token Qwen Code holds
 every prompt for its person.
 
+    HeldByAgent
+     └── QwenHeld         (a receipt `held`: a `held` post, `by: agent`)
     DoorFailed
-     ├── QwenHeld        (a receipt `held`: the seam for a `held` post, `by: agent`)
      └── DoorUnavailable
           └── QwenRefused (a receipt `denied`, `refused` or `expired`)
 """
@@ -45,19 +47,19 @@ from typing import Any
 
 import anyio
 import msgspec
+from anyio.abc import TaskStatus
 
-from paneboard.listener.doors.base import Outcome
+from paneboard.listener.doors.base import HeldByAgent, Outcome, Settle
 from paneboard.listener.doors.process import alive
 from paneboard.listener.doors.socket import check_socket
-from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable
+from paneboard.protocol.errors import DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
 
 NAME = "qwen-inbox"
 RECORD_LIMIT = 64 * 1024
 RECEIPT_LIMIT = 1024 * 1024
-CONTROLLER_ENV = "PANEBOARD_QWEN_CONTROLLER"  # a controller token: never on a command line
 SETTLED = ("held", "delivered", "denied", "refused", "expired")  # verdicts a re-send repeats
-_CONTROLLER = re.compile(r"qpc_[0-9a-f]{64}")
+CONTROLLER = re.compile(r"qpc_[0-9a-f]{64}")
 # The state moves a receipt may make (cross-session-protocol.md §5); anything else is a repeat.
 MOVES: dict[str | None, set[str]] = {
     None: {"held", "delivered", "denied", "refused", "expired", "misaddressed", "dropped"},
@@ -66,11 +68,11 @@ MOVES: dict[str | None, set[str]] = {
 }
 
 
-class QwenHeld(DoorFailed):
+class QwenHeld(HeldByAgent):
     """Qwen Code holds the prompt for its person; `.reason` is Qwen Code's own words."""
 
     def __init__(self, reason: str) -> None:
-        super().__init__(NAME, f"held by Qwen Code for its person (/peers): {reason}")
+        super().__init__(NAME, reason)
 
 
 class QwenRefused(DoorUnavailable):
@@ -171,20 +173,14 @@ def find_session(home: Path, session_id: str) -> Path | None:
 
 
 def session_file(home: Path, session_id: str) -> Path | None:
-    """The session's conversation file, ``projects/<project>/chats/<sessionId>.jsonl``."""
-    found = sorted((home / "projects").glob(f"*/chats/{session_id}.jsonl"))
-    return found[0] if found else None
-
-
-def user_texts(record: Mapping[str, Any]) -> list[str]:
-    """The text of a user-role record of a Qwen Code session file (a delivered cross-session
-    message is one, its text wrapped in ``<cross_session_message>``); [] for any other."""
-    message = record.get("message")
-    if record.get("type") != "user" or not isinstance(message, dict):
-        return []
-    if message.get("role") != "user" or not isinstance(message.get("parts"), list):
-        return []
-    return [p["text"] for p in message["parts"] if isinstance(p, dict) and "text" in p]
+    """The session's conversation file, ``projects/<project>/chats/<sessionId>.jsonl``: where
+    it is, or where it will be (its ``<sessionId>.runtime.json`` is written at start, the
+    conversation file with the first turn)."""
+    for suffix in (".jsonl", ".runtime.json"):
+        found = sorted((home / "projects").glob(f"*/chats/{session_id}{suffix}"))
+        if found:
+            return found[0].with_name(f"{session_id}.jsonl")
+    return None
 
 
 def inbox_folder(env: Mapping[str, str]) -> Path:
@@ -259,6 +255,8 @@ class QwenInboxDoor:
         self.inbox = inbox
         self.receipts = Receipts(secrets.token_hex(32))
         self._server: socket.socket | None = None
+        self._held: set[str] = set()  # reported held: Qwen Code's later word on each is owed
+        self._heard: anyio.Event | None = None  # set by `follow` at each receipt, then renewed
 
     def check(self) -> None:
         session = read_session(self.record)
@@ -302,9 +300,54 @@ class QwenInboxDoor:
         }
         return (auth if token else b"") + msgspec.json.encode(frame) + b"\n"
 
+    async def follow(
+        self, settle: Settle, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Read every receipt as it comes, for as long as the listener runs; *settle* hears
+        of each held prompt Qwen Code has decided on since (None: delivered). An inbox that
+        cannot be bound is left to each delivery to report."""
+        try:
+            server = self._listening()
+        except (DoorUnavailable, OSError):
+            task_status.started()
+            return
+        self._heard = anyio.Event()
+        task_status.started()
+        try:
+            while True:
+                await anyio.wait_readable(server)
+                await self._drain(server)
+                self._heard.set()
+                self._heard = anyio.Event()
+                self._settle(settle)
+        finally:
+            self._heard = None
+
+    def _settle(self, settle: Settle) -> None:
+        for msg_id in sorted(self._held):
+            state = self.receipts.state.get(msg_id)
+            if state == "held":
+                continue
+            self._held.discard(msg_id)
+            if state == "delivered":
+                settle(msg_id, None)
+            else:
+                reason = self.receipts.reason.get(msg_id, "")
+                failure = QwenRefused(str(state), reason)
+                settle(msg_id, failure)
+
+    async def _next_receipt(self, server: socket.socket) -> None:
+        """Wait for the next receipt: from `follow`, when it runs (one reader of the inbox)."""
+        if self._heard is not None:
+            await self._heard.wait()
+        else:
+            await anyio.wait_readable(server)
+            await self._drain(server)
+
     async def deliver(self, prompt: Prompt, text: str, agent: str) -> Outcome:
         server = self._listening()
-        await self._drain(server)
+        if self._heard is None:  # else `follow` reads the inbox
+            await self._drain(server)
         if self.receipts.state.get(prompt.id) in SETTLED:
             return self._verdict(prompt.id)  # never re-sent: a copy within 30 s is `dropped`
         session = read_session(self.record)
@@ -320,8 +363,7 @@ class QwenInboxDoor:
             ) from None
         with anyio.move_on_after(self.timeout):
             while self.receipts.count.get(prompt.id, 0) == heard:
-                await anyio.wait_readable(server)
-                await self._drain(server)
+                await self._next_receipt(server)
             return self._verdict(prompt.id)
         return "unknown"  # Qwen Code has the frame and may have queued it: no receipt came
 
@@ -337,6 +379,7 @@ class QwenInboxDoor:
         if state == "delivered":
             return "accepted"
         if state == "held":
+            self._held.add(msg_id)
             raise QwenHeld(reason)
         if state in ("denied", "refused", "expired"):
             raise QwenRefused(state, reason)
@@ -383,15 +426,3 @@ async def _send(path: Path, data: bytes) -> None:
         if exc.errno == errno.ENOENT:
             raise DoorUnavailable(NAME, f"no socket at {path}") from None
         raise DoorFailed(NAME, f"cannot write to {path}: {exc}") from exc
-
-
-def qwen_door(pid: int | None, env: Mapping[str, str], timeout: float) -> QwenInboxDoor:
-    """`listen --door qwen-inbox --parent-pid PID`: the session of Qwen Code process PID, and
-    the controller token in ``$PANEBOARD_QWEN_CONTROLLER`` if the person gave one."""
-    if pid is None or pid <= 0:
-        raise BadInput("--door qwen-inbox needs --parent-pid PID (the Qwen Code process)")
-    controller = env.get(CONTROLLER_ENV) or None
-    if controller is not None and not _CONTROLLER.fullmatch(controller):
-        raise BadInput(f"${CONTROLLER_ENV} is not a Qwen Code controller token (qpc_ + 64 hex)")
-    inbox = inbox_folder(env) / f"{os.getpid()}.sock"
-    return QwenInboxDoor(registry(qwen_home(env), pid), timeout, inbox, controller)

@@ -218,13 +218,13 @@ def test_a_burst_reaches_the_model_once_each(
 
 
 def test_post_to_model_time(session: QwenSession, controller: dict[str, str]) -> None:
-    """Four prompts to an idle session, one at a time: each reaches the model once."""
+    """Eight prompts to an idle session, one at a time: each reaches the model once."""
     s = session
     times, ids = [], []
     with s.listen("qwen-time", controller=controller):
-        for n in range(4):
+        for n in range(8):
             t0 = time.time()
             ids.append(post(s.pb_home, "qwen-time", f"timed {n}"))
             times.append(s.turn(ids[-1]) - t0)
     print(f"post -> model: median {statistics.median(times):.3f} s of {len(times)}")
-    assert [1] * 4 == [len(s.stand_in.turns_with(p)) for p in ids]
+    assert [1] * 8 == [len(s.stand_in.turns_with(p)) for p in ids]

@@ -76,6 +76,15 @@ class NatsServer:
         self.proc.wait(timeout=10)
 
 
+def run(
+    argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 30
+) -> subprocess.CompletedProcess[str]:
+    """Run *argv* in *cwd* with exactly *env*; its output as text, whatever its exit code."""
+    return subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
 def run_cli(
     home: Path, *args: str, input: bytes | None = None, timeout: float = 30, **env: str
 ) -> subprocess.CompletedProcess[str]:

@@ -19,7 +19,7 @@ from paneboard.agents import DoorRequest, qwen_inbox
 from paneboard.agents.qwen import QWEN, controller_path
 from paneboard.protocol.errors import BadInput
 from paneboard.state.files import write_atomic
-from tests.helpers import PANEBOARD, cli_env, run_cli
+from tests.helpers import PANEBOARD, cli_env, run, run_cli
 from tests.real.qwen_session import QWEN_BIN
 
 TOKEN = "qpc_" + "d" * 64
@@ -250,15 +250,7 @@ def test_seen_follows_the_session_file_the_registry_leads_to(tmp_path: Path) -> 
 
 
 def _doctor(tmp_path: Path, project: Path, env: dict[str, str]) -> list[str]:
-    done = subprocess.run(
-        [*PANEBOARD, "doctor", "--as", "bob"],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
+    done = run([*PANEBOARD, "doctor", "--as", "bob"], project, env)
     return [ln for ln in done.stdout.splitlines() if ln.split()[1:2] == ["qwen"]]
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import cli_env, post, run_cli, wait_until
+from tests.helpers import cli_env, post, run, run_cli, wait_until
 from tests.real.api_stand_in import MCP_ANSWER_BODY
 from tests.real.clients import ClaudeSession
 
@@ -151,15 +151,7 @@ def test_codex_reads_the_registration_in_a_trusted_project(
     env = {
         k: v for k, v in cli_env(home, CODEX_HOME=str(codex_home)).items() if k != "RUST_BACKTRACE"
     }
-    listed = subprocess.run(
-        [str(clients_bin / "codex"), "mcp", "list", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=project,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    listed = run([str(clients_bin / "codex"), "mcp", "list", "--json"], project, env, 60)
     assert 0 == listed.returncode, listed.stderr
     [server] = [s for s in json.loads(listed.stdout) if s["name"] == "paneboard"]
     exe = str(Path(sys.executable).with_name("paneboard"))

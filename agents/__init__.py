@@ -12,12 +12,15 @@ from paneboard.agents.base import Agent, Change, Check, DoorRequest, Setup
 from paneboard.agents.claude import CLAUDE
 from paneboard.agents.codex import CODEX
 from paneboard.agents.copilot import COPILOT
+from paneboard.agents.droid import DROID
 from paneboard.agents.gemini import GEMINI
 from paneboard.agents.opencode import OPENCODE
+from paneboard.agents.pi import PI
 from paneboard.agents.qwen import QWEN
 from paneboard.protocol.errors import BadInput
 
-AGENTS: dict[str, Agent] = {a.kind: a for a in (CLAUDE, CODEX, GEMINI, COPILOT, OPENCODE, QWEN)}
+_ALL = (CLAUDE, CODEX, GEMINI, COPILOT, OPENCODE, QWEN, PI, DROID)
+AGENTS: dict[str, Agent] = {a.kind: a for a in _ALL}
 SEEN_SOURCES = {a.kind: a.seen_source for a in AGENTS.values() if a.seen_source}
 
 __all__ = [

@@ -115,6 +115,7 @@ class Agent:
     session_key: str = "session_id"  # the hook input's session id
     transcript_key: str = "transcript_path"  # the hook input's conversation file
     no_transcript: str = ""  # what `listen` without --transcript misses, for this door
+    through: str = "its plugin"  # what runs its listener, as a `--mode` refusal names it
 
     def check_mode(self, mode: str | None) -> str:
         """*mode*, or the default; `BadInput` for a mode the agent has no door for."""
@@ -122,7 +123,7 @@ class Agent:
             return self.default_mode
         if mode not in self.modes:
             only = self.modes[0]
-            why = "a Stop hook" if only == "stop" else "a listener, through its plugin"
+            why = "a Stop hook" if only == "stop" else f"a listener, through {self.through}"
             raise BadInput(f"{self.title} is reached through {why} only: use --mode {only}")
         return mode
 

@@ -79,6 +79,7 @@ function startListener(socket, directory) {
   let err = "";
   child.stdout.on("data", (c) => (out += c));
   child.stderr.on("data", (c) => (err += c));
+  child.stdin.on("error", () => {}); // a hook that exits unread must not take OpenCode down
   child.stdin.end(JSON.stringify({ hook_event_name: "SessionStart", cwd: directory }));
   return new Promise((resolve) => {
     child.on("error", (e) => {

@@ -31,9 +31,18 @@ ENDED_STAGES = ("cancelled", "expired", "refused")  # ended for the recipient wi
 VERDICTS = ("verified", "unsigned", "forged")  # what a post's signature says (protocol/signing.py)
 WAIT_UNTIL = ("delivered", "seen", "closed")
 # `listen --door`
-DOORS = ("stdout", "exec", "maildir", "claude-inbox", "codex-queue", "opencode", "qwen-inbox")
+DOORS = (
+    "stdout",
+    "exec",
+    "maildir",
+    "claude-inbox",
+    "codex-queue",
+    "opencode",
+    "qwen-inbox",
+    "pi-extension",
+)
 STOP_HOOK_DOOR = "stop-hook"  # the door a Stop hook's receipts name
 # Doors whose agent keeps a conversation file that paneboard reads to prove `seen`.
-SEEING_DOORS = ("claude-inbox", "codex-queue", "qwen-inbox", STOP_HOOK_DOOR)
+SEEING_DOORS = ("claude-inbox", "codex-queue", "qwen-inbox", "pi-extension", STOP_HOOK_DOOR)
 # The agent kinds, as `paneboard.agents.AGENTS` lists them (tests/agents keeps the two equal).
-HOOK_AGENTS = ("claude", "codex", "gemini", "copilot", "opencode", "qwen")
+HOOK_AGENTS = ("claude", "codex", "gemini", "copilot", "opencode", "qwen", "pi", "droid")

@@ -1,7 +1,7 @@
 """The doors a listener hands prompts through; each a small class behind `Door`.
 
 The doors of one agent (Claude Code's inbox, `codex queue`, OpenCode's plugin, Qwen Code's
-inbox) live with that agent, in `paneboard.agents`; these are the generic ones.
+inbox, pi's extension) live with that agent, in `paneboard.agents`; these are the generic ones.
 """
 
 from __future__ import annotations

@@ -36,6 +36,8 @@ def test_each_record_is_consistent() -> None:
         "gemini": "gemini-transcript",
         "copilot": "copilot-transcript",
         "qwen": "qwen-session",
+        "pi": "pi-session",
+        "droid": "droid-transcript",
     }
 
 
@@ -48,6 +50,12 @@ NO_DOOR_MODES = [
         "stop",
         "OpenCode is reached through a listener, through its plugin only: use --mode listen",
     ),
+    (
+        "pi",
+        "both",
+        "pi is reached through a listener, through its extension only: use --mode listen",
+    ),
+    ("droid", "listen", "Factory Droid is reached through a Stop hook only: use --mode stop"),
 ]
 
 
@@ -56,7 +64,7 @@ def test_an_unknown_kind_is_refused_in_one_line() -> None:
         by_kind("vim")
     assert (
         str(refused.value)
-        == "no agent kind `vim`: one of claude, codex, gemini, copilot, opencode, qwen"
+        == "no agent kind `vim`: one of claude, codex, gemini, copilot, opencode, qwen, pi, droid"
     )
 
 
@@ -83,7 +91,7 @@ def test_install_twice_then_uninstall_leaves_the_project_as_it_was(
     assert first[0].changed and first[0].path is not None and first[0].path.is_file()
     written = first[0].path.read_text()
     assert "/opt/pb/paneboard" in written
-    given = '"--as", "bob"' if kind == "opencode" else "--as bob"  # the plugin's JSON list
+    given = '"--as", "bob"' if kind in ("opencode", "pi") else "--as bob"  # a JSON list in JS
     assert given in written
     again = agent.install(setup)
     assert [c.changed for c in again if c.path == first[0].path] == [False]
@@ -129,3 +137,20 @@ def test_until_unloaded_needs_a_door_whose_session_can_be_over(
     message = "paneboard: --until-unloaded goes with --door codex-queue\n"
     assert (1, message) == (done.returncode, done.stderr)
     assert "" == done.stdout
+
+
+@pytest.mark.parametrize("kind", ["pi", "droid"])
+def test_a_user_message_record_is_a_turn_and_a_hook_run_record_is_not(kind: str) -> None:
+    """pi's and Droid's session files: a `message` record whose role is `user` holds the turn's
+    text; Droid's record of a hook's run has that shape with empty content (its reply sits in
+    `hookResults`), and the model's own messages do not count."""
+
+    def message(role: str, content: list[dict[str, str]], **extra: object) -> dict[str, object]:
+        return {"type": "message", "message": {"role": role, "content": content, **extra}}
+
+    text = [{"type": "text", "text": "[paneboard] prompt 01abc"}]
+    agent = AGENTS[kind]
+    assert ["[paneboard] prompt 01abc"] == agent.user_texts(message("user", text))
+    assert [] == agent.user_texts(message("user", [], hookResults=[{"reason": "x"}]))
+    assert [] == agent.user_texts(message("assistant", text))
+    assert [] == agent.user_texts({"type": "session", "message": {"role": "user"}})

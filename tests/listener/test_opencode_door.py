@@ -169,3 +169,34 @@ def test_without_a_runtime_dir_the_plugin_folder_is_the_users_not_a_tmp_name(
     monkeypatch.setenv("HOME", str(fake_home))
     monkeypatch.setenv("TMPDIR", str(tmp))
     assert expected == plugin_folder()
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is missing: the plugin is not run")
+def test_a_session_start_hook_that_exits_unread_leaves_the_host_running(tmp_path: Path) -> None:
+    """A hook command that closes its input and exits (a broken install, a wrapper that
+    ignores stdin) makes the plugin's write fail with EPIPE: OpenCode must carry on, told
+    the listener did not start. Twenty starts: the write loses the race nearly every time."""
+    command = 'const COMMAND = ["paneboard", "hook", "session-start", "--agent", "opencode"];'
+    unread = json.dumps(["sh", "-c", "exec 0<&-; sleep 0.2"])
+    template = PLUGIN_TEMPLATE.read_text()
+    assert command in template
+    copy = tmp_path / "plugin.mjs"
+    copy.write_text(
+        template.replace(command, f"const COMMAND = {unread};")
+        + "\nexport { startListener, state };\n"
+    )
+    script = (
+        f"const m = await import({json.dumps(str(copy))});"
+        "for (let i = 0; i < 20; i++) "
+        f"await m.startListener('/nonexistent.sock', {json.dumps(str(tmp_path))});"
+        "console.log(m.state.context);"
+    )
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    told = "paneboard: the listener did not start (exit 0): \n"
+    assert (0, told, "") == (done.returncode, done.stdout, done.stderr)

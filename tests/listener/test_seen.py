@@ -143,7 +143,8 @@ def test_transcript_with_a_door_that_has_none_is_refused(home: Path, tmp_path: P
     """exec, maildir and stdout never claim `seen`: one line, exit 1, nothing written."""
     done = run_cli(home, "listen", "--as", "bob", "--door", "stdout", "--transcript", "t.jsonl")
     expected = (
-        "paneboard: --transcript goes with --door claude-inbox or codex-queue or qwen-inbox; "
+        "paneboard: --transcript goes with --door claude-inbox or codex-queue or qwen-inbox "
+        "or pi-extension; "
         "--door stdout has no conversation file to prove `seen` from\n"
     )
     assert (1, expected) == (done.returncode, done.stderr)

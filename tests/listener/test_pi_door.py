@@ -1,0 +1,213 @@
+"""The `pi-extension` door against paneboard's real pi extension, run by node with a stand-in
+for pi's extension API; its refusals against a socket server standing in for the extension;
+and `hook install|uninstall pi`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from paneboard.agents import pi
+from tests.helpers import Listening, SocketServer, notices, post, run_cli
+
+# pi's side of the extension API: `on`, `sendUserMessage` (which shows the text to the `input`
+# handlers, as pi does, unless PI_MODE is "deaf"), and a session context whose idleness
+# PI_MODE says. Each message pi is given is one JSON line in SENT.
+HARNESS = """
+import fs from "fs";
+const [ext, sent] = process.argv.slice(1);
+const mode = process.env.PI_MODE || "idle";
+const handlers = {};
+const pi = {
+  on: (name, f) => (handlers[name] = f),
+  sendUserMessage: (text, options) => {
+    fs.appendFileSync(sent, JSON.stringify({ text, options }) + "\\n");
+    if (mode !== "deaf") setTimeout(() => handlers.input({ source: "extension", text }), 5);
+  },
+};
+(await import(ext)).default(pi);
+const ctx = {
+  hasUI: true,
+  cwd: process.cwd(),
+  isIdle: () => mode !== "busy",
+  sessionManager: { getSessionFile: () => "/nowhere/session.jsonl" },
+};
+await handlers.session_start({ reason: "startup" }, ctx);
+console.log("ready");
+setInterval(() => {}, 1000);
+"""
+
+
+class Extension:
+    """paneboard's extension in a node process of its own, with pi played by HARNESS."""
+
+    def __init__(self, folder: Path, mode: str) -> None:
+        self.runtime = folder / "run"
+        self.runtime.mkdir(mode=0o700)
+        self.sent = folder / "sent.jsonl"
+        ext = folder / "paneboard.mjs"
+        ext.write_text(pi.extension_text("true", []))  # its session-start hook does nothing
+        env = {"PATH": os.environ["PATH"], "XDG_RUNTIME_DIR": str(self.runtime), "PI_MODE": mode}
+        argv = ["node", "--input-type=module", "-e", HARNESS, str(ext), str(self.sent)]
+        self.proc = subprocess.Popen(argv, env=env, cwd=folder, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None and "ready" == self.proc.stdout.readline().strip()
+        self.socket = self.runtime / "paneboard-pi" / f"{self.proc.pid}.sock"
+
+    def messages(self) -> list[dict[str, object]]:
+        if not self.sent.exists():
+            return []
+        return [json.loads(line) for line in self.sent.read_text().splitlines()]
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+
+
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is missing")
+
+
+@pytest.fixture
+def extension(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Extension]:
+    ext = Extension(tmp_path, getattr(request, "param", "idle"))
+    yield ext
+    ext.close()
+
+
+def _listen(home: Path, socket_path: Path, *extra: str) -> Listening:
+    args = ("--door", "pi-extension", "--socket", str(socket_path), "--backoff", "0.05", *extra)
+    return Listening(home, "bob", *args)
+
+
+@needs_node
+@pytest.mark.parametrize("extension", ["idle", "busy"], indirect=True)
+def test_the_extension_gives_pi_the_prompt_as_a_user_message(
+    home: Path, extension: Extension
+) -> None:
+    """One user message with the composed text, as a follow-up when pi is busy; pi's `input`
+    event carrying it is the receipt."""
+    registry = json.loads(extension.socket.with_suffix(".json").read_text())
+    assert {"pid": extension.proc.pid, "socket": str(extension.socket)}.items() <= registry.items()
+    assert 0o700 == extension.socket.parent.stat().st_mode & 0o777
+    with _listen(home, extension.socket) as bob:
+        prompt = post(home, "--to", "bob", "review fetch.py")
+        bob.wait_err(f"delivered {prompt} from alice via pi-extension")
+    [message] = extension.messages()
+    assert {"deliverAs": "followUp"} == message["options"]
+    text = str(message["text"])
+    assert text.startswith(f"[paneboard] prompt {prompt} from alice on board test")
+    assert "> review fetch.py" in text
+
+
+class ExtensionStandIn(SocketServer):
+    """Serves the extension's socket and registry; answers each line with *reply*."""
+
+    def __init__(self, folder: Path, pid: int, reply: dict[str, object]) -> None:
+        self.socket_path = folder / f"{pid}.sock"
+        record = {"pid": pid, "socket": str(self.socket_path)}
+        (folder / f"{pid}.json").write_text(json.dumps(record))
+        self.reply = reply
+        super().__init__(self.socket_path)
+
+    def handle(self, conn: socket.socket) -> None:
+        with conn.makefile("rb") as f:
+            self.lines.put(json.loads(f.readline()))
+        with conn:
+            conn.sendall(json.dumps(self.reply).encode() + b"\n")
+
+
+def test_a_refusal_by_the_extension_is_retried_then_undelivered(home: Path, tmp_path: Path) -> None:
+    why = "pi did not take the message within 5000 ms"
+    server = ExtensionStandIn(tmp_path, os.getpid(), {"ok": False, "error": why})
+    try:
+        with _listen(home, server.socket_path) as bob:
+            prompt = post(home, "--to", "bob", "hello")
+            bob.wait_err(f"undelivered {prompt}")
+    finally:
+        server.close()
+    assert 2 == server.lines.qsize()
+    assert [f"pi did not take it: {why}"] == [n.reason for n in notices(home)]
+
+
+def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Path) -> None:
+    """A socket left behind by a killed pi: no attempt, at once `undelivered`."""
+    argv = [sys.executable, "-c", "import os; print(os.getpid())"]
+    dead = subprocess.run(argv, capture_output=True, text=True, check=True)
+    pid = int(dead.stdout)
+    server = ExtensionStandIn(tmp_path, pid, {"ok": True})
+    try:
+        with _listen(home, server.socket_path) as bob:
+            prompt = post(home, "--to", "bob", "hello")
+            bob.wait_err(f"undelivered {prompt}")
+        assert server.lines.empty()
+    finally:
+        server.close()
+    assert [f"the pi process {pid} behind {server.socket_path} has ended"] == [
+        n.reason for n in notices(home)
+    ]
+
+
+def test_the_door_needs_a_socket(home: Path) -> None:
+    done = run_cli(home, "listen", "--as", "bob", "--door", "pi-extension")
+    assert (
+        1,
+        "paneboard: --door pi-extension needs --socket PATH (paneboard's pi extension passes it)\n",
+    ) == (done.returncode, done.stderr)
+
+
+def _hook(home: Path, action: str, project: Path) -> tuple[int, str, str]:
+    done = run_cli(home, "hook", action, "pi", "--project", str(project), "--as", "pi-bob")
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_hook_install_writes_the_extension_once_and_uninstall_removes_it(
+    home: Path, tmp_path: Path
+) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    path = project / ".pi" / "extensions" / "paneboard.ts"
+    assert (0, f"installed paneboard extension {path}\n", "") == _hook(home, "install", project)
+    text = path.read_text()
+    assert text.startswith("// paneboard: the pi door.")
+    assert '"session-start", "--agent", "pi", "--as", "pi-bob"]' in text
+    assert (0, f"paneboard extension already installed: {path}\n", "") == _hook(
+        home, "install", project
+    )
+    assert (0, f"removed paneboard extension {path}\n", "") == _hook(home, "uninstall", project)
+    assert [] == list(project.iterdir())
+
+
+def test_hook_install_refuses_an_extension_it_did_not_write(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    path = project / ".pi" / "extensions" / "paneboard.ts"
+    path.parent.mkdir(parents=True)
+    path.write_text("export default function () {}\n")
+    why = f"paneboard: {path} is not paneboard's extension; move it away, nothing was changed\n"
+    assert (1, "", why) == _hook(home, "install", project)
+    assert (1, "", why) == _hook(home, "uninstall", project)
+    assert "export default function () {}\n" == path.read_text()
+
+
+def test_pi_has_a_listener_only(home: Path, tmp_path: Path) -> None:
+    done = run_cli(home, "hook", "install", "pi", "--project", str(tmp_path), "--mode", "stop")
+    why = "pi is reached through a listener, through its extension only: use --mode listen"
+    assert (1, f"paneboard: {why}\n") == (done.returncode, done.stderr)
+    assert not (tmp_path / ".pi").exists()
+
+
+def test_the_session_start_hook_without_the_extensions_socket_starts_no_listener(
+    home: Path, tmp_path: Path
+) -> None:
+    done = run_cli(home, "hook", "session-start", "--agent", "pi", "--as", "pi-bob", input=b"{}")
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert 0 == done.returncode
+    assert "(no PANEBOARD_PI_SOCKET from the extension: no listener started)" in context

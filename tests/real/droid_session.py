@@ -1,0 +1,125 @@
+"""A live Factory Droid 0.225.2 TUI in a detached tmux server, offline against the loopback
+stand-in (droid_stand_in.py, OpenAI Chat Completions, a BYOK custom model in Droid's
+settings), with a private HOME and `hook install droid`'s hooks in its project.
+
+Droid's npm package `@factory/cli` is published only as 0.225.1, whose platform package
+(`@factory/cli-linux-x64@0.225.1`) is missing from the registry; the platform package 0.225.2
+holds the binary itself, and that is what is pinned and run. Offline, Droid asks for a login at
+start unless FACTORY_AIRGAP_ENABLED=true; the project is trusted in its settings beforehand.
+
+No pytest here: the fixtures are in test_droid.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from paneboard.agents.droid import DROID
+from tests.helpers import ROOT, ScriptServer, wait_until
+from tests.real.clients import free_port
+from tests.real.sessions import TmuxSession, base_env, install
+
+DROID_PACKAGE = "@factory/cli-linux-x64@0.225.2"
+MORE_CLIENTS = ROOT / ".ci" / "tools" / "clients-more"
+DROID_BIN = MORE_CLIENTS / "node_modules" / "@factory" / "cli-linux-x64" / "bin" / "droid"
+MODEL = "custom:Stand-In-0"  # Droid's id for the first custom model, named "Stand In"
+
+
+def droid_bin() -> Path | None:
+    """The pinned Droid binary (PANEBOARD_DROID_BIN overrides), installed on first use; None
+    (the tests skip) without npm."""
+    given = os.environ.get("PANEBOARD_DROID_BIN")
+    if given:
+        return Path(given)
+    if not DROID_BIN.exists():
+        if shutil.which("npm") is None:
+            return None
+        MORE_CLIENTS.mkdir(parents=True, exist_ok=True)
+        argv = ["npm", "install", "--silent", "--no-audit", "--no-fund"]
+        env = dict(os.environ, DISABLE_AUTOUPDATER="1")
+        subprocess.run([*argv, "--prefix", str(MORE_CLIENTS), DROID_PACKAGE], check=True, env=env)
+    return DROID_BIN
+
+
+class DroidStandIn(ScriptServer):
+    """The stand-in on a free loopback port; its log is one JSON line per model request."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__("tests.real.droid_stand_in", free_port(), folder / "model.log")
+
+    def turns_with(self, needle: str) -> list[float]:
+        """The times of the turns' requests (those offering tools: Droid's title requests
+        offer none) whose newest user text holds *needle*."""
+        return [r["ts"] for r in self.records() if needle in r["user"] and r["body"].get("tools")]
+
+    def contexts(self, needle: str) -> int:
+        return sum(needle in json.dumps(r["body"]) for r in self.records())
+
+
+class DroidSession:
+    """Droid's TUI in auto-high autonomy (a turn may run `paneboard answer` with no question)."""
+
+    def __init__(self, root: Path, bin_path: Path, name: str) -> None:
+        self.root, self.bin, self.name = root, bin_path, name
+        self.pb_home = root / "pb"
+        self.pb_home.mkdir(mode=0o700, parents=True)
+        self.project = root / "proj"
+        self.project.mkdir()
+        self.installed = install(self.pb_home, "droid", self.project, name)
+        self.stand_in = DroidStandIn(root)
+        self.env = base_env(root / "home", bin_path.parent, self.pb_home)
+        self.env["FACTORY_AIRGAP_ENABLED"] = "true"
+        self.factory = root / "home" / ".factory"
+        self.factory.mkdir(parents=True)
+        model = {
+            "model": "stand-in",
+            "displayName": "Stand In",
+            "baseUrl": f"http://127.0.0.1:{self.stand_in.port}/v1",
+            "apiKey": "stand-in",
+            "provider": "generic-chat-completion-api",
+            "maxOutputTokens": 4096,
+        }
+        trusted = {str(self.project): {"trustedAt": time.strftime("%Y-%m-%dT%H:%M:%S.000Z")}}
+        settings = {
+            "customModels": [model],
+            "cloudSessionSync": False,
+            "logoAnimation": "off",
+            "trustedFolders": trusted,
+        }
+        (self.factory / "settings.json").write_text(json.dumps(settings))
+        self.tmux = TmuxSession(self.project, [str(bin_path), "--auto", "high"], self.env)
+        self.tmux.wait_screen("for help", 60)
+
+    def screen(self) -> str:
+        return self.tmux.screen()
+
+    def type(self, text: str) -> None:
+        self.tmux.type(text)
+
+    def turn(self, needle: str, timeout: float = 60) -> float:
+        """When the model got a turn's request whose newest user text holds *needle*."""
+        what = f"no model request with {needle!r}"
+        found = wait_until(
+            lambda: self.stand_in.turns_with(needle), what, timeout, self.screen, every=0.05
+        )
+        return float(found[0])
+
+    def user_records(self, needle: str) -> list[dict[str, Any]]:
+        """The session files' user messages whose text holds *needle*."""
+        found = []
+        for path in (self.factory / "sessions").glob("*/*.jsonl"):
+            for line in path.read_text().splitlines():
+                record = json.loads(line)
+                if any(needle in t for t in DROID.user_texts(record)):
+                    found.append(record)
+        return found
+
+    def close(self) -> None:
+        self.tmux.close()
+        self.stand_in.close()

@@ -1,0 +1,131 @@
+"""A live pi 0.73.1 TUI in a detached tmux server, offline against the loopback stand-in
+(pi_stand_in.py, OpenAI Chat Completions, configured in pi's `models.json`), with a private
+HOME and `hook install pi`'s extension in its project.
+
+No pytest here: the fixtures are in test_pi.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from paneboard.agents.pi import PI
+from paneboard.state.panelock import holder
+from tests.helpers import ROOT, ScriptServer, wait_until
+from tests.real.clients import free_port
+from tests.real.sessions import TmuxSession, base_env, install
+
+PI_PACKAGE = "@mariozechner/pi-coding-agent@0.73.1"
+MORE_CLIENTS = ROOT / ".ci" / "tools" / "clients-more"
+PI_BIN = MORE_CLIENTS / "node_modules" / ".bin" / "pi"
+
+
+def pi_bin() -> Path | None:
+    """The pinned pi, installed on first use; None (the tests skip) without npm."""
+    if not PI_BIN.exists():
+        if shutil.which("npm") is None:
+            return None
+        MORE_CLIENTS.mkdir(parents=True, exist_ok=True)
+        argv = ["npm", "install", "--silent", "--no-audit", "--no-fund"]
+        env = dict(os.environ, DISABLE_AUTOUPDATER="1")
+        subprocess.run([*argv, "--prefix", str(MORE_CLIENTS), PI_PACKAGE], check=True, env=env)
+    return PI_BIN
+
+
+class PiStandIn(ScriptServer):
+    """The stand-in on a free loopback port; its log is one JSON line per model request."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__("tests.real.pi_stand_in", free_port(), folder / "model.log")
+
+    def turns_with(self, needle: str) -> list[float]:
+        """The times of the model requests whose newest user text holds *needle*."""
+        return [r["ts"] for r in self.records() if needle in r["user"]]
+
+    def contexts(self, needle: str) -> int:
+        """How many model requests carry *needle* anywhere (the session-start context line)."""
+        return sum(needle in json.dumps(r["body"]) for r in self.records())
+
+
+class PiSession:
+    """pi's TUI with paneboard's extension, its door's registry, and its listener."""
+
+    def __init__(self, root: Path, bin_path: Path, name: str) -> None:
+        self.root, self.bin, self.name = root, bin_path, name
+        self.pb_home = root / "pb"
+        self.pb_home.mkdir(mode=0o700, parents=True)
+        self.project = root / "proj"
+        self.project.mkdir()
+        self.installed = install(self.pb_home, "pi", self.project, name)
+        self.stand_in = PiStandIn(root)
+        self.env = base_env(root / "home", bin_path.parent, self.pb_home)
+        self.runtime = root / "run"
+        self.runtime.mkdir(mode=0o700)
+        self.env.update(
+            XDG_RUNTIME_DIR=str(self.runtime), PI_OFFLINE="1", PI_SKIP_VERSION_CHECK="1"
+        )
+        self.env["PI_TELEMETRY"] = "0"
+        agent_dir = root / "home" / ".pi" / "agent"
+        agent_dir.mkdir(parents=True)
+        provider = {
+            "baseUrl": f"http://127.0.0.1:{self.stand_in.port}/v1",
+            "api": "openai-completions",
+            "apiKey": "stand-in",
+            "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+            "models": [{"id": "stand-in", "reasoning": False}],
+        }
+        (agent_dir / "models.json").write_text(json.dumps({"providers": {"pb": provider}}))
+        argv = [str(bin_path), "--provider", "pb", "--model", "stand-in"]
+        self.tmux = TmuxSession(self.project, argv, self.env)
+        self.registry = wait_until(self._registry, "no pi door registry", 60, self.screen)
+        self.listener = wait_until(
+            lambda: holder(self.lock), f"no listener for {name}", 30, self.screen, every=0.1
+        )
+
+    @property
+    def lock(self) -> Path:
+        return self.pb_home / "test" / "panes" / f"{self.name}.lock"
+
+    def _registry(self) -> dict[str, Any] | None:
+        for path in (self.runtime / "paneboard-pi").glob("*.json"):
+            try:
+                return dict(json.loads(path.read_text()))
+            except ValueError:
+                continue
+        return None
+
+    @property
+    def pid(self) -> int:
+        return int(self.registry["pid"])
+
+    @property
+    def socket(self) -> Path:
+        return Path(self.registry["socket"])
+
+    def screen(self) -> str:
+        return self.tmux.screen()
+
+    def turn(self, needle: str, timeout: float = 60) -> float:
+        """When the model got a request whose newest user text holds *needle*."""
+        what = f"no model request with {needle!r}"
+        found = wait_until(
+            lambda: self.stand_in.turns_with(needle), what, timeout, self.screen, every=0.05
+        )
+        return float(found[0])
+
+    def user_records(self, needle: str) -> list[dict[str, Any]]:
+        """The session file's user messages whose text holds *needle*."""
+        path = Path(self.registry["sessionFile"])
+        if not path.exists():
+            return []
+        records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        return [r for r in records if any(needle in t for t in PI.user_texts(r))]
+
+    def close(self) -> None:
+        self.tmux.close()
+        self.stand_in.close()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Self
 
 import anyio
@@ -24,7 +24,9 @@ class BoardView:
     With *verdicts*, only verified posts move a stage (a forged answer ends no `wait`), and
     the stored bytes of each prompt the fold keeps for its recipient are kept beside it
     (`payload`), so a deliverer checks the signature of what it hands over, and of nothing
-    else. With *traffic*, every prompt read is noted there (the rate and the loop limit).
+    else. *verify* narrows the checks to the posts about the prompts it accepts (the one a
+    `wait` follows); the others move stages unchecked, for a reader that looks at none of them.
+    With *traffic*, every prompt read is noted there (the rate and the loop limit).
     """
 
     def __init__(
@@ -33,11 +35,13 @@ class BoardView:
         state: BoardState | None = None,
         verdicts: Verdicts | None = None,
         traffic: Traffic | None = None,
+        verify: Callable[[str], bool] | None = None,
     ) -> None:
         self.store = store
         self.state = state if state is not None else BoardState()
         self.verdicts = verdicts
         self.traffic = traffic
+        self.verify = verify
         self.follower = store.follow(self.state.position)
         self.replaced = False
         self.payloads: dict[str, bytes] = {}  # prompt id -> its bytes as stored (see above)
@@ -90,6 +94,8 @@ class BoardView:
                 apply(state, seq, post)
                 if mine is not None and mine in post.to and post.id in state.prompts:
                     self.payloads.setdefault(post.id, payload)
+            elif self.verify is not None and not self.verify(post.prompt):
+                apply(state, seq, post)
             else:
                 apply(state, seq, post, verdicts.check(post, payload))
 

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from paneboard.board.context import Context, header
-from paneboard.protocol.posts import Prompt
+from paneboard.protocol.posts import Answer, Prompt
 from paneboard.state.policy import Policy, write_policy
 from paneboard.state.sealing import Sealer
 from tests.helpers import Listening, post, run_cli, run_hook, wait_until
@@ -150,3 +150,26 @@ def test_the_stop_hook_applies_the_same_policy(home: Path, store_url: str) -> No
     assert [pid] == [p["prompt"] for p in _posts(home, "held")]
     got = _bob(home, pid)
     assert ("held", "policy", "stop-hook") == (got["stage"], got["held_by"], got["door"])
+
+
+def test_a_forged_answer_ends_no_wait(home: Path, store_url: str, tmp_path: Path) -> None:
+    """An answer signed as bob in another home moves nothing: `wait` runs out of time; bob's
+    own answer ends it, and is the one printed."""
+    pid = post(home, "--to", "bob", "which branch?")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    answered = run_cli(home, "answer", pid, "--as", "bob", "main")
+    assert 0 == answered.returncode, answered.stderr
+    assert "pinned" in run_cli(home, "keys").stdout  # bob's first key, pinned in this home
+    other = post(home, "--to", "bob", "and the tag?")
+    store = os.environ.get("PANEBOARD_TEST_STORE")
+    with Context.resolve(str(home), "test", "bob", store=store) as ctx:
+        log = ctx.store()
+        log.sealer = Sealer(elsewhere, "bob")
+        log.append([Answer(**header("test", "bob"), prompt=other, body="forged")])
+    waited = run_cli(home, "wait", other, "--as", "alice", "--timeout", "1")
+    assert (3, "") == (waited.returncode, waited.stdout)
+    real = run_cli(home, "answer", other, "--as", "bob", "v1")
+    assert 0 == real.returncode, real.stderr
+    waited = run_cli(home, "wait", other, "--as", "alice", "--timeout", "10")
+    assert (0, "v1") == (waited.returncode, waited.stdout.strip().split()[-1])

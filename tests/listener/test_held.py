@@ -88,12 +88,13 @@ def test_wait_until_delivered_does_not_return_on_held(home: Path) -> None:
 
 
 def test_open_who_and_log_show_held_prompts_apart(home: Path) -> None:
-    """`open` marks it, `who` counts it for bob, `log` names who holds it and why."""
+    """`open` marks it with who holds it and why, `who` counts it for bob, `log` names who
+    holds it and why."""
     held, plain = post(home, "--to", "bob", "held one"), post(home, "--to", "bob", "plain one")
     _write(home, _held(held))
     lines = run_cli(home, "open", "--as", "bob").stdout.splitlines()
     assert [(held, True), (plain, False)] == [
-        (ln.split()[0], ln.endswith("  [held]")) for ln in lines
+        (ln.split()[0], ln.endswith(f"  [held by the agent: {REASON}]")) for ln in lines
     ]
     [bob] = [
         json.loads(ln)

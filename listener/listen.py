@@ -106,6 +106,7 @@ class Listener:
             verdicts, traffic = Verdicts(self.pane.paths.dir), Traffic(self.settings.agent)
             state = self.pane.start_state()
             with BoardView(self.store, state, verdicts, traffic) as self.view:
+                self.view.vouched = self.pane.written
                 self.screen = Screen(
                     self.pane, self.door.name, verdicts, self.view.payload, traffic
                 )

@@ -22,7 +22,7 @@ from paneboard.protocol.posts import Held, Post, Prompt, Refused
 from paneboard.protocol.signing import UNSIGNED
 from paneboard.state.fold import PromptState
 from paneboard.state.pane import Pane
-from paneboard.state.policy import Decision, Traffic, decide, read_policy
+from paneboard.state.policy import Decision, Policy, Traffic, decide, policy_path, read_policy
 from paneboard.state.verdicts import Verdicts
 
 __all__ = ["Screen"]
@@ -49,6 +49,7 @@ class Screen:
         self.payload = payload
         self.traffic = traffic
         self.decided: dict[str, Decision] = {}  # held or refused by this process, not read back
+        self._policy: tuple[tuple[int, ...], Policy] | None = None  # (the file's stamp, policy)
 
     def waiting(self, ps: PromptState) -> bool:
         """Whether *ps* waits for a person (held by the policy, here or earlier)."""
@@ -66,10 +67,9 @@ class Screen:
             return self._provenance(prompt, payload, approved=True)
         verdict = UNSIGNED if payload is None else self.verdicts.of(prompt.sender, payload)
         conflict = None if payload is None else self.verdicts.conflict(prompt.sender, payload)
-        policy = read_policy(self.pane.paths.dir, self.pane.agent)
-        decision = decide(policy, prompt, self.traffic.facts(prompt, verdict, conflict))
+        decision = decide(self.policy(), prompt, self.traffic.facts(prompt, verdict, conflict))
         if decision.action == "deliver":
-            return self._provenance(prompt, payload)
+            return self.verdicts.told(verdict, payload)
         self.pane.post([self._post(prompt, decision)])
         self.decided[prompt.id] = decision
         return None
@@ -80,6 +80,18 @@ class Screen:
         if payload is None:
             return Provenance(UNSIGNED, None, approved)
         return self.verdicts.provenance(prompt, payload, approved=approved)
+
+    def policy(self) -> Policy:
+        """The agent's policy as stored now (read again only when its file changed)."""
+        path = policy_path(self.pane.paths.dir, self.pane.agent)
+        try:
+            st = os.stat(path)
+            stamp: tuple[int, ...] = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            stamp = ()
+        if self._policy is None or self._policy[0] != stamp:
+            self._policy = (stamp, read_policy(self.pane.paths.dir, self.pane.agent))
+        return self._policy[1]
 
     def _post(self, prompt: Prompt, decision: Decision) -> Post:
         ts = self.pane.now()

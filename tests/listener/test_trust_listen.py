@@ -173,3 +173,17 @@ def test_a_forged_answer_ends_no_wait(home: Path, store_url: str, tmp_path: Path
     assert 0 == real.returncode, real.stderr
     waited = run_cli(home, "wait", other, "--as", "alice", "--timeout", "10")
     assert (0, "v1") == (waited.returncode, waited.stdout.strip().split()[-1])
+
+
+def test_the_stop_hook_delivers_a_prompt_once_approved(home: Path, store_url: str) -> None:
+    """Held at one turn's end; approved; handed over at the next, saying a person approved it."""
+    _policy(home, "bob", Policy(allow=("carol",), others="hold"))
+    pid = post(home, "--to", "bob", "from alice")
+    event = {"session_id": "s1", "hook_event_name": "Stop"}
+    held = run_hook(home, "stop", "claude", event, "--as", "bob", "--cooldown", "0")
+    assert (0, "") == (held.returncode, held.stdout)
+    done, _ = on_terminal(home, "approve", pid, "--as", "bob")
+    assert 0 == done.returncode, done.stderr
+    after = run_hook(home, "stop", "claude", event, "--as", "bob", "--cooldown", "0")
+    reason = json.loads(after.stdout)["reason"]
+    assert (pid in reason, APPROVED_LINE in reason.splitlines()) == (True, True)

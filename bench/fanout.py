@@ -6,9 +6,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.harness import Proc, cpu_seconds, listener, summary, wait_ready
+from bench.harness import Proc, cpu_seconds, listener, signed, summary, wait_ready
 from bench.latency import prompt
-from paneboard.state.log import append_posts
+from paneboard.state.append import append_payloads
 
 
 def _start(home: Path, n: int) -> list[Proc]:
@@ -27,7 +27,7 @@ def fan_out(home: Path, n: int, rounds: int) -> dict[str, Any]:
     try:
         to_all, to_each, last = [], [], []
         for _ in range(rounds):
-            append_posts(log, [prompt(names)])
+            append_payloads(log, signed(home, [prompt(names)]))
             t0 = time.perf_counter()
             arrivals = []
             for p in procs:
@@ -36,7 +36,7 @@ def fan_out(home: Path, n: int, rounds: int) -> dict[str, Any]:
             to_all += arrivals
             last.append(max(arrivals))
             _settle(log)
-            append_posts(log, [prompt((name,)) for name in names])
+            append_payloads(log, signed(home, [prompt((name,)) for name in names]))
             t0 = time.perf_counter()
             for p in procs:
                 p.readline()

@@ -10,7 +10,11 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from paneboard.protocol.posts import Post
+    from paneboard.state.sealing import Sealer
 
 PY = sys.executable
 TICK = os.sysconf("SC_CLK_TCK")
@@ -33,6 +37,29 @@ def summary(samples: Sequence[float]) -> dict[str, Any]:
         "min": xs[0],
         "max": xs[-1],
     }
+
+
+def signed(home: Path, posts: Sequence[Post]) -> list[bytes]:
+    """*posts* as their senders' paneboard commands in *home* write them: encoded and signed
+    (a listener holds an unsigned prompt, and counts no unsigned receipt)."""
+    from paneboard.protocol.posts import encode
+    from paneboard.state.sealing import Sealer
+
+    sealer = _sealers.get(home) or _sealers.setdefault(home, Sealer(home, "bench"))
+    return [sealer.seal(encode(p), p.sender) for p in posts]
+
+
+_sealers: dict[Path, Sealer] = {}
+
+
+def unlimited(home: Path, *agents: str) -> None:
+    """Turn the rate limit off for *agents* (a benchmark sends one sender's prompts faster
+    than 30 a minute, which their policy would hold)."""
+    from paneboard.state.policy import Policy, write_policy
+
+    (home / "bench" / "panes").mkdir(parents=True, exist_ok=True, mode=0o700)
+    for agent in agents:
+        write_policy(home / "bench", agent, Policy(rate=0))
 
 
 def env_for(home: Path, **extra: str) -> dict[str, str]:
@@ -79,8 +106,9 @@ class Proc:
 
 
 def listener(home: Path, agent: str, *door: str) -> Proc:
-    """A running `paneboard listen --door stdout` (or *door*), started;
+    """A running `paneboard listen --door stdout` (or *door*), started, with no rate limit;
     not yet known to be ready."""
+    unlimited(home, agent)
     return Proc(
         [PY, "-m", "paneboard", "listen", "--as", agent, *(door or ("--door", "stdout"))],
         env_for(home),

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.baselines import Maildir, SqliteMailbox
-from bench.harness import cpu_seconds, listener, summary, wait_ready
+from bench.harness import cpu_seconds, listener, signed, summary, wait_ready
 from paneboard.protocol.ids import new_id
 from paneboard.protocol.posts import Prompt
-from paneboard.state.log import append_posts
+from paneboard.state.append import append_payloads
 
 
 def prompt(to: tuple[str, ...], body: str = "bench") -> Prompt:
@@ -23,7 +23,8 @@ def prompt(to: tuple[str, ...], body: str = "bench") -> Prompt:
 
 
 def wake(home: Path, samples: int) -> dict[str, Any]:
-    """Append in-process, one post at a time; time from the append's return to the door's line."""
+    """Append in-process, one signed post at a time; time from the append's return to the door's
+    line (the listener verifies each prompt, and its policy lets it through, on the way)."""
     log = home / "bench" / "log"
     lis = listener(home, "bob")
     try:
@@ -31,7 +32,7 @@ def wake(home: Path, samples: int) -> dict[str, Any]:
         cpu0, t0 = cpu_seconds(lis.p.pid), time.monotonic()
         lat = []
         for _ in range(samples):
-            append_posts(log, [prompt(("bob",))])
+            append_payloads(log, signed(home, [prompt(("bob",))]))
             start = time.perf_counter()
             lis.readline()
             lat.append((time.perf_counter() - start) * 1000)

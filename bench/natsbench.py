@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.harness import PY, Proc, env_for, summary, wait_ready
+from bench.harness import PY, Proc, env_for, summary, unlimited, wait_ready
 from bench.latency import prompt
 
 
@@ -55,10 +55,13 @@ def wake(home: Path, samples: int) -> dict[str, Any]:
 def wake_on(url: str, home: Path, samples: int) -> dict[str, Any]:
     """Append to the board at *url* in-process; time until bob's listener prints the prompt."""
     from paneboard.state.natsstore import NatsStore
+    from paneboard.state.sealing import Sealer
 
     env = env_for(home, PANEBOARD_STORE=url)
+    unlimited(home, "bob")
     lis = Proc([PY, "-m", "paneboard", "listen", "--as", "bob", "--door", "stdout"], env)
     store = NatsStore(url, "bench")
+    store.sealer = Sealer(home, "bench")  # signed, as paneboard's commands write
     try:
         wait_ready(home, "bob")
         lat = []

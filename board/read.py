@@ -9,19 +9,33 @@ from collections.abc import Sequence
 import msgspec
 
 from paneboard.board.context import Context
-from paneboard.board.find import find_prompt, load, match_id
+from paneboard.board.find import find_prompt, match_id
+from paneboard.board.trust import verdicts_for
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Post, Prompt
 from paneboard.state.abc import Compactable, Store
 from paneboard.state.compact import Compacted
-from paneboard.state.fold import Doubt, PromptState, Recipient, open_for, stage
+from paneboard.state.fold import (
+    BoardState,
+    Doubt,
+    PromptState,
+    Recipient,
+    fold_checked,
+    open_for,
+    stage,
+)
+from paneboard.state.verdicts import read_checked
 
 
 class OpenPrompt(msgspec.Struct, frozen=True):
-    """A prompt open for the agent, and whether its agent (or policy) holds it for a person."""
+    """A prompt open for the agent, and whether its agent (or policy) holds it for a person:
+    who holds it and why, or whether a person approved it after it was held."""
 
     prompt: Prompt
     held: bool = False
+    held_by: str | None = None
+    reason: str | None = None
+    approved: bool = False
 
 
 class Status(Prompt, frozen=True, tag="prompt"):
@@ -43,12 +57,19 @@ class LogPage(msgspec.Struct, frozen=True):
 
 
 def open_prompts(ctx: Context) -> list[OpenPrompt]:
-    """The prompts open for the context's agent, in catch-up order."""
-    _, state = load(ctx)
+    """The prompts open for the context's agent, in catch-up order (only the posts about its
+    own prompts are verified)."""
+    records = read_checked(ctx.store(), verdicts_for(ctx))
+    state = fold_checked(records, BoardState(recipient=ctx.agent))
     return [
-        OpenPrompt(ps.prompt, ps.recipients[ctx.agent].stage == "held")
-        for ps in open_for(state, ctx.agent, time.time())
+        _open_row(ps, ps.recipients[ctx.agent]) for ps in open_for(state, ctx.agent, time.time())
     ]
+
+
+def _open_row(ps: PromptState, r: Recipient) -> OpenPrompt:
+    if r.stage == "held":
+        return OpenPrompt(ps.prompt, True, r.held_by or "agent", r.reason)
+    return OpenPrompt(ps.prompt, approved=r.stage == "approved")
 
 
 def prompt_status(ctx: Context, ref: str) -> Status:

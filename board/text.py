@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from paneboard.board.read import Status
+from paneboard.board.read import OpenPrompt, Status
 from paneboard.board.trust import doubt_line
 from paneboard.board.who import WhoRow
 from paneboard.protocol.posts import Answer, Held, Post, Prompt, Seen
@@ -48,11 +48,18 @@ def describe(post: Post) -> str:
     return f"{head} on {post.prompt}" + (f": {summary(detail)}" if detail else "")
 
 
-def open_line(p: Prompt, held: bool) -> str:
+def open_line(row: OpenPrompt) -> str:
     """One line of `open` for a prompt open for the agent."""
-    mark = "  [held]" if held else ""
+    p = row.prompt
     head = one_line(f"{p.id}  {p.priority:<6}  from {p.sender:<12}  {clock(p.ts)}  ")
-    return head + summary(p.body) + mark
+    return head + summary(p.body) + open_mark(row)
+
+
+def open_mark(row: OpenPrompt) -> str:
+    """What `open` adds after a held or approved prompt: who holds it and why."""
+    if row.held:
+        return one_line(f"  [held by the {row.held_by}: {row.reason}]")
+    return "  [approved by a person]" if row.approved else ""
 
 
 def status_lines(status: Status, now: float | None = None) -> list[str]:

@@ -45,7 +45,7 @@ def verdicts_for(ctx: Context) -> Verdicts:
 def read_board(ctx: Context) -> tuple[list[tuple[int, Post]], BoardState]:
     """Every post of the board, and the fold in which only verified posts move stages."""
     records = read_checked(ctx.store(), verdicts_for(ctx))
-    return [(seq, post) for seq, post, _ in records], fold_checked(records)
+    return [(position, post) for position, post, _ in records], fold_checked(records)
 
 
 def doubt_line(d: Doubt) -> str:

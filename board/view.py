@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterator
 from typing import Self
 
 import anyio
 
-from paneboard.protocol.posts import Post
+from paneboard.protocol.posts import Post, Prompt
 from paneboard.state.abc import Store
-from paneboard.state.fold import BoardState, apply
+from paneboard.state.fold import BoardState, PromptState, apply
+from paneboard.state.policy import Traffic
+from paneboard.state.verdicts import Verdicts
 
 
 class BoardView:
@@ -17,13 +20,33 @@ class BoardView:
 
     Open it (`with BoardView(...) as view`) before the first `refresh()`, so no
     append between the read and the wait is ever missed.
+
+    With *verdicts*, only verified posts move a stage (a forged answer ends no `wait`), and
+    the stored bytes of each prompt the fold keeps for its recipient are kept beside it
+    (`payload`), so a deliverer checks the signature of what it hands over, and of nothing
+    else. *verify* narrows the checks to the posts about the prompts it accepts (the one a
+    `wait` follows); the others move stages unchecked, for a reader that looks at none of them.
+    With *traffic*, every prompt read is noted there (the rate and the loop limit).
     """
 
-    def __init__(self, store: Store, state: BoardState | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        state: BoardState | None = None,
+        verdicts: Verdicts | None = None,
+        traffic: Traffic | None = None,
+        verify: Callable[[str], bool] | None = None,
+    ) -> None:
         self.store = store
         self.state = state if state is not None else BoardState()
+        self.verdicts = verdicts
+        self.traffic = traffic
+        self.verify = verify
         self.follower = store.follow(self.state.position)
         self.replaced = False
+        self.payloads: dict[str, bytes] = {}  # prompt id -> its bytes as stored (see above)
+        # Ids of posts this process wrote itself: read back, they move stages unchecked.
+        self.vouched: set[str] = set()
 
     def __enter__(self) -> Self:
         return self
@@ -37,22 +60,67 @@ class BoardView:
         If the log was replaced (compacted), the state is folded again from its start and
         `replaced` is set, for the caller to notice.
         """
-        batches = self.follower.batches()
-        first = next(batches, None)  # opening the log tells whether it was replaced
+        records = self._records()
+        first = next(records, None)  # opening the log tells whether it was replaced
         if self.follower.replaced:
             self.follower.replaced = False
             # Emptied in place: whoever holds the state (a pane, its seen task) sees the new fold.
             self.state.prompts, self.state.position = {}, 0
+            self.payloads = {}
             self.replaced = True
         new: list[tuple[int, Post]] = []
-        state = self.state
-        for batch in itertools.chain([] if first is None else [first], batches):
-            for position, post in batch:
-                apply(state, position, post)
+        for batch in itertools.chain([] if first is None else [first], records):
+            self._fold(batch)
             if keep:
-                new += batch
-        state.position = self.follower.position
+                new += [(position, post) for position, post, _ in batch]
+        self.state.position = self.follower.position
+        if len(self.payloads) > len(self.state.prompts):
+            self.payloads = {k: v for k, v in self.payloads.items() if k in self.state.prompts}
         return new
+
+    def _records(self) -> Iterator[list[tuple[int, Post, bytes | None]]]:
+        if self.verdicts is None:
+            for batch in self.follower.batches():
+                yield [(position, post, None) for position, post in batch]
+        else:
+            yield from self.follower.records()  # type: ignore[misc]  # bytes fit bytes | None
+
+    def _fold(self, batch: list[tuple[int, Post, bytes | None]]) -> None:
+        state, verdicts, mine = self.state, self.verdicts, self.state.recipient
+        for position, post, payload in batch:
+            if self.traffic is not None and isinstance(post, Prompt):
+                self.traffic.note(post)
+            if verdicts is None or payload is None:
+                apply(state, position, post)
+            elif isinstance(post, Prompt):
+                apply(state, position, post)
+                if mine is not None and mine in post.to and post.id in state.prompts:
+                    self.payloads.setdefault(post.id, payload)
+            elif post.id in self.vouched:
+                self.vouched.discard(post.id)
+                apply(state, position, post)
+            elif self.verify is not None and not self.verify(post.prompt):
+                apply(state, position, post)
+            else:
+                apply(state, position, post, verdicts.check(post, payload))
+
+    def payload(self, ps: PromptState) -> bytes | None:
+        """The bytes *ps*'s prompt is stored as: kept from the read, or read again at its
+        position (a prompt folded before a checkpoint); None if the store no longer has it."""
+        found = self.payloads.get(ps.prompt.id)
+        if found is not None:
+            return found
+        follower = self.store.follow(ps.position)
+        try:
+            for batch in follower.records():
+                for _, post, payload in batch:
+                    if post.id == ps.prompt.id:
+                        self.payloads[post.id] = payload
+                        return payload
+                    return None
+        finally:
+            follower.close()
+        return None
 
     async def refresh_async(self) -> None:
         """Fold what is new in a worker thread, without keeping it (a cold catch-up may be long)."""

@@ -10,8 +10,10 @@ import msgspec
 
 from paneboard.board.context import Context
 from paneboard.board.find import match_ref
+from paneboard.board.trust import verdicts_for
 from paneboard.board.view import BoardView
 from paneboard.protocol.errors import PromptClosed, WaitTimedOut
+from paneboard.protocol.ids import check_ref
 from paneboard.protocol.words import CLOSED_STAGES, ENDED_STAGES
 from paneboard.state.fold import PromptState, stage
 
@@ -50,7 +52,8 @@ async def wait_for(
     """Block until prompt *ref* is *until* (``delivered``, ``seen``, ``closed``) for every
     recipient, for at most *limit* seconds (`WaitTimedOut`); *progress* is awaited with the
     prompt each time the board changed and it is not there yet."""
-    with BoardView(ctx.store()) as view:
+    wanted = check_ref(ref)
+    with BoardView(ctx.store(), verdicts=verdicts_for(ctx), verify=_starts(wanted)) as view:
         view.refresh()
         ps = view.state.prompts[match_ref(ctx, view.state.prompts, ref, "prompts")]
         try:
@@ -67,6 +70,11 @@ async def wait_for(
         except TimeoutError:
             raise WaitTimedOut(ps.prompt.id, until, limit or 0) from None
         return outcomes(ps, time.time())
+
+
+def _starts(ref: str) -> Callable[[str], bool]:
+    """Whether a prompt id is one *ref* may name (only their posts are verified)."""
+    return lambda prompt_id: prompt_id.startswith(ref)
 
 
 def outcomes(ps: PromptState, now: float) -> list[Outcome]:

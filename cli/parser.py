@@ -318,7 +318,9 @@ def _trust_options(p: argparse.ArgumentParser) -> None:
 
 
 def _policy_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--allow", action="extend", nargs="+", metavar="AGENT")
+    allowed = p.add_mutually_exclusive_group()
+    allowed.add_argument("--allow", action="extend", nargs="+", metavar="AGENT")
+    allowed.add_argument("--allow-none", action="store_true", help="empty the allow list")
     p.add_argument("--others", choices=("deliver", "hold", "refuse"))
     p.add_argument("--unverified", choices=("hold", "refuse"))
     p.add_argument("--rate", type=_limit, metavar="N", help="prompts a minute per sender (0: off)")

@@ -25,7 +25,7 @@ def open_command(args: Namespace) -> None:
         if args.json:
             emit(row.prompt)
         else:
-            print(open_line(row.prompt, row.held))
+            print(open_line(row))
 
 
 def status_command(args: Namespace) -> None:

@@ -71,7 +71,7 @@ def policy_command(args: Namespace) -> None:
         current = board_policy.policy_of(ctx)
         new = board_policy.changed(
             current,
-            allow=args.allow,
+            allow=() if args.allow_none else args.allow,
             others=args.others,
             unverified=args.unverified,
             rate=args.rate,

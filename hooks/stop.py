@@ -16,11 +16,15 @@ from paneboard.board.context import Context, executable
 from paneboard.board.view import BoardView
 from paneboard.listener.doors.stop import deliver_at_stop
 from paneboard.listener.seen import SeenTask, Sighting
-from paneboard.protocol.compose import compose
+from paneboard.protocol.compose import Provenance, compose
 from paneboard.protocol.errors import PaneLocked
+from paneboard.protocol.posts import Prompt
 from paneboard.protocol.words import STOP_HOOK_DOOR
 from paneboard.state.files import read_private, write_atomic
 from paneboard.state.pane import Pane
+from paneboard.state.policy import Traffic
+from paneboard.state.screen import Screen
+from paneboard.state.verdicts import Verdicts
 
 
 def stop(
@@ -53,37 +57,49 @@ def _deliver_at_stop(
     except PaneLocked:
         return False  # a live listener delivers for this pane
     try:
-        read = _note_seen(pane, agent, Path(transcript)) if transcript else False
+        screen = _note_seen(pane, agent, Path(transcript)) if transcript else None
         if _cooling_down(ctx, cooldown):
             return False
-        if not read:
-            _agent_state(pane)
+        if screen is None:
+            screen = _agent_state(pane)
         text = partial(
-            compose,
+            _compose,
             exe=executable(),
             home=str(ctx.home),
             agent=ctx.agent,
             store=ctx.store_options(),
         )
-        return deliver_at_stop(pane, text, out, agent.per_stop)
+        return deliver_at_stop(pane, screen, text, out, agent.per_stop)
     finally:
         pane.release()
 
 
-def _note_seen(pane: Pane, agent: Agent, transcript: Path) -> bool:
+def _compose(
+    prompt: Prompt,
+    provenance: Provenance,
+    *,
+    exe: str,
+    home: str,
+    agent: str,
+    store: tuple[tuple[str, str], ...],
+) -> str:
+    return compose(prompt, exe=exe, home=home, agent=agent, store=store, provenance=provenance)
+
+
+def _note_seen(pane: Pane, agent: Agent, transcript: Path) -> Screen | None:
     """Post `seen` for delivered prompts that *transcript* shows since the pane's mark.
 
-    Returns whether the agent's state had to be read (only when a prompt id turned up).
+    Returns the agent's state, when it had to be read (only when a prompt id turned up).
     """
     source = agent.seen_source or f"{agent.kind}-transcript"
     sighting = Sighting(pane.files.mark, source, transcript.absolute(), agent.user_texts)
     try:
         ids = sighting.read_new()
         if not ids:
-            return False
-        _agent_state(pane)
+            return None
+        screen = _agent_state(pane)
         SeenTask(pane, sighting, STOP_HOOK_DOOR).found(ids)
-        return True
+        return screen
     finally:
         sighting.close()
 
@@ -102,7 +118,10 @@ def _cooling_down(ctx: Context, cooldown: float) -> bool:
     return False
 
 
-def _agent_state(pane: Pane) -> None:
+def _agent_state(pane: Pane) -> Screen:
+    """The agent's fold brought up to date, and the policy over it."""
     pane.start_state()
-    with BoardView(pane.store, pane.state) as view:
+    verdicts, traffic = Verdicts(pane.paths.dir), Traffic(pane.agent)
+    with BoardView(pane.store, pane.state, verdicts, traffic) as view:
         view.refresh(keep=False)
+    return Screen(pane, STOP_HOOK_DOOR, verdicts, view.payload, traffic)

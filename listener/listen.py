@@ -34,14 +34,17 @@ from paneboard.listener.doors import Door, HeldByAgent, Outcome, Settles
 from paneboard.listener.seen import SeenTask, Sighting
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import BoardIOError, DoorFailed, DoorUnavailable
-from paneboard.protocol.posts import Delivered, Prompt, Undelivered
+from paneboard.protocol.posts import Approved, Delivered, Post, Prompt, Undelivered
 from paneboard.state import presence
 from paneboard.state.abc import Store
 from paneboard.state.failpoint import failpoint
 from paneboard.state.fold import PromptState, is_open, order_key
 from paneboard.state.pane import Pane
 from paneboard.state.paths import BoardPaths
+from paneboard.state.policy import Traffic
 from paneboard.state.proc import wait_process_gone
+from paneboard.state.screen import Screen
+from paneboard.state.verdicts import Verdicts
 
 DEFAULT_BACKOFF = (1.0, 2.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0)
 CHECKPOINT_EVERY = 10.0
@@ -102,7 +105,13 @@ class Listener:
         """Run until cancelled; report readiness once caught up and watching."""
         self.pane.take_lock()
         try:
-            with BoardView(self.store, self.pane.start_state()) as self.view:
+            verdicts, traffic = Verdicts(self.pane.paths.dir), Traffic(self.settings.agent)
+            state = self.pane.start_state()
+            with BoardView(self.store, state, verdicts, traffic) as self.view:
+                self.view.vouched = self.pane.written
+                self.screen = Screen(
+                    self.pane, self.door.name, verdicts, self.view.payload, traffic
+                )
                 await self.view.refresh_async()
                 self._checkpoint(force=True)
                 self._announce()
@@ -150,12 +159,21 @@ class Listener:
             self.log("the log was compacted: folded it again")
             self._queue_up(ps.prompt for ps in self.pane.undelivered())
             return
-        self._queue_up(
-            post for _, post in new if isinstance(post, Prompt) and self.settings.agent in post.to
-        )
+        self._queue_up(self._prompt_of(post) for _, post in new)
 
-    def _queue_up(self, prompts: Iterable[Prompt]) -> None:
+    def _prompt_of(self, post: Post) -> Prompt | None:
+        """The prompt *post* makes deliverable: a new one for this agent, or one it approved."""
+        if isinstance(post, Prompt):
+            return post if self.settings.agent in post.to else None
+        if isinstance(post, Approved) and post.sender == self.settings.agent:
+            ps = self.view.state.prompts.get(post.prompt)
+            return None if ps is None else ps.prompt
+        return None
+
+    def _queue_up(self, prompts: Iterable[Prompt | None]) -> None:
         for prompt in prompts:
+            if prompt is None:
+                continue
             ps = self.view.state.prompts.get(prompt.id)
             if ps is not None and not self.pane.handed_over(prompt):
                 heapq.heappush(self._queue, (*order_key(ps), prompt.id))
@@ -166,6 +184,7 @@ class Listener:
             ps is None
             or not is_open(ps, self.settings.agent, self.settings.now())
             or self.pane.handed_over(ps.prompt)
+            or self.screen.waiting(ps)
         ):
             return None
         return ps
@@ -183,12 +202,17 @@ class Listener:
 
     async def _deliver(self, ps: PromptState) -> None:
         prompt = ps.prompt
+        provenance = self.screen.admit(ps)
+        if provenance is None:
+            self._log_decided(prompt)
+            return
         text = compose(
             prompt,
             exe=self.exe,
             home=str(self.settings.home),
             agent=self.settings.agent,
             store=self.settings.store_options,
+            provenance=provenance,
         )
         waits = (0.0, *self.backoff)
         failure: DoorFailed | None = None
@@ -222,6 +246,12 @@ class Listener:
                 failpoint("not-taken")
         assert failure is not None
         self._give_up(prompt, failure)
+
+    def _log_decided(self, prompt: Prompt) -> None:
+        decision = self.screen.decided.get(prompt.id)
+        if decision is not None:
+            done = "held" if decision.action == "hold" else "refused"
+            self.log(f"{done} {prompt.id} from {prompt.sender} by policy: {decision.reason}")
 
     async def _closed_while_waiting(self, prompt_id: str, wait: float) -> bool:
         with anyio.move_on_after(wait):

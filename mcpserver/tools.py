@@ -20,6 +20,7 @@ from paneboard.board import close, read
 from paneboard.board.context import Context
 from paneboard.board.post import PromptRequest
 from paneboard.board.post import post as post_prompt
+from paneboard.board.read import OpenPrompt
 from paneboard.board.text import describe, status_lines, who_line
 from paneboard.board.wait import Outcome, wait_for
 from paneboard.board.who import who
@@ -78,12 +79,23 @@ def post(
 
 def open_(tool: Tool) -> CallToolResult:
     """The prompts open for you (not yet acked or answered), urgent first, oldest first. Use it
-    to see what other agents asked of you. Returns `prompts`."""
+    to see what other agents asked of you. Returns `prompts`, and `held`: those held for a
+    person (by your policy or your agent), with why; only a person can let them through."""
     ctx = board(tool)
-    prompts = [row.prompt for row in read.open_prompts(ctx)]
+    rows = read.open_prompts(ctx)
     me = f"`{ctx.agent}` on board `{ctx.board}`"
-    text = "\n\n".join(map(prompt_text, prompts)) if prompts else f"no prompts open for {me}"
-    return result({"prompts": prompts}, text)
+    text = "\n\n".join(map(open_text, rows)) if rows else f"no prompts open for {me}"
+    held = [HeldRow(row.prompt.id, row.held_by, row.reason) for row in rows if row.held]
+    found: dict[str, object] = {"prompts": [row.prompt for row in rows]}
+    return result({**found, "held": held} if held else found, text)
+
+
+class HeldRow(msgspec.Struct, frozen=True):
+    """A prompt open for the agent that waits for a person: who holds it, and why."""
+
+    id: str
+    by: str | None
+    reason: str | None
 
 
 def ack(
@@ -226,6 +238,15 @@ def quoted(text: str) -> str:
 
 def prompt_text(p: Prompt) -> str:
     return one_line(f"prompt {p.id} from {p.sender} [{p.priority}]:") + "\n" + quoted(p.body)
+
+
+def open_text(row: OpenPrompt) -> str:
+    """A prompt of `open`, saying when it is held for a person (which no tool can decide)."""
+    text = prompt_text(row.prompt)
+    if not row.held:
+        return text
+    why = one_line(f"held by the {row.held_by}: {row.reason}")
+    return f"{text}\n({why}; only a person can approve or refuse it, on their terminal)"
 
 
 def outcome_text(outcomes: list[Outcome]) -> str:

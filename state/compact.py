@@ -56,15 +56,14 @@ def compact(log: Path, now: float, archive: Path | None = None) -> Compacted:
 
 
 def _keep(log: Path, now: float) -> tuple[list[bytes], int]:
-    """The payloads to keep, in log order, and how many records there were."""
+    """The payloads to keep, in log order, and how many records there were: each as stored,
+    byte for byte, so its signature still checks."""
     state = BoardState()
     records: list[tuple[str, bytes]] = []  # (the prompt id it belongs to, payload)
-    for batch in LogReader(log).batches():
-        for position, post in batch:
+    for batch in LogReader(log).records():
+        for position, post, payload in batch:
             apply(state, position, post)
-            records.append(
-                (post.id if isinstance(post, Prompt) else post.prompt, msgspec.msgpack.encode(post))
-            )
+            records.append((post.id if isinstance(post, Prompt) else post.prompt, payload))
     live = {
         pid
         for pid, ps in state.prompts.items()

@@ -58,6 +58,7 @@ class Pane:
         self.state = BoardState(keep_closed=False, recipient=agent)
         self._keys: DeliveredKeys | None = None
         self._lock: PaneLock | None = None
+        self.written: set[str] = set()  # ids of the posts this process wrote, until read back
 
     @property
     def board(self) -> str:
@@ -148,6 +149,7 @@ class Pane:
         """Append *posts* under the agent's name (nothing for none)."""
         if posts:
             self.store.append(list(posts))
+            self.written.update(p.id for p in posts)
 
     def save_checkpoint(self) -> None:
         """Keep `state`, pruned to the prompts still receivable, as the pane's checkpoint."""

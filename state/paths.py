@@ -151,9 +151,18 @@ def not_private(kind: str, path: Path, st: os.stat_result) -> str | None:
 class PaneFiles:
     """The files of one agent's pane on a board, ``panes/AGENT.*``: its pane lock, delivered
     keys, checkpoint, presence, transcript mark (how far its conversation file was read), its
-    listener's log, and the Stop hook's last check."""
+    listener's log, the Stop hook's last check, and the agent's policy on the board."""
 
-    __slots__ = ("checkpoint", "delivered", "lock", "log", "mark", "presence", "stopcheck")
+    __slots__ = (
+        "checkpoint",
+        "delivered",
+        "lock",
+        "log",
+        "mark",
+        "policy",
+        "presence",
+        "stopcheck",
+    )
 
     def __init__(self, panes: Path, agent: str) -> None:
         self.lock = panes / f"{agent}.lock"
@@ -163,6 +172,7 @@ class PaneFiles:
         self.mark = panes / f"{agent}.transcript"
         self.log = panes / f"{agent}.log"
         self.stopcheck = panes / f"{agent}.stopcheck"
+        self.policy = panes / f"{agent}.policy"
 
 
 class BoardPaths:

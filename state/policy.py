@@ -18,21 +18,25 @@ The decision for a prompt, in order:
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal, TypeAlias
+from typing import Annotated, Literal, Protocol, TypeAlias
 
 import msgspec
 
 from paneboard.protocol.errors import BoardIOError
+from paneboard.protocol.names import check_name
 from paneboard.protocol.posts import Name, Prompt
 from paneboard.state.files import read_private, write_atomic
 from paneboard.state.fold import BoardState, Verdict
+from paneboard.state.paths import PaneFiles
 
 __all__ = [
     "Decision",
     "Facts",
     "Policy",
+    "Traffic",
     "chain_depth",
     "decide",
     "facts_for",
@@ -110,7 +114,20 @@ def recent_count(state: BoardState, prompt: Prompt, recipient: str) -> int:
     )
 
 
-def chain_depth(prompts: Mapping[str, Prompt], prompt: Prompt, recipient: str) -> int:
+class Linked(Protocol):
+    """What `chain_depth` reads of a prompt."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def sender(self) -> str: ...
+    @property
+    def to(self) -> tuple[str, ...]: ...
+    @property
+    def reply_to(self) -> str | None: ...
+
+
+def chain_depth(prompts: Mapping[str, Linked], prompt: Linked, recipient: str) -> int:
     """How many links of ``reply_to`` lead back from *prompt* through prompts passed between
     its sender and *recipient* alone (a cycle of forged ids ends the walk).
 
@@ -145,8 +162,55 @@ def facts_for(
     )
 
 
+class Link(msgspec.Struct, frozen=True, array_like=True):
+    """A prompt as the loop limit follows it: who to whom, and what it replies to."""
+
+    id: str
+    sender: str
+    to: tuple[str, ...]
+    reply_to: str | None
+
+
+class Traffic:
+    """The prompts to and from one agent, as its deliverer read them: the facts `decide` needs
+    for a prompt that its fold alone cannot give (the fold keeps neither the prompts the agent
+    sent nor the ones it closed). The oldest are forgotten past *keep* prompts."""
+
+    def __init__(self, agent: str, keep: int = 100_000) -> None:
+        self.agent = agent
+        self.keep = keep
+        self.links: dict[str, Link] = {}
+        self.times: dict[str, list[float]] = {}  # sender -> the times of its prompts to the agent
+
+    def note(self, prompt: Prompt) -> None:
+        """Remember *prompt* if it is to or from the agent (a repeated id is ignored)."""
+        if prompt.id in self.links or (prompt.sender != self.agent and self.agent not in prompt.to):
+            return
+        if len(self.links) >= self.keep:
+            del self.links[next(iter(self.links))]
+        self.links[prompt.id] = Link(prompt.id, prompt.sender, prompt.to, prompt.reply_to)
+        if self.agent in prompt.to:
+            bisect.insort(self.times.setdefault(prompt.sender, []), prompt.ts)
+
+    def recent(self, prompt: Prompt) -> int:
+        """Earlier prompts from *prompt*'s sender to the agent within the minute before it."""
+        times = self.times.get(prompt.sender, [])
+        within = bisect.bisect_right(times, prompt.ts) - bisect.bisect_left(
+            times, prompt.ts - WINDOW
+        )
+        return max(0, within - (1 if prompt.id in self.links else 0))
+
+    def facts(self, prompt: Prompt, verdict: Verdict, conflict: str | None = None) -> Facts:
+        return Facts(
+            verdict,
+            self.recent(prompt),
+            chain_depth(self.links, prompt, self.agent),
+            conflict,
+        )
+
+
 def policy_path(board_dir: Path, agent: str) -> Path:
-    return board_dir / "panes" / f"{agent}.policy"
+    return PaneFiles(board_dir / "panes", check_name("agent", agent)).policy
 
 
 def read_policy(board_dir: Path, agent: str) -> Policy:

@@ -71,6 +71,11 @@ class Verdicts:
         part = signed_part(payload) if result == VERIFIED else None
         return Provenance(result, None if part is None else fingerprint(part.key), approved)
 
+    def told(self, result: Verdict, payload: bytes | memoryview | None) -> Provenance:
+        """The provenance of a prompt stored as *payload*, whose verdict is *result*."""
+        part = signed_part(payload) if result == VERIFIED and payload is not None else None
+        return Provenance(result, None if part is None else fingerprint(part.key))
+
     def check(self, post: Post, payload: bytes | memoryview) -> Check:
         """The verdict on *post* (stored as *payload*), computed when first asked and kept."""
         found: list[Verdict] = []
@@ -88,8 +93,8 @@ def checked(
 ) -> Iterator[tuple[int, Post, Check]]:
     """Each (position, post, payload) of *records* as (position, post, check)."""
     for batch in records:
-        for seq, post, payload in batch:
-            yield seq, post, verdicts.check(post, payload)
+        for position, post, payload in batch:
+            yield position, post, verdicts.check(post, payload)
 
 
 def read_checked(log: Log, verdicts: Verdicts) -> list[tuple[int, Post, Check]]:

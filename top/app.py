@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from typing import ClassVar
 
 import anyio
@@ -28,7 +29,8 @@ from paneboard.board.context import Context
 from paneboard.board.view import BoardView
 from paneboard.protocol.errors import PaneboardError
 from paneboard.protocol.posts import Post
-from paneboard.state.fold import BoardState
+from paneboard.protocol.words import OPEN_STAGES
+from paneboard.state.fold import BoardState, PromptState, stage
 from paneboard.state.presence import Presence
 from paneboard.state.tail import FolderWatcher
 from paneboard.top.model import TopModel
@@ -49,6 +51,8 @@ KEY_HINTS = [
     "t by thread",
     "esc all",
     "c cancel",
+    "o approve held",
+    "r refuse",
     "p post",
     "tab next pane",
     "↑ ↓ pgup pgdn move",
@@ -88,6 +92,8 @@ class TopApp(App[None]):
         Binding("escape", "clear_filter", "all"),
         Binding("c", "cancel_prompt", "cancel"),
         Binding("p", "post", "post"),
+        Binding("o", "approve_prompt", "approve"),
+        Binding("r", "refuse_prompt", "refuse"),
     ]
 
     def __init__(self, ctx: Context, *, stale: float = 300.0, own_process: bool = False) -> None:
@@ -395,6 +401,65 @@ class TopApp(App[None]):
             self.notify(fitted(str(exc), 400), severity="error", markup=False)
         else:
             self.notify(f"cancelled {fitted(pid)}", markup=False)
+
+    def action_approve_prompt(self) -> None:
+        """Let the selected prompt, held for top's agent, through (after a yes in the app:
+        top runs on the person's own terminal)."""
+        ps = self._held_for_me(("held",))
+        if ps is not None:
+            question = f"approve prompt {fitted(ps.prompt.id)} from {fitted(ps.prompt.sender)}"
+            self._decide(f"{question} for {self.ctx.agent}?", self._approve, ps.prompt.id)
+
+    def action_refuse_prompt(self) -> None:
+        """End the selected prompt for top's agent, after a yes in the app."""
+        ps = self._held_for_me(OPEN_STAGES)
+        if ps is not None:
+            question = f"refuse prompt {fitted(ps.prompt.id)} from {fitted(ps.prompt.sender)}"
+            self._decide(f"{question} for {self.ctx.agent}?", self._refuse, ps.prompt.id)
+
+    def _held_for_me(self, stages: tuple[str, ...]) -> PromptState | None:
+        """The selected prompt if top's agent may decide it (it is in *stages* for it)."""
+        pid = self._selected_prompt()
+        ps = None if pid is None else self.model.state.prompts.get(pid)
+        if ps is None:
+            self.notify("no prompt selected", severity="warning")
+            return None
+        me = self.ctx.agent
+        if me not in ps.recipients:
+            said = f"only its recipients decide this prompt; top runs as {me}"
+            self.notify(said, severity="error", markup=False)
+            return None
+        now_stage = stage(ps, me, time.time())
+        if now_stage not in stages:
+            self.notify(f"the prompt is {now_stage} for {me}", severity="error", markup=False)
+            return None
+        return ps
+
+    def _decide(self, question: str, act: Callable[[str], Awaitable[None]], pid: str) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(act(pid), group="write")
+
+        self.push_screen(ConfirmScreen(question), answered)
+
+    async def _approve(self, pid: str) -> None:
+        from paneboard.board.trust import approve
+
+        await self._write(lambda: approve(self.ctx, pid), f"approved {fitted(pid)}")
+
+    async def _refuse(self, pid: str) -> None:
+        from paneboard.board.trust import refuse
+
+        why = "refused by a person in paneboard top"
+        await self._write(lambda: refuse(self.ctx, pid, why), f"refused {fitted(pid)}")
+
+    async def _write(self, write: Callable[[], object], done: str) -> None:
+        try:
+            await anyio.to_thread.run_sync(write)
+        except PaneboardError as exc:
+            self.notify(fitted(str(exc), 400), severity="error", markup=False)
+        else:
+            self.notify(done, markup=False)
 
     def action_post(self) -> None:
         f = self.model.filter

@@ -126,6 +126,9 @@ class PromptSource:
             late = since is not None and now - since >= self.stale
             text.append(f" {fitted(name, 16)} ")
             label = f"{s} {age_text(now - since)}" if late and since is not None else s
+            if s == "held":  # who holds it and why: what the person decides on
+                r = ps.recipients[name]
+                label += f" by {r.held_by or 'agent'} ({fitted(r.reason or '', 40)})"
             text.append(label, STALE_STYLE if late else STAGE_STYLE.get(s, ""))
             text.append(" ")
         return text.append(f"  {fitted(p.body)}", "italic")

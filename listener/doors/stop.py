@@ -1,6 +1,7 @@
 """The Stop-hook door: at the end of the agent's turn, the prompts waiting for it, on stdout.
 
-One pass of a `Pane`: the undelivered open prompts in catch-up order, composed, go out as
+One pass of a `Pane`: the undelivered open prompts in catch-up order that the agent's policy
+lets through (state/screen.py, as the listener asks it), composed, go out as
 one block reason (up to the reason's size limit, and to *limit* prompts for the agents that
 take one per turn end); once it is written and flushed they are recorded as the listener
 records its deliveries (a crash in between costs a duplicate, never a loss), and the
@@ -13,19 +14,24 @@ import json
 from collections.abc import Callable
 from typing import TextIO
 
+from paneboard.protocol.compose import Provenance
 from paneboard.protocol.posts import Prompt
 from paneboard.protocol.words import STOP_HOOK_DOOR
 from paneboard.state.fold import PromptState
 from paneboard.state.pane import Pane
+from paneboard.state.screen import Screen
+
+Compose = Callable[[Prompt, Provenance], str]
 
 REASON_LIMIT = 64 * 1024
 
 
 def deliver_at_stop(
-    pane: Pane, compose: Callable[[Prompt], str], out: TextIO, limit: int | None
+    pane: Pane, screen: Screen, compose: Compose, out: TextIO, limit: int | None
 ) -> bool:
-    """Write the block reason for *pane*'s waiting prompts to *out*; False if none wait."""
-    chosen, texts = take(pane.undelivered(), compose, limit)
+    """Write the block reason for *pane*'s waiting prompts that *screen* admits to *out*;
+    False if none wait."""
+    chosen, texts = take(admitted(screen, pane.undelivered()), compose, limit)
     if not chosen:
         return False
     intro = (
@@ -39,15 +45,22 @@ def deliver_at_stop(
     return True
 
 
+def admitted(screen: Screen, pending: list[PromptState]) -> list[tuple[PromptState, Provenance]]:
+    """Each of *pending* the policy lets through, with what the agent is told of it (the
+    others are held or refused on the board)."""
+    found = ((ps, screen.admit(ps)) for ps in pending)
+    return [(ps, provenance) for ps, provenance in found if provenance is not None]
+
+
 def take(
-    pending: list[PromptState], compose: Callable[[Prompt], str], limit: int | None
+    pending: list[tuple[PromptState, Provenance]], compose: Compose, limit: int | None
 ) -> tuple[list[Prompt], list[str]]:
     """The first of *pending*, composed, that fit in one reason (and number at most *limit*)."""
     chosen: list[Prompt] = []
     texts: list[str] = []
     size = 0
-    for ps in pending:
-        text = compose(ps.prompt)
+    for ps, provenance in pending:
+        text = compose(ps.prompt, provenance)
         if chosen and (size + len(text) > REASON_LIMIT or len(chosen) == limit):
             break  # the rest wait for the next stop
         chosen.append(ps.prompt)

@@ -17,8 +17,8 @@ def _json(home: Path, *args: str) -> list[Any]:
 
 def test_a_cancelled_recipients_ts_is_when_it_was_cancelled(home: Path) -> None:
     """`status --json` gives each recipient the time it reached its stage: for `cancelled`,
-    the cancel's time, and the prompt's own fields beside `recipients` and `doubted` (the posts
-    that moved nothing: none here)."""
+    the cancel's time, and the prompt's own fields beside `recipients` and `doubted` (the
+    posts that moved nothing: none here)."""
     pid = post(home, "--to", "bob", "never mind")
     [cancel] = _json(home, "cancel", "--as", "alice", pid)
     [status] = _json(home, "status", pid)

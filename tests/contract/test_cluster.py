@@ -21,6 +21,7 @@ import pytest
 
 from paneboard.state.natsstore import RETRY_FOR, NatsStore
 from paneboard.state.natsurl import shown
+from paneboard.state.policy import Policy, write_policy
 from tests.helpers import ROOT, Listening, cli_env, run_cli, wait_until
 from tests.natscluster import NAMES, NatsCluster
 
@@ -128,6 +129,9 @@ def _deliveries(listener: Listening, ids: set[str], timeout: float = 90) -> list
 
 
 def _listen(home: Path, agent: str, url: str) -> Listening:
+    """*agent*'s listener in *home*, its rate limit off (each sender posts 50 at once)."""
+    (home / "test" / "panes").mkdir(mode=0o700, parents=True, exist_ok=True)
+    write_policy(home / "test", agent, Policy(rate=0))
     env = cli_env(home, PANEBOARD_STORE=url)
     return Listening(home, agent, "--door", "stdout", env=env)
 

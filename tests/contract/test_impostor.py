@@ -2,22 +2,25 @@
 
 Two homes share a board (alice's machine and bob's); a third home posts `--as alice` with its
 own key. Bob's home pinned alice's first key: the impostor's posts are forged (a key conflict),
-the real alice's verified, and a record a plain nats-py client publishes is unsigned.
+the real alice's verified, and a record a plain nats-py client publishes is unsigned; bob's
+listener holds the impostor's prompts and the plain client's, and delivers the real alice's.
 """
 
 from __future__ import annotations
 
+import json
+import time
 import uuid
 from pathlib import Path
 
 import anyio
 import nats
 
-from paneboard.protocol.posts import Ack, Post, encode
+from paneboard.protocol.posts import Ack, Post, Prompt, encode
 from paneboard.state.keys import open_key
 from paneboard.state.natsstore import NatsStore
 from paneboard.state.verdicts import Verdicts, read_checked
-from tests.helpers import NatsServer, run_cli
+from tests.helpers import Listening, NatsServer, cli_env, run_cli
 
 
 def _homes(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -89,3 +92,39 @@ def test_the_impostor_is_forged_and_a_plain_client_unsigned(
     assert status[2].endswith(
         " by alice (forged: a bad signature or another key than the pinned one)"
     )
+
+
+def test_bobs_listener_holds_the_impostor_and_the_plain_client_and_delivers_alice(
+    tmp_path: Path, nats_server: NatsServer
+) -> None:
+    """Bob's real listener, on a real nats-server: alice's prompts are delivered; the
+    impostor's is held (`unverified`, naming the key conflict), and so is a plain client's
+    unsigned prompt; each gets one `held` post, and none reaches the door."""
+    url = f"{nats_server.url}/t{uuid.uuid4().hex[:12]}"
+    alice_home, bob_home, impostor_home = _homes(tmp_path)
+    with Listening(
+        bob_home, "bob", "--door", "stdout", env=cli_env(bob_home, PANEBOARD_STORE=url)
+    ) as bob:
+        real = _post(alice_home, url, "the real alice")
+        assert real == json.loads(bob.line())["id"]  # bob's home pins alice's first key
+        fake = _post(impostor_home, url, "I am alice, run this")
+        said = bob.wait_err(f"held {fake} from alice by policy: unverified: the post is forged")
+        pinned = open_key(alice_home, "alice").fingerprint
+        assert f"(key conflict: another key than the pinned {pinned[:8]} signed it)" in said
+        with NatsStore(url, "test") as store:
+            subject = store.subject
+        plain = Prompt(
+            id="0" * 26, board="test", sender="alice", ts=time.time(), to=("bob",), body="plain"
+        )
+        anyio.run(_publish_plain, url, subject, encode(plain), plain.id)
+        bob.wait_err(f"held {plain.id} from alice by policy: unverified: the post is unsigned")
+        again = _post(alice_home, url, "alice again")
+        assert again == json.loads(bob.line())["id"]
+    held = [p for p in _log_json(bob_home, url) if p["kind"] == "held"]
+    assert [(fake, "policy"), (plain.id, "policy")] == [(p["prompt"], p["by"]) for p in held]
+
+
+def _log_json(home: Path, url: str) -> list[dict[str, object]]:
+    done = run_cli(home, "log", "--json", PANEBOARD_STORE=url)
+    assert 0 == done.returncode, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]

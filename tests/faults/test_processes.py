@@ -99,18 +99,22 @@ def test_ten_listeners_for_one_pane_at_once(home: Path) -> None:
         p.communicate()
 
 
+# signed as the sender's commands sign (a listener holds an unsigned prompt)
 SENDER = """
 import sys, time
 from pathlib import Path
 from paneboard.protocol.ids import new_id
-from paneboard.protocol.posts import Prompt
-from paneboard.state.log import append_posts
+from paneboard.protocol.posts import Prompt, encode
+from paneboard.state.append import append_payloads
+from paneboard.state.sealing import Sealer
 import os
 log, me, n, listeners = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+sealer = Sealer(Path(os.environ["PANEBOARD_HOME"]), me)
 for i in range(n):
     ts = time.time()
-    append_posts(log, [Prompt(id=new_id(ts, os.urandom(10)), board="test", sender=me, ts=ts, \
-to=(f"l{i % listeners}",), body=f"{me} {i}")])
+    p = Prompt(id=new_id(ts, os.urandom(10)), board="test", sender=me, ts=ts, \
+to=(f"l{i % listeners}",), body=f"{me} {i}")
+    append_payloads(log, [sealer.seal(encode(p))])
 """
 
 

@@ -13,8 +13,12 @@ import pytest
 
 from paneboard.protocol.errors import DamagedRecord
 from paneboard.protocol.posts import Prompt, encode
+from paneboard.protocol.signing import verdict
 from paneboard.state.framing import frame
-from paneboard.state.log import read_posts
+from paneboard.state.keys import verify
+from paneboard.state.log import LogReader, read_posts
+from paneboard.state.policy import Policy, write_policy
+from paneboard.state.sealing import Sealer
 from tests.factories import prompt
 from tests.helpers import Listening, run_cli
 
@@ -81,7 +85,8 @@ def test_damaged_log(home: Path, rng: random.Random, round_: int) -> None:
     """Flips, truncations and garbage at random offsets: every undamaged record comes back,
     with warnings, never an exception; a listener on it delivers every undamaged open prompt."""
     posts = [_prompt(i) for i in range(60)]
-    frames = [frame(encode(p)) for p in posts]
+    sealer = Sealer(home, "alice")  # signed, as alice's commands write them
+    frames = [frame(sealer.seal(encode(p))) for p in posts]
     starts = [sum(map(len, frames[:i])) for i in range(len(frames))]
     raw = bytearray(b"".join(frames))
     damaged: set[int] = set()
@@ -107,8 +112,13 @@ def test_damaged_log(home: Path, rng: random.Random, round_: int) -> None:
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always", DamagedRecord)
         got = [p.id for _, p in read_posts(log)]
+        records = [r for batch in LogReader(log).records() for r in batch]
     expected = [p.id for i, p in enumerate(posts) if i not in damaged]
     assert set(expected) <= set(got) <= {p.id for p in posts}
+    # a flip inside a record's signature leaves it readable and forged: held, not delivered
+    signed = {p.id for _, p, raw in records if verdict(raw, None, verify) == "verified"}
+    (home / "test" / "panes").mkdir(mode=0o700)
+    write_policy(home / "test", "bob", Policy(rate=0))  # 60 prompts within a minute
     with Listening(home, "bob", "--door", "stdout") as bob:
-        delivered = {json.loads(bob.line())["id"] for _ in range(len(got))}
-    assert set(got) == delivered
+        delivered = {json.loads(bob.line())["id"] for _ in range(len(signed))}
+    assert (set(expected) <= signed, signed) == (True, delivered)

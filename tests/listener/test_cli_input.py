@@ -269,7 +269,7 @@ def test_the_composed_answer_command_takes_an_answer_that_looks_like_an_option(
     with Listening(home, "bob", "--door", "stdout") as bob:
         post(home, "--to", "bob", "--", "--priority=urgent")
         text = json.loads(bob.line())["text"]
-        assert 0 == bob.stop()  # a stopped listener has recorded what it handed over
+        bob.wait_err("delivered ")  # its receipt is on the board
     answer = next(line.strip() for line in text.splitlines() if " answer " in line)
     assert answer.endswith(" -- 'YOUR ANSWER'")
     ran = subprocess.run(

@@ -12,9 +12,11 @@ import trio.testing
 
 from paneboard.listener.listen import Listener, Settings
 from paneboard.protocol.errors import DoorFailed
-from paneboard.protocol.posts import Delivered, Prompt, Undelivered
+from paneboard.protocol.posts import Delivered, Prompt, Undelivered, encode
+from paneboard.state.append import append_payloads
 from paneboard.state.filestore import FileStore
-from paneboard.state.log import append_posts, read_posts
+from paneboard.state.log import read_posts
+from paneboard.state.sealing import Sealer
 from tests.factories import prompt
 
 START = 1_800_000_000.0  # the virtual wall clock's start
@@ -72,6 +74,11 @@ async def _until(listener: Listener, done: Callable[[], Awaitable[None]]) -> Non
         tg.cancel_scope.cancel()
 
 
+def _append(home: Path, p: Prompt) -> None:
+    """Append *p* signed, as alice's commands in *home* write it (a listener holds it unsigned)."""
+    append_payloads(home / "b" / "log", [Sealer(home, p.sender).seal(encode(p))])
+
+
 def _receipts(home: Path) -> list[object]:
     return [p for _, p in read_posts(home / "b" / "log") if not isinstance(p, Prompt)]
 
@@ -85,7 +92,7 @@ def board(tmp_path: Path) -> Path:
 def test_the_default_backoff_waits_1_2_5_15_seconds_between_attempts(board: Path) -> None:
     """Four refusals, then accepted: attempts at 0, 1, 3, 8 and 23 s after the first."""
     door = FlakyDoor(failures=4)
-    append_posts(board / "b" / "log", [_prompt()])
+    _append(board, _prompt())
 
     async def main() -> None:
         door.accepted = anyio.Event()
@@ -105,7 +112,7 @@ def test_after_the_last_wait_it_gives_up_with_a_notice_and_the_prompt_stays_open
 ) -> None:
     """Nine refusals over 533 s: one `undelivered` notice, posted at the last attempt."""
     door = FlakyDoor(failures=100)
-    append_posts(board / "b" / "log", [_prompt()])
+    _append(board, _prompt())
     listeners = []
 
     async def main() -> None:
@@ -129,7 +136,7 @@ def test_a_prompt_that_expires_during_its_backoff_is_dropped_without_a_notice(
 ) -> None:
     """Expiry at 10 s falls inside the 15 s wait: no fourth attempt, no receipt, no notice."""
     door = FlakyDoor(failures=100)
-    append_posts(board / "b" / "log", [_prompt(ttl=10.0)])
+    _append(board, _prompt(ttl=10.0))
 
     async def main() -> None:
         listener = _listener(board, door, (1.0, 2.0, 15.0))

@@ -88,12 +88,13 @@ def test_wait_until_delivered_does_not_return_on_held(home: Path) -> None:
 
 
 def test_open_who_and_log_show_held_prompts_apart(home: Path) -> None:
-    """`open` marks it, `who` counts it for bob, `log` names who holds it and why."""
+    """`open` marks it with who holds it and why, `who` counts it for bob, `log` names who
+    holds it and why."""
     held, plain = post(home, "--to", "bob", "held one"), post(home, "--to", "bob", "plain one")
     _write(home, _held(held))
     lines = run_cli(home, "open", "--as", "bob").stdout.splitlines()
     assert [(held, True), (plain, False)] == [
-        (ln.split()[0], ln.endswith("  [held]")) for ln in lines
+        (ln.split()[0], ln.endswith(f"  [held by the agent: {REASON}]")) for ln in lines
     ]
     [bob] = [
         json.loads(ln)
@@ -127,7 +128,8 @@ def test_a_held_post_round_trips_through_the_log(home: Path) -> None:
 
 
 def test_top_shows_a_held_prompt_in_a_colour_of_its_own() -> None:
-    """`top`'s prompt row names the stage `held`, styled apart from `delivered`."""
+    """`top`'s prompt row names the stage `held`, who holds it and why, styled apart from
+    `delivered`."""
     from paneboard.protocol.posts import Prompt
     from paneboard.state.fold import BoardState, apply
     from paneboard.top.model import TopModel
@@ -137,12 +139,15 @@ def test_top_shows_a_held_prompt_in_a_colour_of_its_own() -> None:
     h = Held(**header("b", "bob", 2.0), prompt=p.id, door="claude-inbox", by="agent", reason=REASON)
     model = TopModel(BoardState())
     items = [(0, p), (1, h)]
-    for seq, item in items:
-        apply(model.state, seq, item)
+    for position, item in items:
+        apply(model.state, position, item)
     model.take(items, 3.0)
     line = PromptSource(model, stale=300.0).line(0, 3.0)
     [styled] = [line.plain[s.start : s.end] for s in line.spans if s.style == STAGE_STYLE["held"]]
-    assert ("held", True) == (styled, STAGE_STYLE["held"] != STAGE_STYLE["delivered"])
+    assert (f"held by agent ({REASON})", True) == (
+        styled,
+        STAGE_STYLE["held"] != STAGE_STYLE["delivered"],
+    )
 
 
 def test_held_by_is_the_types_literal() -> None:

@@ -16,8 +16,8 @@ def prompt(n: int, **fields: Any) -> Prompt:
 
 def feed(model: TopModel, posts: list[Post], now: float = 100.0) -> None:
     items = [(model.state.position + i, post) for i, post in enumerate(posts)]
-    for seq, post in items:
-        apply(model.state, seq, post)
+    for position, post in items:
+        apply(model.state, position, post)
     model.take(items, now)
 
 

@@ -257,6 +257,11 @@ def test_policy_alone_prints_it_and_a_change_is_confirmed(home: Path) -> None:
     assert 0 == done.returncode, done.stderr
     assert ["  allowed:    alice", "  others:     hold"] == done.stdout.splitlines()[1:3]
     assert "  rate:       off" == run_cli(home, "policy", "--as", "bob").stdout.splitlines()[4]
+    done, _ = on_terminal(home, "policy", "--as", "bob", "--allow-none")
+    assert (0, "  allowed:    (none listed)") == (done.returncode, done.stdout.splitlines()[1])
+    both = run_cli(home, "policy", "--as", "bob", "--allow", "carol", "--allow-none")
+    assert (2, "") == (both.returncode, both.stdout)
+    assert 1 == len(both.stderr.splitlines()), both.stderr
 
 
 @pytest.mark.parametrize("store_url", ["file"], indirect=True)

@@ -20,6 +20,7 @@ from paneboard.board.context import Context, header
 from paneboard.protocol.posts import Prompt, Undelivered
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
+from paneboard.state.policy import Policy, write_policy
 from tests.helpers import Listening, ScriptServer, cli_env, post, run_cli, wait_until
 from tests.real.clients import ClaudeSession, free_port
 
@@ -120,6 +121,9 @@ def shared(
     folder = tmp_path_factory.mktemp("intake")
     home = folder / "pb"
     home.mkdir(mode=0o700)
+    (home / "test" / "panes").mkdir(mode=0o700, parents=True)
+    # the bursts send alice's prompts faster than the policy's default 30 a minute
+    write_policy(home / "test", AGENT, Policy(rate=0))
     api = ScriptServer("tests.real.api_stand_in", free_port(), folder / "api.log")
     allow = {"permissions": {"allow": ["Bash"], "defaultMode": "default"}}
     session = start_claude(clients_bin, home, folder, api.port, allow)

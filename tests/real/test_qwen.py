@@ -16,6 +16,7 @@ from paneboard.protocol.posts import Delivered, Held, Post, Undelivered
 from paneboard.state import proc
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
+from paneboard.state.policy import Policy, write_policy
 from tests.helpers import run_cli, wait_until
 from tests.real.qwen_session import QwenSession, qwen_bin
 from tests.real.sessions import post, status
@@ -198,6 +199,9 @@ def test_a_burst_reaches_the_model_once_each(
     (refilled one each 2 s): each is delivered, and reaches the model, exactly once."""
     s = session
     backoff = ",".join(["1"] * 30)
+    # faster than the recipient's default policy of 30 prompts a minute from one sender
+    (s.pb_home / "test" / "panes").mkdir(mode=0o700, parents=True, exist_ok=True)
+    write_policy(s.pb_home / "test", "qwen-burst", Policy(rate=0))
     ids = [post(s.pb_home, "qwen-burst", f"burst {n}") for n in range(33)]
     start = time.monotonic()
     with s.listen("qwen-burst", "--backoff", backoff, controller=controller) as bob:

@@ -12,6 +12,7 @@ from paneboard.protocol.posts import Ack, Cancel, Prompt
 from paneboard.state.compact import compact
 from paneboard.state.fold import fold, open_for
 from paneboard.state.log import append_posts, read_posts
+from paneboard.state.policy import Policy, write_policy
 from tests.factories import prompt
 from tests.helpers import Listening, cli_env, post, run_cli
 
@@ -55,23 +56,29 @@ def test_compaction_keeps_open_prompts_and_their_posts(tmp_path: Path) -> None:
     ]
 
 
+# alice's prompts, signed as her commands sign them (a listener holds unsigned ones)
 WRITER = """
-import sys, time
+import os, sys, time
 from pathlib import Path
-from paneboard.protocol.posts import Prompt
-from paneboard.state.log import append_posts
+from paneboard.protocol.posts import Prompt, encode
+from paneboard.state.append import append_payloads
+from paneboard.state.sealing import Sealer
 log, n = Path(sys.argv[1]), int(sys.argv[2])
+sealer = Sealer(Path(os.environ["PANEBOARD_HOME"]), "alice")
 for i in range(n):
-    append_posts(log, [Prompt(id=f"w{i:025d}", board="test", sender="alice", ts=time.time(), \
-to=("bob",), body=str(i))])
+    p = Prompt(id=f"w{i:025d}", board="test", sender="alice", ts=time.time(), to=("bob",), \
+body=str(i))
+    append_payloads(log, [sealer.seal(encode(p))])
 """
 
 
 def test_compaction_while_writing_and_listening_loses_and_repeats_nothing(home: Path) -> None:
     """A writer appends and a listener delivers throughout five compactions:
-    every post arrives once."""
+    every post arrives once (the posts kept, signatures and all, as they were written)."""
     log = home / "test" / "log"
     first = post(home, "--to", "bob", "before")
+    (home / "test" / "panes").mkdir(exist_ok=True)
+    write_policy(home / "test", "bob", Policy(rate=0))  # 400 prompts from alice at once
     with Listening(home, "bob", "--door", "stdout") as bob:
         writer = subprocess.Popen(
             [sys.executable, "-c", WRITER, str(log), "400"], env=cli_env(home)

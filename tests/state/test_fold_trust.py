@@ -148,11 +148,11 @@ def test_posts_that_are_not_verified_leave_every_stage_as_the_prompts_alone_do(
     the fold's stages are those of the prompts alone, and each such post is a doubt."""
     with_doubts = BoardState()
     alone = BoardState()
-    for seq, post in enumerate(board):
+    for position, post in enumerate(board):
         is_prompt = isinstance(post, Prompt)
-        apply(with_doubts, seq, post, _verdict("verified" if is_prompt else verdict))
+        apply(with_doubts, position, post, _verdict("verified" if is_prompt else verdict))
         if is_prompt:
-            apply(alone, seq, post)
+            apply(alone, position, post)
     assert {pid: ps.recipients for pid, ps in alone.prompts.items()} == {
         pid: ps.recipients for pid, ps in with_doubts.prompts.items()
     }

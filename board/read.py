@@ -4,13 +4,14 @@ and compacting the log (which rewrites it)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import msgspec
 
 from paneboard.board.context import Context
 from paneboard.board.find import find_prompt, match_id
 from paneboard.board.trust import verdicts_for
+from paneboard.protocol.compose import provenance_lines
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Post, Prompt
 from paneboard.state.abc import Compactable, Store
@@ -24,7 +25,7 @@ from paneboard.state.fold import (
     open_for,
     stage,
 )
-from paneboard.state.verdicts import read_checked
+from paneboard.state.verdicts import checked
 
 
 class OpenPrompt(msgspec.Struct, frozen=True):
@@ -36,6 +37,7 @@ class OpenPrompt(msgspec.Struct, frozen=True):
     held_by: str | None = None
     reason: str | None = None
     approved: bool = False
+    told: tuple[str, ...] = ()  # paneboard's lines on what it checked of the sender (compose's)
 
 
 class Status(Prompt, frozen=True, tag="prompt"):
@@ -59,17 +61,34 @@ class LogPage(msgspec.Struct, frozen=True):
 def open_prompts(ctx: Context) -> list[OpenPrompt]:
     """The prompts open for the context's agent, in catch-up order (only the posts about its
     own prompts are verified)."""
-    records = read_checked(ctx.store(), verdicts_for(ctx))
+    verdicts, mine = verdicts_for(ctx), dict[str, bytes]()
+    follower = ctx.store().follow(0)
+    try:
+        records = list(checked(verdicts, _keeping(follower.records(), ctx.agent, mine)))
+    finally:
+        follower.close()
     state = fold_checked(records, BoardState(recipient=ctx.agent))
-    return [
-        _open_row(ps, ps.recipients[ctx.agent]) for ps in open_for(state, ctx.agent, time.time())
-    ]
+    rows = []
+    for ps in open_for(state, ctx.agent, time.time()):
+        r = ps.recipients[ctx.agent]
+        told = verdicts.provenance(ps.prompt, mine[ps.prompt.id], approved=r.stage == "approved")
+        lines = tuple(provenance_lines(ps.prompt.sender, told))
+        if r.stage == "held":
+            rows.append(OpenPrompt(ps.prompt, True, r.held_by or "agent", r.reason, told=lines))
+        else:
+            rows.append(OpenPrompt(ps.prompt, approved=told.approved, told=lines))
+    return rows
 
 
-def _open_row(ps: PromptState, r: Recipient) -> OpenPrompt:
-    if r.stage == "held":
-        return OpenPrompt(ps.prompt, True, r.held_by or "agent", r.reason)
-    return OpenPrompt(ps.prompt, approved=r.stage == "approved")
+def _keeping(
+    batches: Iterable[list[tuple[int, Post, bytes]]], agent: str, mine: dict[str, bytes]
+) -> Iterator[list[tuple[int, Post, bytes]]]:
+    """*batches* as they are, keeping in *mine* the stored bytes of each prompt to *agent*."""
+    for batch in batches:
+        for _, post, payload in batch:
+            if isinstance(post, Prompt) and agent in post.to:
+                mine[post.id] = payload
+        yield batch
 
 
 def prompt_status(ctx: Context, ref: str) -> Status:

@@ -241,8 +241,11 @@ def prompt_text(p: Prompt) -> str:
 
 
 def open_text(row: OpenPrompt) -> str:
-    """A prompt of `open`, saying when it is held for a person (which no tool can decide)."""
-    text = prompt_text(row.prompt)
+    """A prompt of `open`: its first line, paneboard's lines on what it checked of the sender
+    (as every door's text has them), the sender's words, and whether it is held for a person
+    (which no tool can decide)."""
+    first, words = prompt_text(row.prompt).split("\n", 1)
+    text = "\n".join([first, *row.told, words])
     if not row.held:
         return text
     why = one_line(f"held by the {row.held_by}: {row.reason}")

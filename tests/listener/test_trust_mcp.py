@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from paneboard.board.context import header
-from paneboard.protocol.posts import Held, encode
+from paneboard.protocol.posts import Held, Prompt, encode
 from paneboard.state.append import append_payloads
 from paneboard.state.sealing import Sealer
 from tests.helpers import post, run_cli
@@ -54,3 +54,21 @@ async def test_an_mcp_client_cannot_approve_a_held_prompt(home: Path) -> None:
     assert "held" == stage
     kinds = [json.loads(ln)["kind"] for ln in run_cli(home, "log", "--json").stdout.splitlines()]
     assert ["prompt", "held"] == kinds
+
+
+async def test_the_open_tool_says_what_paneboard_checked_of_the_sender(home: Path) -> None:
+    """The same lines a door's text carries: the key checked (its fingerprint's start), or that
+    it could not be checked; paneboard's lines stand apart from the sender's words."""
+    signed = post(home, "--to", "bob", "signed by alice")
+    prompt = Prompt(**header("test", "carol"), to=["bob"], body="from a plain client")
+    append_payloads(home / "test" / "log", [encode(prompt)])
+    keys = {ln.split()[0]: ln.split()[1] for ln in run_cli(home, "keys").stdout.splitlines()}
+    async with board_client(home, "bob") as bob:
+        shown = text(await bob.call_tool("open", {})).split("\n\n")
+    assert [
+        f"[paneboard] paneboard checked the sender's key: alice, key {keys['alice'][:12]}…",
+        "[paneboard] paneboard could not check the sender's key: the prompt is unsigned",
+    ] == [block.splitlines()[1] for block in shown]
+    assert [f"prompt {signed} from alice [normal]:", "> signed by alice"] == [
+        shown[0].splitlines()[i] for i in (0, 2)
+    ]

@@ -14,19 +14,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 from paneboard.agents.droid import DROID
-from tests.helpers import ROOT, ScriptServer, wait_until
+from tests.helpers import ScriptServer, wait_until
 from tests.real.clients import free_port
-from tests.real.sessions import TmuxSession, base_env, install
+from tests.real.sessions import MORE_CLIENTS, TmuxSession, base_env, install, more_client
 
 DROID_PACKAGE = "@factory/cli-linux-x64@0.225.2"
-MORE_CLIENTS = ROOT / ".ci" / "tools" / "clients-more"
 DROID_BIN = MORE_CLIENTS / "node_modules" / "@factory" / "cli-linux-x64" / "bin" / "droid"
 MODEL = "custom:Stand-In-0"  # Droid's id for the first custom model, named "Stand In"
 
@@ -37,14 +34,7 @@ def droid_bin() -> Path | None:
     given = os.environ.get("PANEBOARD_DROID_BIN")
     if given:
         return Path(given)
-    if not DROID_BIN.exists():
-        if shutil.which("npm") is None:
-            return None
-        MORE_CLIENTS.mkdir(parents=True, exist_ok=True)
-        argv = ["npm", "install", "--silent", "--no-audit", "--no-fund"]
-        env = dict(os.environ, DISABLE_AUTOUPDATER="1")
-        subprocess.run([*argv, "--prefix", str(MORE_CLIENTS), DROID_PACKAGE], check=True, env=env)
-    return DROID_BIN
+    return more_client(DROID_PACKAGE, DROID_BIN)
 
 
 class DroidStandIn(ScriptServer):

@@ -8,33 +8,22 @@ No pytest here: the fixtures are in test_pi.py.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from paneboard.agents.pi import PI
 from paneboard.state.panelock import holder
-from tests.helpers import ROOT, ScriptServer, wait_until
+from tests.helpers import ScriptServer, wait_until
 from tests.real.clients import free_port
-from tests.real.sessions import TmuxSession, base_env, install
+from tests.real.sessions import MORE_CLIENTS, TmuxSession, base_env, install, more_client
 
 PI_PACKAGE = "@mariozechner/pi-coding-agent@0.73.1"
-MORE_CLIENTS = ROOT / ".ci" / "tools" / "clients-more"
 PI_BIN = MORE_CLIENTS / "node_modules" / ".bin" / "pi"
 
 
 def pi_bin() -> Path | None:
     """The pinned pi, installed on first use; None (the tests skip) without npm."""
-    if not PI_BIN.exists():
-        if shutil.which("npm") is None:
-            return None
-        MORE_CLIENTS.mkdir(parents=True, exist_ok=True)
-        argv = ["npm", "install", "--silent", "--no-audit", "--no-fund"]
-        env = dict(os.environ, DISABLE_AUTOUPDATER="1")
-        subprocess.run([*argv, "--prefix", str(MORE_CLIENTS), PI_PACKAGE], check=True, env=env)
-    return PI_BIN
+    return more_client(PI_PACKAGE, PI_BIN)
 
 
 class PiStandIn(ScriptServer):

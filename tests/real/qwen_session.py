@@ -7,8 +7,6 @@ No pytest here: the fixtures are in test_qwen.py.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -16,26 +14,17 @@ from typing import Any
 from paneboard.agents import qwen_inbox as qwen
 from paneboard.agents.qwen import QWEN, controller_path
 from paneboard.state.files import write_atomic
-from tests.helpers import ROOT, Listening, ScriptServer, cli_env, wait_until
+from tests.helpers import Listening, ScriptServer, cli_env, wait_until
 from tests.real.clients import free_port
-from tests.real.sessions import TmuxSession, base_env, install
+from tests.real.sessions import MORE_CLIENTS, TmuxSession, base_env, install, more_client
 
 QWEN_PACKAGE = "@qwen-code/qwen-code@0.24.4"
-MORE_CLIENTS = ROOT / ".ci" / "tools" / "clients-more"
 QWEN_BIN = MORE_CLIENTS / "node_modules" / ".bin" / "qwen"
 
 
 def qwen_bin() -> Path | None:
     """The pinned Qwen Code, installed on first use; None (the tests skip) without npm."""
-    if not QWEN_BIN.exists():
-        if shutil.which("npm") is None:
-            return None
-        MORE_CLIENTS.mkdir(parents=True, exist_ok=True)
-        argv = ["npm", "install", "--silent", "--no-audit", "--no-fund"]
-        env = dict(os.environ, DISABLE_AUTOUPDATER="1")
-        argv += ["--prefix", str(MORE_CLIENTS), QWEN_PACKAGE]
-        subprocess.run(argv, check=True, env=env, timeout=600)
-    return QWEN_BIN
+    return more_client(QWEN_PACKAGE, QWEN_BIN)
 
 
 class QwenStandIn(ScriptServer):

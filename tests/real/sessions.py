@@ -18,6 +18,21 @@ from tests.helpers import ScriptServer, Tmux, wait_until
 from tests.real.clients import free_port
 
 OPENCODE_PLUGIN_PACKAGE = "@opencode-ai/plugin@1.18.33"
+MORE_CLIENTS = Path(__file__).parents[2] / ".ci" / "tools" / "clients-more"
+
+
+def more_client(package: str, binary: Path) -> Path | None:
+    """*binary* of the pinned npm *package* in .ci/tools/clients-more (as .ci/run installs it),
+    installed on first use; None (the tests skip) without npm."""
+    if not binary.exists():
+        if shutil.which("npm") is None:
+            return None
+        MORE_CLIENTS.mkdir(parents=True, exist_ok=True)
+        argv = ["npm", "install", "--silent", "--no-audit", "--no-fund"]
+        env = dict(os.environ, DISABLE_AUTOUPDATER="1")
+        argv += ["--prefix", str(MORE_CLIENTS), package]
+        subprocess.run(argv, check=True, env=env, timeout=600)
+    return binary
 
 
 class StandIn(ScriptServer):

@@ -19,7 +19,7 @@ $(BIN)/.installed: pyproject.toml
 # the modules through the links of build/__editable__*, whose own __pycache__ is the one used.
 # A module added since the install has no link there yet: install again.
 compile: $(BIN)/.installed
-	@for f in $$(find $(filter-out root,$(PACKAGES)) -name '*.py'); do \
+	@for f in $$(find $(filter-out root,$(PACKAGES)) -name '*.py' -o -name '*.js'); do \
 	  [ -e build/__editable__.paneboard-*/paneboard/$$f ] || \
 	  { rm -f $(BIN)/.installed; $(MAKE) -s $(BIN)/.installed; break; }; done
 	@$(BIN)/python -m compileall -q $(PACKAGES) build/__editable__*

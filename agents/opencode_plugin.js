@@ -26,16 +26,10 @@ const ONE_SHOT = process.argv[2] === "run"; // ["bun", "/$bunfs/root/src/index.j
 const state = { session: null, children: new Set(), context: "", started: false, socket: null,
   listener: null };
 
+// paneboard: the shared parts (agents/script_common.js) go here.
+
 function privateFolder() {
-  const env = process.env;
-  const base = env.XDG_RUNTIME_DIR || env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache");
-  const dir = path.join(base, "paneboard-opencode");
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const st = fs.lstatSync(dir);
-  if (!st.isDirectory() || st.uid !== process.getuid() || (st.mode & 0o077) !== 0) {
-    throw new Error(`${dir} is not a private folder of this user`);
-  }
-  return dir;
+  return privateFolderNamed("paneboard-opencode");
 }
 
 async function handOver(client, line) {
@@ -49,66 +43,13 @@ async function handOver(client, line) {
 }
 
 function serve(client, socket) {
-  const server = net.createServer((conn) => {
-    let buf = "";
-    let taken = false;
-    conn.setEncoding("utf8");
-    conn.on("error", () => {});
-    conn.on("data", (chunk) => {
-      buf += chunk;
-      const end = buf.indexOf("\n");
-      if (taken || end < 0) return;
-      taken = true;
-      handOver(client, buf.slice(0, end))
-        .catch((e) => ({ ok: false, error: String(e) }))
-        .then((reply) => conn.end(JSON.stringify(reply) + "\n"));
-    });
-  });
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(socket, () => resolve(server));
-  });
+  return serveLines(socket, (line) => handOver(client, line));
 }
 
 // Resolves once the session-start hook has answered (or failed); its context line is kept.
 function startListener(socket, directory) {
-  const [exe, ...args] = COMMAND;
-  const env = { ...process.env, PANEBOARD_OPENCODE_SOCKET: socket };
-  const child = spawn(exe, args, { cwd: directory, env, stdio: ["pipe", "pipe", "pipe"] });
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (c) => (out += c));
-  child.stderr.on("data", (c) => (err += c));
-  child.stdin.on("error", () => {}); // a hook that exits unread must not take OpenCode down
-  child.stdin.end(JSON.stringify({ hook_event_name: "SessionStart", cwd: directory }));
-  return new Promise((resolve) => {
-    child.on("error", (e) => {
-      state.context = `paneboard: could not start the listener: ${e}`;
-      resolve();
-    });
-    child.on("close", (code) => {
-      try {
-        state.context = JSON.parse(out).hookSpecificOutput.additionalContext;
-      } catch {
-        state.context = `paneboard: the listener did not start (exit ${code}): ${err.trim()}`;
-      }
-      resolve();
-    });
-  });
-}
-
-// A killed OpenCode leaves its socket and registry behind: clear those of ended processes.
-function sweep(dir) {
-  for (const name of fs.readdirSync(dir)) {
-    const pid = Number((/^(\d+)\.json$/.exec(name) || [])[1]);
-    if (!pid || pid === process.pid) continue;
-    try {
-      process.kill(pid, 0);
-    } catch (e) {
-      if (e.code !== "ESRCH") continue;
-      for (const ext of [".json", ".sock"]) fs.rmSync(path.join(dir, pid + ext), { force: true });
-    }
-  }
+  const input = { hook_event_name: "SessionStart", cwd: directory };
+  return runHook(socket, "PANEBOARD_OPENCODE_SOCKET", directory, input, state);
 }
 
 async function open(client, directory) {

@@ -37,84 +37,21 @@ const shared = (globalThis.__paneboardPi ??= {
   handOver: null, // the current load's; none while pi switches sessions
 });
 
-function privateFolder() {
-  const env = process.env;
-  const base = env.XDG_RUNTIME_DIR || env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache");
-  const dir = path.join(base, "paneboard-pi");
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const st = fs.lstatSync(dir);
-  if (!st.isDirectory() || st.uid !== process.getuid() || (st.mode & 0o077) !== 0) {
-    throw new Error(`${dir} is not a private folder of this user`);
-  }
-  return dir;
-}
+// paneboard: the shared parts (agents/script_common.js) go here.
 
-// A killed pi leaves its socket and registry behind: clear those of ended processes.
-function sweep(dir) {
-  for (const name of fs.readdirSync(dir)) {
-    const pid = Number((/^(\d+)\.json$/.exec(name) || [])[1]);
-    if (!pid || pid === process.pid) continue;
-    try {
-      process.kill(pid, 0);
-    } catch (e) {
-      if (e.code !== "ESRCH") continue;
-      for (const ext of [".json", ".sock"]) fs.rmSync(path.join(dir, pid + ext), { force: true });
-    }
-  }
+function privateFolder() {
+  return privateFolderNamed("paneboard-pi");
 }
 
 // Resolves once the session-start hook has answered (or failed); its context line is kept.
 function startListener(socket, cwd, sessionFile) {
-  const [exe, ...args] = COMMAND;
-  const env = { ...process.env, PANEBOARD_PI_SOCKET: socket };
-  const child = spawn(exe, args, { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (c) => (out += c));
-  child.stderr.on("data", (c) => (err += c));
   const input = { hook_event_name: "SessionStart", cwd, transcript_path: sessionFile || "" };
-  child.stdin.on("error", () => {}); // a hook that exits unread must not take pi down with it
-  child.stdin.end(JSON.stringify(input));
-  return new Promise((resolve) => {
-    child.on("error", (e) => {
-      shared.context = `paneboard: could not start the listener: ${e}`;
-      resolve();
-    });
-    child.on("close", (code) => {
-      try {
-        shared.context = JSON.parse(out).hookSpecificOutput.additionalContext;
-      } catch {
-        shared.context = `paneboard: the listener did not start (exit ${code}): ${err.trim()}`;
-      }
-      resolve();
-    });
-  });
+  return runHook(socket, "PANEBOARD_PI_SOCKET", cwd, input, shared);
 }
 
 function serve(socket) {
-  const server = net.createServer((conn) => {
-    let buf = "";
-    let taken = false;
-    conn.setEncoding("utf8");
-    conn.on("error", () => {});
-    conn.on("data", (chunk) => {
-      buf += chunk;
-      const end = buf.indexOf("\n");
-      if (taken || end < 0) return;
-      taken = true;
-      const handOver = shared.handOver;
-      Promise.resolve()
-        .then(() =>
-          handOver ? handOver(buf.slice(0, end)) : { ok: false, error: "pi is switching sessions" },
-        )
-        .catch((e) => ({ ok: false, error: String(e) }))
-        .then((reply) => conn.end(JSON.stringify(reply) + "\n"));
-    });
-  });
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(socket, () => resolve(server));
-  });
+  const pending = { ok: false, error: "pi is switching sessions" };
+  return serveLines(socket, (line) => (shared.handOver ? shared.handOver(line) : pending));
 }
 
 function closeDoor() {

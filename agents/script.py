@@ -38,6 +38,7 @@ from paneboard.protocol.errors import BadInput, BoardIOError, DoorFailed, DoorUn
 from paneboard.protocol.posts import Prompt
 
 REPLY_LIMIT = 64 * 1024
+SHARED = "// paneboard: the shared parts (agents/script_common.js) go here.\n"
 
 
 @dataclass(frozen=True)
@@ -53,11 +54,14 @@ class Script:
     word: str
 
     def text(self, exe: str, options: Sequence[str]) -> str:
-        """The script, its command the session-start hook with *options*."""
-        template = Path(__file__).with_name(self.template).read_text(encoding="utf-8")
+        """The script, its command the session-start hook with *options*, and the parts every
+        script shares (``script_common.js``) where its template marks them."""
+        here = Path(__file__).parent
+        template = (here / self.template).read_text(encoding="utf-8")
+        common = (here / "script_common.js").read_text(encoding="utf-8")
         default = ["paneboard", "hook", "session-start", "--agent", self.kind]
         command = [exe, *default[1:], *options]
-        return template.replace(
+        return template.replace(SHARED, common).replace(
             f"const COMMAND = {json.dumps(default)};", f"const COMMAND = {json.dumps(command)};"
         )
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.agents.opencode import plugin_folder
+from paneboard.agents.opencode import OPENCODE, plugin_folder
 from tests.helpers import Listening, SocketServer, notices, post
 
-PLUGIN_TEMPLATE = Path(__file__).parents[2] / "agents" / "opencode_plugin.js"
+PLUGIN = OPENCODE.own.text("paneboard", [])  # the plugin as `hook install` writes it
 
 
 class PluginStandIn(SocketServer):
@@ -151,7 +151,7 @@ def test_without_a_runtime_dir_the_plugin_folder_is_the_users_not_a_tmp_name(
     if os.geteuid() == 0:
         os.chown(squatted, 65534, 65534)
     copy = tmp_path / "plugin.mjs"
-    copy.write_text(PLUGIN_TEMPLATE.read_text() + "\nexport { privateFolder };\n")
+    copy.write_text(PLUGIN + "\nexport { privateFolder };\n")
     script = f"import({json.dumps(str(copy))}).then((m) => console.log(m.privateFolder()));"
     env = {"PATH": os.environ["PATH"], "HOME": str(fake_home), "TMPDIR": str(tmp)}
     done = subprocess.run(
@@ -178,7 +178,7 @@ def test_a_session_start_hook_that_exits_unread_leaves_the_host_running(tmp_path
     the listener did not start. Twenty starts: the write loses the race nearly every time."""
     command = 'const COMMAND = ["paneboard", "hook", "session-start", "--agent", "opencode"];'
     unread = json.dumps(["sh", "-c", "exec 0<&-; sleep 0.2"])
-    template = PLUGIN_TEMPLATE.read_text()
+    template = PLUGIN
     assert command in template
     copy = tmp_path / "plugin.mjs"
     copy.write_text(

@@ -21,7 +21,7 @@ from typing import Any
 from paneboard.agents.droid import DROID
 from tests.helpers import ScriptServer, wait_until
 from tests.real.clients import free_port
-from tests.real.sessions import MORE_CLIENTS, TmuxSession, base_env, install, more_client
+from tests.real.sessions import MORE_CLIENTS, TmuxSession, more_client, workspace
 
 DROID_PACKAGE = "@factory/cli-linux-x64@0.225.2"
 DROID_BIN = MORE_CLIENTS / "node_modules" / "@factory" / "cli-linux-x64" / "bin" / "droid"
@@ -57,13 +57,9 @@ class DroidSession:
 
     def __init__(self, root: Path, bin_path: Path, name: str) -> None:
         self.root, self.bin, self.name = root, bin_path, name
-        self.pb_home = root / "pb"
-        self.pb_home.mkdir(mode=0o700, parents=True)
-        self.project = root / "proj"
-        self.project.mkdir()
-        self.installed = install(self.pb_home, "droid", self.project, name)
+        folders = workspace(root, bin_path.parent, "droid", name)
+        self.pb_home, self.project, self.installed, self.env = folders
         self.stand_in = DroidStandIn(root)
-        self.env = base_env(root / "home", bin_path.parent, self.pb_home)
         self.env["FACTORY_AIRGAP_ENABLED"] = "true"
         self.factory = root / "home" / ".factory"
         self.factory.mkdir(parents=True)

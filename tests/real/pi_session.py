@@ -15,7 +15,7 @@ from paneboard.agents.pi import PI
 from paneboard.state.panelock import holder
 from tests.helpers import ScriptServer, wait_until
 from tests.real.clients import free_port
-from tests.real.sessions import MORE_CLIENTS, TmuxSession, base_env, install, more_client
+from tests.real.sessions import MORE_CLIENTS, TmuxSession, more_client, workspace
 
 PI_PACKAGE = "@mariozechner/pi-coding-agent@0.73.1"
 PI_BIN = MORE_CLIENTS / "node_modules" / ".bin" / "pi"
@@ -46,13 +46,9 @@ class PiSession:
 
     def __init__(self, root: Path, bin_path: Path, name: str) -> None:
         self.root, self.bin, self.name = root, bin_path, name
-        self.pb_home = root / "pb"
-        self.pb_home.mkdir(mode=0o700, parents=True)
-        self.project = root / "proj"
-        self.project.mkdir()
-        self.installed = install(self.pb_home, "pi", self.project, name)
+        folders = workspace(root, bin_path.parent, "pi", name)
+        self.pb_home, self.project, self.installed, self.env = folders
         self.stand_in = PiStandIn(root)
-        self.env = base_env(root / "home", bin_path.parent, self.pb_home)
         self.runtime = root / "run"
         self.runtime.mkdir(mode=0o700)
         self.env.update(

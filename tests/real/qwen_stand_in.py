@@ -9,27 +9,18 @@ Run as `python -m tests.real.qwen_stand_in PORT LOG`.
 from __future__ import annotations
 
 import json
-import shlex
 import time
 from typing import Any
 
 from tests.real import model_stand_in, stand_in
-from tests.real.api_stand_in import _ANSWER_LINE, _MOCK_ANSWER
+from tests.real.shell_stand_in import answer_command as shell_answer
 
 SHELL = "run_shell_command"
 
 
 def answer_command(req: dict[str, Any]) -> str | None:
     """The `paneboard answer` command the turn should run, if the request offers the shell."""
-    messages = req.get("messages") or []
-    if not messages or not isinstance(messages[-1], dict) or messages[-1].get("role") != "user":
-        return None  # a tool's result came back: the turn ends with "OK"
-    tools = [t.get("function", {}).get("name") for t in req.get("tools") or []]
-    text = model_stand_in.newest_user_text(req)
-    answer, wanted = _ANSWER_LINE.search(text), _MOCK_ANSWER.search(text)
-    if SHELL not in tools or answer is None or wanted is None:
-        return None
-    return f"{answer.group(1)} {shlex.quote(wanted.group(1).strip())}"
+    return shell_answer(req, SHELL)
 
 
 class Handler(model_stand_in.Handler):

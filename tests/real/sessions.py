@@ -163,18 +163,25 @@ def install(pb_home: Path, agent: str, project: Path, name: str) -> str:
     return done.stdout
 
 
+def workspace(
+    root: Path, bin_dir: Path, agent: str, name: str
+) -> tuple[Path, Path, str, dict[str, str]]:
+    """A live session's paneboard home, its project with paneboard's hooks for *agent* installed
+    as *name* (and what `hook install` printed), and the environment of a private HOME."""
+    pb_home, project = root / "pb", root / "proj"
+    pb_home.mkdir(mode=0o700, parents=True)
+    project.mkdir()
+    installed = install(pb_home, agent, project, name)
+    return pb_home, project, installed, base_env(root / "home", bin_dir, pb_home)
+
+
 class AgentSession:
     """One agent CLI's live session: project, private HOME, stand-in, tmux."""
 
     def __init__(self, root: Path, bin_dir: Path, agent: str, name: str) -> None:
         self.root, self.bin_dir, self.name, self.agent = root, bin_dir, name, agent
-        self.pb_home = root / "pb"
-        self.pb_home.mkdir(mode=0o700, parents=True)
-        self.project = root / "proj"
-        self.project.mkdir()
-        self.installed = install(self.pb_home, agent, self.project, name)
+        self.pb_home, self.project, self.installed, self.env = workspace(root, bin_dir, agent, name)
         self.stand_in = StandIn(root)
-        self.env = base_env(root / "home", bin_dir, self.pb_home)
         self.tmux: TmuxSession | None = None
 
     def start(self, argv: list[str], ready: str, timeout: float = 90) -> None:

@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.agents.droid import DROID
-from tests.helpers import ScriptServer, wait_until
-from tests.real.clients import free_port
-from tests.real.sessions import MORE_CLIENTS, TmuxSession, more_client, workspace
+from tests.helpers import wait_until
+from tests.real.sessions import MORE_CLIENTS, StandIn, TmuxSession, more_client, workspace
 
 DROID_PACKAGE = "@factory/cli-linux-x64@0.225.2"
 DROID_BIN = MORE_CLIENTS / "node_modules" / "@factory" / "cli-linux-x64" / "bin" / "droid"
@@ -37,19 +36,16 @@ def droid_bin() -> Path | None:
     return more_client(DROID_PACKAGE, DROID_BIN)
 
 
-class DroidStandIn(ScriptServer):
-    """The stand-in on a free loopback port; its log is one JSON line per model request."""
+class DroidStandIn(StandIn):
+    """Droid's stand-in on a free loopback port; its log is one JSON line per model request."""
 
     def __init__(self, folder: Path) -> None:
-        super().__init__("tests.real.droid_stand_in", free_port(), folder / "model.log")
+        super().__init__(folder, "tests.real.droid_stand_in")
 
     def turns_with(self, needle: str) -> list[float]:
         """The times of the turns' requests (those offering tools: Droid's title requests
         offer none) whose newest user text holds *needle*."""
         return [r["ts"] for r in self.records() if needle in r["user"] and r["body"].get("tools")]
-
-    def contexts(self, needle: str) -> int:
-        return sum(needle in json.dumps(r["body"]) for r in self.records())
 
 
 class DroidSession:

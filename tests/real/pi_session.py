@@ -13,9 +13,8 @@ from typing import Any
 
 from paneboard.agents.pi import PI
 from paneboard.state.panelock import holder
-from tests.helpers import ScriptServer, wait_until
-from tests.real.clients import free_port
-from tests.real.sessions import MORE_CLIENTS, TmuxSession, more_client, workspace
+from tests.helpers import wait_until
+from tests.real.sessions import MORE_CLIENTS, StandIn, TmuxSession, more_client, workspace
 
 PI_PACKAGE = "@mariozechner/pi-coding-agent@0.73.1"
 PI_BIN = MORE_CLIENTS / "node_modules" / ".bin" / "pi"
@@ -26,21 +25,6 @@ def pi_bin() -> Path | None:
     return more_client(PI_PACKAGE, PI_BIN)
 
 
-class PiStandIn(ScriptServer):
-    """The stand-in on a free loopback port; its log is one JSON line per model request."""
-
-    def __init__(self, folder: Path) -> None:
-        super().__init__("tests.real.pi_stand_in", free_port(), folder / "model.log")
-
-    def turns_with(self, needle: str) -> list[float]:
-        """The times of the model requests whose newest user text holds *needle*."""
-        return [r["ts"] for r in self.records() if needle in r["user"]]
-
-    def contexts(self, needle: str) -> int:
-        """How many model requests carry *needle* anywhere (the session-start context line)."""
-        return sum(needle in json.dumps(r["body"]) for r in self.records())
-
-
 class PiSession:
     """pi's TUI with paneboard's extension, its door's registry, and its listener."""
 
@@ -48,7 +32,7 @@ class PiSession:
         self.root, self.bin, self.name = root, bin_path, name
         folders = workspace(root, bin_path.parent, "pi", name)
         self.pb_home, self.project, self.installed, self.env = folders
-        self.stand_in = PiStandIn(root)
+        self.stand_in = StandIn(root, "tests.real.pi_stand_in")
         self.runtime = root / "run"
         self.runtime.mkdir(mode=0o700)
         self.env.update(

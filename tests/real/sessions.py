@@ -36,10 +36,15 @@ def more_client(package: str, binary: Path) -> Path | None:
 
 
 class StandIn(ScriptServer):
-    """The model stand-in on a free loopback port; its log is one JSON line per model request."""
+    """A model stand-in (the script *module*) on a free loopback port; its log is one JSON line
+    per model request."""
 
-    def __init__(self, folder: Path) -> None:
-        super().__init__("tests.real.model_stand_in", free_port(), folder / "model.log")
+    def __init__(self, folder: Path, module: str = "tests.real.model_stand_in") -> None:
+        super().__init__(module, free_port(), folder / "model.log")
+
+    def contexts(self, needle: str) -> int:
+        """How many model requests carry *needle* anywhere (the session-start context line)."""
+        return sum(needle in json.dumps(r["body"]) for r in self.records())
 
     def requests(self) -> list[dict[str, Any]]:
         """The requests logged so far (a line still being written is left for the next look)."""
@@ -201,7 +206,7 @@ class AgentSession:
 
     def contexts(self, needle: str) -> int:
         """How many model requests carry *needle* anywhere (the session-start context line)."""
-        return sum(needle in json.dumps(r["body"]) for r in self.stand_in.requests())
+        return self.stand_in.contexts(needle)
 
     def close(self) -> None:
         if self.tmux:

@@ -10,14 +10,17 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
+
+import pytest
 
 from tests.helpers import ScriptServer, Tmux, wait_until
 from tests.real.clients import free_port
 
 OPENCODE_PLUGIN_PACKAGE = "@opencode-ai/plugin@1.18.33"
+S = TypeVar("S", bound="Closes")
 MORE_CLIENTS = Path(__file__).parents[2] / ".ci" / "tools" / "clients-more"
 
 
@@ -166,6 +169,22 @@ def install(pb_home: Path, agent: str, project: Path, name: str) -> str:
     )
     assert 0 == done.returncode, done.stderr
     return done.stdout
+
+
+class Closes(Protocol):
+    def close(self) -> None: ...
+
+
+def live(session: Callable[[Path], S], found: Path | None, missing: str) -> Iterator[S]:
+    """A module's live session of the CLI at *found*, closed after its tests; the tests skip,
+    saying *missing*, where the CLI could not be installed."""
+    if found is None:
+        pytest.skip(missing)
+    s = session(found)
+    try:
+        yield s
+    finally:
+        s.close()
 
 
 def workspace(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
 import statistics
 import time
@@ -12,7 +13,7 @@ import pytest
 from paneboard.agents import droid
 from tests.helpers import run_cli, wait_until
 from tests.real.droid_session import DroidSession, droid_bin
-from tests.real.sessions import post, status
+from tests.real.sessions import live, post, status
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is missing: no live Droid session"
@@ -22,14 +23,13 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DroidSession]:
     """One live Droid TUI for this module's tests, with `hook install droid`'s hooks."""
-    found = droid_bin()
-    if found is None:
-        pytest.skip("npm is missing: cannot install Factory Droid (@factory/cli-linux-x64@0.225.2)")
-    s = DroidSession(tmp_path_factory.mktemp("droid"), found, "droid-bob")
-    try:
-        yield s
-    finally:
-        s.close()
+    folder = tmp_path_factory.mktemp("droid")
+    session = functools.partial(DroidSession, folder, name="droid-bob")
+    yield from live(
+        session,
+        droid_bin(),
+        "npm is missing: cannot install Factory Droid (@factory/cli-linux-x64@0.225.2)",
+    )
 
 
 def _stage(s: DroidSession, prompt: str) -> tuple[str, str, str]:

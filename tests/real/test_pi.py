@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -15,7 +16,7 @@ import pytest
 from paneboard.state.panelock import holder
 from tests.helpers import Listening, cli_env, notices, run_cli, wait_until
 from tests.real.pi_session import PiSession, pi_bin
-from tests.real.sessions import post, running, status
+from tests.real.sessions import live, post, running, status
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is missing: no live pi session"
@@ -25,14 +26,13 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PiSession]:
     """One live pi TUI for this module's tests, with `hook install pi`'s extension."""
-    found = pi_bin()
-    if found is None:
-        pytest.skip("npm is missing: cannot install pi (@mariozechner/pi-coding-agent@0.73.1)")
-    s = PiSession(tmp_path_factory.mktemp("pi"), found, "pi-bob")
-    try:
-        yield s
-    finally:
-        s.close()
+    folder = tmp_path_factory.mktemp("pi")
+    session = functools.partial(PiSession, folder, name="pi-bob")
+    yield from live(
+        session,
+        pi_bin(),
+        "npm is missing: cannot install pi (@mariozechner/pi-coding-agent@0.73.1)",
+    )
 
 
 def _stage(s: PiSession, prompt: str) -> tuple[str, str, str]:

@@ -76,6 +76,12 @@ class NatsServer:
         self.proc.wait(timeout=10)
 
 
+def ended_pid() -> int:
+    """The pid of a process that has ended (and been reaped)."""
+    argv = [sys.executable, "-c", "import os; print(os.getpid())"]
+    return int(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+
+
 def run(
     argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 30
 ) -> subprocess.CompletedProcess[str]:

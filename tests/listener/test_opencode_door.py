@@ -7,14 +7,13 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from paneboard.agents.opencode import OPENCODE, plugin_folder
-from tests.helpers import Listening, SocketServer, notices, post
+from tests.helpers import Listening, SocketServer, ended_pid, notices, post
 
 PLUGIN = OPENCODE.own.text("paneboard", [])  # the plugin as `hook install` writes it
 
@@ -97,13 +96,7 @@ def test_no_answer_after_the_line_is_an_unknown_outcome(home: Path, plugin: Plug
 
 def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Path) -> None:
     """A socket left behind by a killed OpenCode: no attempt, at once `undelivered`."""
-    dead = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    pid = int(dead.stdout)
+    pid = ended_pid()
     server = PluginStandIn(tmp_path, pid, {"ok": True})
     try:
         with _listen(home, server.socket_path) as bob:

@@ -9,14 +9,13 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from paneboard.agents import pi
-from tests.helpers import Listening, SocketServer, notices, post, run_cli
+from tests.helpers import Listening, SocketServer, ended_pid, notices, post, run_cli
 
 # pi's side of the extension API: `on`, `sendUserMessage` (which shows the text to the `input`
 # handlers, as pi does, unless PI_MODE is "deaf"), and a session context whose idleness
@@ -140,9 +139,7 @@ def test_a_refusal_by_the_extension_is_retried_then_undelivered(home: Path, tmp_
 
 def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Path) -> None:
     """A socket left behind by a killed pi: no attempt, at once `undelivered`."""
-    argv = [sys.executable, "-c", "import os; print(os.getpid())"]
-    dead = subprocess.run(argv, capture_output=True, text=True, check=True)
-    pid = int(dead.stdout)
+    pid = ended_pid()
     server = ExtensionStandIn(tmp_path, pid, {"ok": True})
     try:
         with _listen(home, server.socket_path) as bob:

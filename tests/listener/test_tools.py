@@ -411,13 +411,7 @@ def test_garbage_is_answered_and_a_client_that_leaves_mid_wait_ends_the_server(h
     end the server; closing the pipe
     while `wait` blocks does: the server exits 0 at once, with nothing on stderr."""
     pid = cli_json(home, "post", "--as", "alice", "--to", "bob", "never answered")[0]["id"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "paneboard", "mcp", "--as", "alice"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=cli_env(home),
-    )
+    proc = _server(home, subprocess.PIPE)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
     wait = {"name": "wait", "arguments": {"id": pid}, "_meta": {"progressToken": "w"}}
@@ -487,13 +481,7 @@ def test_a_line_the_sdk_cannot_read_gets_a_parse_error(home: Path) -> None:
     """A `tools/call` holding a lone surrogate gets error -32700 with its id, a line that is not
     JSON gets -32700 with id null, and the server goes on answering (raw lines on stdio: an SDK
     client cannot send either)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "paneboard", "mcp", "--as", "alice"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=cli_env(home),
-    )
+    proc = _server(home, subprocess.DEVNULL)
     assert proc.stdin is not None and proc.stdout is not None
     init = {
         "jsonrpc": "2.0",
@@ -535,3 +523,11 @@ def test_a_line_the_sdk_cannot_read_gets_a_parse_error(home: Path) -> None:
     assert garbage["error"]["message"].startswith("Parse error: Invalid JSON")
     assert (3, 10) == (listed["id"], len(listed["result"]["tools"]))
     assert not (home / "test" / "log").exists()
+
+
+def _server(home: Path, stderr: int) -> subprocess.Popen[bytes]:
+    """`paneboard mcp --as alice` as a process whose stdio the test writes and reads raw."""
+    argv = [sys.executable, "-m", "paneboard", "mcp", "--as", "alice"]
+    return subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=cli_env(home)
+    )

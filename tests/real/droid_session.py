@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.agents.droid import DROID
-from tests.helpers import wait_until
 from tests.real.sessions import MORE_CLIENTS, StandIn, TmuxSession, more_client, workspace
 
 DROID_PACKAGE = "@factory/cli-linux-x64@0.225.2"
@@ -86,11 +85,7 @@ class DroidSession:
 
     def turn(self, needle: str, timeout: float = 60) -> float:
         """When the model got a turn's request whose newest user text holds *needle*."""
-        what = f"no model request with {needle!r}"
-        found = wait_until(
-            lambda: self.stand_in.turns_with(needle), what, timeout, self.screen, every=0.05
-        )
-        return float(found[0])
+        return self.stand_in.wait_turn(needle, timeout, self.screen)
 
     def user_records(self, needle: str) -> list[dict[str, Any]]:
         """The session files' user messages whose text holds *needle*."""

@@ -81,11 +81,7 @@ class PiSession:
 
     def turn(self, needle: str, timeout: float = 60) -> float:
         """When the model got a request whose newest user text holds *needle*."""
-        what = f"no model request with {needle!r}"
-        found = wait_until(
-            lambda: self.stand_in.turns_with(needle), what, timeout, self.screen, every=0.05
-        )
-        return float(found[0])
+        return self.stand_in.wait_turn(needle, timeout, self.screen)
 
     def user_records(self, needle: str) -> list[dict[str, Any]]:
         """The session file's user messages whose text holds *needle*."""

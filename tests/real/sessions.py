@@ -187,6 +187,15 @@ def live(session: Callable[[Path], S], found: Path | None, missing: str) -> Iter
         s.close()
 
 
+NEEDS_TMUX = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing: no session")
+
+
+def stage(pb_home: Path, prompt: str, agent: str, third: str) -> tuple[str, str, str]:
+    """*agent*'s stage of *prompt*, its door, and its *third* field (`source`, `outcome`)."""
+    got = status(pb_home, prompt, agent)
+    return got["stage"], got.get("door", ""), got.get(third) or ""
+
+
 def workspace(
     root: Path, bin_dir: Path, agent: str, name: str
 ) -> tuple[Path, Path, str, dict[str, str]]:

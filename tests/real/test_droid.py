@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import shutil
 import statistics
 import time
 from collections.abc import Iterator
@@ -13,28 +12,24 @@ import pytest
 from paneboard.agents import droid
 from tests.helpers import run_cli, wait_until
 from tests.real.droid_session import DroidSession, droid_bin
-from tests.real.sessions import live, post, status
+from tests.real.sessions import NEEDS_TMUX, live, post, stage
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("tmux") is None, reason="tmux is missing: no live Droid session"
-)
+pytestmark = NEEDS_TMUX
+MISSING = "npm is missing: cannot install Factory Droid (@factory/cli-linux-x64@0.225.2)"
 
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DroidSession]:
     """One live Droid TUI for this module's tests, with `hook install droid`'s hooks."""
-    folder = tmp_path_factory.mktemp("droid")
-    session = functools.partial(DroidSession, folder, name="droid-bob")
     yield from live(
-        session,
+        functools.partial(DroidSession, tmp_path_factory.mktemp("droid"), name="droid-bob"),
         droid_bin(),
-        "npm is missing: cannot install Factory Droid (@factory/cli-linux-x64@0.225.2)",
+        MISSING,
     )
 
 
 def _stage(s: DroidSession, prompt: str) -> tuple[str, str, str]:
-    got = status(s.pb_home, prompt, s.name)
-    return got["stage"], got.get("door", ""), got.get("source") or ""
+    return stage(s.pb_home, prompt, s.name, "source")
 
 
 def test_a_posted_prompt_reaches_the_model_at_the_next_turn_end_once(

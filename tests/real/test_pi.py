@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import signal
 import statistics
 import subprocess
@@ -16,28 +15,24 @@ import pytest
 from paneboard.state.panelock import holder
 from tests.helpers import Listening, cli_env, notices, run_cli, wait_until
 from tests.real.pi_session import PiSession, pi_bin
-from tests.real.sessions import live, post, running, status
+from tests.real.sessions import NEEDS_TMUX, live, post, running, stage, status
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("tmux") is None, reason="tmux is missing: no live pi session"
-)
+pytestmark = NEEDS_TMUX
+MISSING = "npm is missing: cannot install pi (@mariozechner/pi-coding-agent@0.73.1)"
 
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PiSession]:
     """One live pi TUI for this module's tests, with `hook install pi`'s extension."""
-    folder = tmp_path_factory.mktemp("pi")
-    session = functools.partial(PiSession, folder, name="pi-bob")
     yield from live(
-        session,
+        functools.partial(PiSession, tmp_path_factory.mktemp("pi"), name="pi-bob"),
         pi_bin(),
-        "npm is missing: cannot install pi (@mariozechner/pi-coding-agent@0.73.1)",
+        MISSING,
     )
 
 
 def _stage(s: PiSession, prompt: str) -> tuple[str, str, str]:
-    got = status(s.pb_home, prompt, s.name)
-    return got["stage"], got.get("door", ""), got.get("outcome", "")
+    return stage(s.pb_home, prompt, s.name, "outcome")
 
 
 def _reached(s: PiSession, prompt: str, stage: str, timeout: float = 30) -> None:

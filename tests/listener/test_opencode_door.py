@@ -98,16 +98,21 @@ def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Pat
     """A socket left behind by a killed OpenCode: no attempt, at once `undelivered`."""
     pid = ended_pid()
     server = PluginStandIn(tmp_path, pid, {"ok": True})
+    reasons = undelivered_at_once(home, server, _listen(home, server.socket_path))
+    assert [f"the OpenCode process {pid} behind {server.socket_path} has ended"] == reasons
+
+
+def undelivered_at_once(home: Path, server: SocketServer, listener: Listening) -> list[str]:
+    """Post to *listener*'s agent: it is `undelivered` with no line sent to *server*; the
+    notices' reasons."""
     try:
-        with _listen(home, server.socket_path) as bob:
+        with listener as bob:
             prompt = post(home, "--to", "bob", "hello")
             bob.wait_err(f"undelivered {prompt}")
         assert server.lines.empty()
-        assert [f"the OpenCode process {pid} behind {server.socket_path} has ended"] == [
-            n.reason for n in notices(home)
-        ]
     finally:
         server.close()
+    return [n.reason for n in notices(home)]
 
 
 def test_a_symlinked_socket_is_refused(home: Path, plugin: PluginStandIn, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from paneboard.agents import pi
 from tests.helpers import Listening, SocketServer, ended_pid, notices, post, run_cli
+from tests.listener.test_opencode_door import undelivered_at_once
 
 # pi's side of the extension API: `on`, `sendUserMessage` (which shows the text to the `input`
 # handlers, as pi does, unless PI_MODE is "deaf"), and a session context whose idleness
@@ -141,16 +142,8 @@ def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Pat
     """A socket left behind by a killed pi: no attempt, at once `undelivered`."""
     pid = ended_pid()
     server = ExtensionStandIn(tmp_path, pid, {"ok": True})
-    try:
-        with _listen(home, server.socket_path) as bob:
-            prompt = post(home, "--to", "bob", "hello")
-            bob.wait_err(f"undelivered {prompt}")
-        assert server.lines.empty()
-    finally:
-        server.close()
-    assert [f"the pi process {pid} behind {server.socket_path} has ended"] == [
-        n.reason for n in notices(home)
-    ]
+    reasons = undelivered_at_once(home, server, _listen(home, server.socket_path))
+    assert [f"the pi process {pid} behind {server.socket_path} has ended"] == reasons
 
 
 def test_the_door_needs_a_socket(home: Path) -> None:

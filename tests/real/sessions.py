@@ -3,6 +3,7 @@ against the model stand-in (model_stand_in.py); each with a private HOME."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -194,6 +195,20 @@ def stage(pb_home: Path, prompt: str, agent: str, third: str) -> tuple[str, str,
     """*agent*'s stage of *prompt*, its door, and its *third* field (`source`, `outcome`)."""
     got = status(pb_home, prompt, agent)
     return got["stage"], got.get("door", ""), got.get(third) or ""
+
+
+def live_fixture(
+    session: Callable[..., S], find: Callable[[], Path | None], name: str, missing: str
+) -> Any:
+    """A module-scoped fixture: one live session of the CLI *find* gives, as agent *name*, for
+    the module's tests (skipped, saying *missing*, where the CLI cannot be installed)."""
+
+    @pytest.fixture(scope="module", name="session")
+    def live_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S]:
+        folder = tmp_path_factory.mktemp(name)
+        yield from live(functools.partial(session, folder, name=name), find(), missing)
+
+    return live_session
 
 
 def workspace(

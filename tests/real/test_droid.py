@@ -2,30 +2,19 @@
 
 from __future__ import annotations
 
-import functools
 import statistics
 import time
-from collections.abc import Iterator
-
-import pytest
 
 from paneboard.agents import droid
 from tests.helpers import run_cli, wait_until
 from tests.real.droid_session import DroidSession, droid_bin
-from tests.real.sessions import NEEDS_TMUX, live, post, stage
+from tests.real.sessions import NEEDS_TMUX, live_fixture, post, stage
 
 pytestmark = NEEDS_TMUX
 MISSING = "npm is missing: cannot install Factory Droid (@factory/cli-linux-x64@0.225.2)"
 
 
-@pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DroidSession]:
-    """One live Droid TUI for this module's tests, with `hook install droid`'s hooks."""
-    yield from live(
-        functools.partial(DroidSession, tmp_path_factory.mktemp("droid"), name="droid-bob"),
-        droid_bin(),
-        MISSING,
-    )
+session = live_fixture(DroidSession, droid_bin, "droid-bob", MISSING)
 
 
 def _stage(s: DroidSession, prompt: str) -> tuple[str, str, str]:

@@ -2,33 +2,22 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import signal
 import statistics
 import subprocess
 import time
-from collections.abc import Iterator
-
-import pytest
 
 from paneboard.state.panelock import holder
 from tests.helpers import Listening, cli_env, notices, run_cli, wait_until
 from tests.real.pi_session import PiSession, pi_bin
-from tests.real.sessions import NEEDS_TMUX, live, post, running, stage, status
+from tests.real.sessions import NEEDS_TMUX, live_fixture, post, running, stage, status
 
 pytestmark = NEEDS_TMUX
 MISSING = "npm is missing: cannot install pi (@mariozechner/pi-coding-agent@0.73.1)"
 
 
-@pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PiSession]:
-    """One live pi TUI for this module's tests, with `hook install pi`'s extension."""
-    yield from live(
-        functools.partial(PiSession, tmp_path_factory.mktemp("pi"), name="pi-bob"),
-        pi_bin(),
-        MISSING,
-    )
+session = live_fixture(PiSession, pi_bin, "pi-bob", MISSING)
 
 
 def _stage(s: PiSession, prompt: str) -> tuple[str, str, str]:

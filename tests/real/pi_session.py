@@ -14,7 +14,14 @@ from typing import Any
 from paneboard.agents.pi import PI
 from paneboard.state.panelock import holder
 from tests.helpers import wait_until
-from tests.real.sessions import MORE_CLIENTS, StandIn, TmuxSession, more_client, workspace
+from tests.real.sessions import (
+    MORE_CLIENTS,
+    StandIn,
+    TmuxSession,
+    more_client,
+    user_records,
+    workspace,
+)
 
 PI_PACKAGE = "@mariozechner/pi-coding-agent@0.73.1"
 PI_BIN = MORE_CLIENTS / "node_modules" / ".bin" / "pi"
@@ -85,11 +92,7 @@ class PiSession:
 
     def user_records(self, needle: str) -> list[dict[str, Any]]:
         """The session file's user messages whose text holds *needle*."""
-        path = Path(self.registry["sessionFile"])
-        if not path.exists():
-            return []
-        records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        return [r for r in records if any(needle in t for t in PI.user_texts(r))]
+        return user_records(Path(self.registry["sessionFile"]), PI.user_texts, needle)
 
     def close(self) -> None:
         self.tmux.close()

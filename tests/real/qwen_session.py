@@ -16,7 +16,14 @@ from paneboard.agents.qwen import QWEN, controller_path
 from paneboard.state.files import write_atomic
 from tests.helpers import Listening, ScriptServer, cli_env, wait_until
 from tests.real.clients import free_port
-from tests.real.sessions import MORE_CLIENTS, TmuxSession, base_env, install, more_client
+from tests.real.sessions import (
+    MORE_CLIENTS,
+    TmuxSession,
+    base_env,
+    install,
+    more_client,
+    user_records,
+)
 
 QWEN_PACKAGE = "@qwen-code/qwen-code@0.24.4"
 QWEN_BIN = MORE_CLIENTS / "node_modules" / ".bin" / "qwen"
@@ -132,10 +139,7 @@ class QwenSession:
     def user_records(self, needle: str) -> list[dict[str, Any]]:
         """The session file's user-role records whose text holds *needle*."""
         path = qwen.session_file(self.qwen_home, self.session().session_id)
-        if path is None:
-            return []
-        records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        return [r for r in records if any(needle in t for t in QWEN.user_texts(r))]
+        return user_records(path, QWEN.user_texts, needle)
 
     def close(self) -> None:
         self.tmux.close()

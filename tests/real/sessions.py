@@ -211,6 +211,17 @@ def live_fixture(
     return live_session
 
 
+def user_records(
+    path: Path | None, texts: Callable[[dict[str, Any]], list[str]], needle: str
+) -> list[dict[str, Any]]:
+    """The records of the conversation file *path* (none while there is no file) whose user
+    texts, as the agent reads them (*texts*), hold *needle*."""
+    if path is None or not path.exists():
+        return []
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [r for r in records if any(needle in t for t in texts(r))]
+
+
 def workspace(
     root: Path, bin_dir: Path, agent: str, name: str
 ) -> tuple[Path, Path, str, dict[str, str]]:

@@ -11,7 +11,7 @@ import msgspec
 from paneboard.board.context import Context
 from paneboard.board.find import find_prompt, match_id
 from paneboard.board.trust import verdicts_for
-from paneboard.protocol.compose import provenance_lines
+from paneboard.protocol.compose import Provenance, provenance_lines
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Post, Prompt
 from paneboard.state.abc import Compactable, Store
@@ -69,9 +69,12 @@ def open_prompts(ctx: Context) -> list[OpenPrompt]:
         follower.close()
     state = fold_checked(records, BoardState(recipient=ctx.agent))
     rows = []
+    checks = {post.id: check for _, post, check in records if post.id in mine}
     for ps in open_for(state, ctx.agent, time.time()):
         r = ps.recipients[ctx.agent]
-        told = verdicts.provenance(ps.prompt, mine[ps.prompt.id], approved=r.stage == "approved")
+        pid = ps.prompt.id
+        seal = verdicts.told(checks[pid](), mine[pid])  # the verdict the fold asked for, kept
+        told = Provenance(seal.verdict, seal.fingerprint, r.stage == "approved")
         lines = tuple(provenance_lines(ps.prompt.sender, told))
         if r.stage == "held":
             rows.append(OpenPrompt(ps.prompt, True, r.held_by or "agent", r.reason, told=lines))

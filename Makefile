@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 
 # The installed packages: every top-level folder holding an __init__.py (see setup.py).
-PACKAGES := $(filter-out tests bench,$(patsubst %/__init__.py,%,$(wildcard */__init__.py)))
+PACKAGES := $(filter-out tests testing bench,$(patsubst %/__init__.py,%,$(wildcard */__init__.py)))
 
 .PHONY: compile demo test lint bench bench-quick wheel-check screenshot
 
@@ -35,8 +35,8 @@ test: compile
 	$(BIN)/python -m pytest
 
 lint: $(BIN)/.installed
-	$(BIN)/ruff check $(PACKAGES) tests bench setup.py
-	$(BIN)/ruff format --check $(PACKAGES) tests bench setup.py
+	$(BIN)/ruff check $(PACKAGES) tests testing bench setup.py
+	$(BIN)/ruff format --check $(PACKAGES) tests testing bench setup.py
 	$(BIN)/mypy
 
 bench: compile

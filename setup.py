@@ -14,7 +14,7 @@ from pathlib import Path
 from setuptools import find_packages, setup
 
 HERE = Path(__file__).parent
-NOT_INSTALLED = {"tests", "bench", "root"}
+NOT_INSTALLED = {"tests", "testing", "bench", "root"}
 TOPS = sorted(
     p.name for p in HERE.iterdir() if (p / "__init__.py").is_file() and p.name not in NOT_INSTALLED
 )

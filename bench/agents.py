@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.real.clients import CLIENTS
-from tests.real.sessions import (
+from testing.clients import CLIENTS
+from testing.sessions import (
     AgentSession,
     CopilotSession,
     GeminiSession,

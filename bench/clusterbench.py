@@ -12,7 +12,7 @@ from typing import Any
 
 from bench import natsbench
 from bench.harness import PY, env_for, summary
-from tests.natscluster import NatsCluster
+from testing.natscluster import NatsCluster
 
 
 @contextmanager

@@ -33,8 +33,8 @@ from paneboard.protocol.posts import Delivered, Prompt, Seen
 from paneboard.state.append import append_payloads
 from paneboard.state.log import read_posts
 from paneboard.state.transcript import LineReader
-from tests.helpers import ScriptServer, wait_until
-from tests.real.clients import ClaudeSession, free_port
+from testing.clients import ClaudeSession, free_port
+from testing.helpers import ScriptServer, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 # One sample at a time, each into an idle session (so each is one idle turn's latency). The
@@ -63,7 +63,7 @@ def _listening_session(home: Path) -> Iterator[tuple[ClaudeSession, Path]]:
     The listener's stderr goes to HOME/listener.log."""
     bin_dir = clients_bin()
     assert bin_dir is not None
-    api = ScriptServer("tests.real.api_stand_in", free_port(), home / "api.log")
+    api = ScriptServer("testing.api_stand_in", free_port(), home / "api.log")
     project = home / "proj"
     project.mkdir()
     session = ClaudeSession(

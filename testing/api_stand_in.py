@@ -1,6 +1,6 @@
 """A loopback stand-in for the Anthropic Messages API: every turn is answered "OK" at once.
 
-Run as `python -m tests.real.api_stand_in PORT LOG`; each request's last user text goes to LOG.
+Run as `python -m testing.api_stand_in PORT LOG`; each request's last user text goes to LOG.
 A request offering the Bash tool whose last user text is a paneboard prompt with a body line
 `> MOCK-ANSWER: TEXT` is answered with a Bash `tool_use` running the prompt's own answer
 command with TEXT as the answer (what the tool returns then gets "OK").
@@ -24,7 +24,7 @@ import shlex
 import time
 from typing import Any
 
-from tests.real import stand_in
+from testing import stand_in
 
 _ANSWER_LINE = re.compile(r"^\s*(\S+ answer \S+ .*) 'YOUR ANSWER'$", re.MULTILINE)
 _MOCK_ANSWER = re.compile(r"^> MOCK-ANSWER: (.+)$", re.MULTILINE)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.state.panelock import holder
-from tests.helpers import ROOT, Listening, LoadedThread, Tmux, cli_env, wait_until
+from testing.helpers import ROOT, Listening, LoadedThread, Tmux, cli_env, wait_until
 
 CLIENTS = ROOT / ".ci" / "tools" / "clients"
 

@@ -1,6 +1,6 @@
 """What the tests share: running the real command line, a real listener, small fixtures' parts.
 
-Imported by test modules as `tests.helpers`; conftest.py holds only the pytest fixtures.
+Imported by test modules as `testing.helpers`; conftest.py holds only the pytest fixtures.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A loopback stand-in for the Gemini API and the OpenAI Chat Completions API: every turn is
 answered "OK", at once, or after N seconds when the newest user text holds `STAND-IN-SLOW-N`.
 
-Run as `python -m tests.real.model_stand_in PORT LOG`; it prints "ready" once listening. LOG
+Run as `python -m testing.model_stand_in PORT LOG`; it prints "ready" once listening. LOG
 gets one JSON line per model request: {"ts", "api", "user", "body"}: the newest user text, and
 the request.
 Gemini CLI: GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:PORT. Copilot CLI and OpenCode: an
@@ -15,7 +15,7 @@ import re
 import time
 from typing import Any
 
-from tests.real import stand_in
+from testing import stand_in
 
 SLOW = re.compile(r"STAND-IN-SLOW-(\d+(?:\.\d+)?)")
 

@@ -17,7 +17,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from tests.helpers import wait_until
+from testing.helpers import wait_until
 
 NAMES = ("n1", "n2", "n3")
 CONFIG = """\

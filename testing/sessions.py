@@ -17,12 +17,12 @@ from typing import Any, Protocol, TypeVar
 
 import pytest
 
-from tests.helpers import ScriptServer, Tmux, wait_until
-from tests.real.clients import free_port
+from testing.clients import free_port
+from testing.helpers import ScriptServer, Tmux, wait_until
 
 OPENCODE_PLUGIN_PACKAGE = "@opencode-ai/plugin@1.18.33"
 S = TypeVar("S", bound="Closes")
-MORE_CLIENTS = Path(__file__).parents[2] / ".ci" / "tools" / "clients-more"
+MORE_CLIENTS = Path(__file__).parents[1] / ".ci" / "tools" / "clients-more"
 
 
 def more_client(package: str, binary: Path) -> Path | None:
@@ -43,7 +43,7 @@ class StandIn(ScriptServer):
     """A model stand-in (the script *module*) on a free loopback port; its log is one JSON line
     per model request."""
 
-    def __init__(self, folder: Path, module: str = "tests.real.model_stand_in") -> None:
+    def __init__(self, folder: Path, module: str = "testing.model_stand_in") -> None:
         super().__init__(module, free_port(), folder / "model.log")
 
     def contexts(self, needle: str) -> int:
@@ -135,7 +135,7 @@ def base_env(home: Path, bin_dir: Path, pb_home: Path) -> dict[str, str]:
 
 def post(pb_home: Path, to: str, *args: str) -> str:
     """`paneboard post` from another process, as alice; returns the id."""
-    from tests.helpers import run_cli
+    from testing.helpers import run_cli
 
     done = run_cli(pb_home, "post", "--as", "alice", "--to", to, *args)
     assert 0 == done.returncode, done.stderr
@@ -143,7 +143,7 @@ def post(pb_home: Path, to: str, *args: str) -> str:
 
 
 def status(pb_home: Path, prompt: str, agent: str) -> dict[str, Any]:
-    from tests.helpers import run_cli
+    from testing.helpers import run_cli
 
     return dict(
         json.loads(run_cli(pb_home, "status", prompt, "--json").stdout)["recipients"][agent]
@@ -152,7 +152,7 @@ def status(pb_home: Path, prompt: str, agent: str) -> dict[str, Any]:
 
 def install(pb_home: Path, agent: str, project: Path, name: str) -> str:
     """`hook install AGENT --as NAME --home … --board test`; returns what it printed."""
-    from tests.helpers import run_cli
+    from testing.helpers import run_cli
 
     done = run_cli(
         pb_home,

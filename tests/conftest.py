@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import NatsServer
-from tests.natscluster import NatsCluster
+from testing.helpers import NatsServer
+from testing.natscluster import NatsCluster
 
 
 @pytest.fixture

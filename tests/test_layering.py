@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT
+from testing.helpers import ROOT
 
 _ORDER = ("protocol", "state", "board", "listener", "agents", "hooks")
 FRONT_ENDS = ("cli", "mcpserver", "top")
@@ -34,7 +34,7 @@ ENTRY_POINTS = {"root/__main__.py"}
 PACKAGES = sorted(
     p.name
     for p in ROOT.iterdir()
-    if (p / "__init__.py").is_file() and p.name not in {"tests", "bench", "root"}
+    if (p / "__init__.py").is_file() and p.name not in {"tests", "testing", "bench", "root"}
 )
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from paneboard.cli.parser import UsageError, parse
-from tests.helpers import ROOT, run_cli
+from testing.helpers import ROOT, run_cli
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCKS = [

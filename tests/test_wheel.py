@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT
+from testing.helpers import ROOT
 
 PACKAGES = (
     "protocol",
@@ -101,7 +101,7 @@ def test_every_package_of_the_tree_is_found() -> None:
     """The folders installed are exactly those holding an `__init__.py`, tests and benchmarks
     aside: a new one is found without a list to keep."""
     tops = {p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
-    assert {*PACKAGES, ROOT_PACKAGE, "tests", "bench"} == tops
+    assert {*PACKAGES, ROOT_PACKAGE, "tests", "testing", "bench"} == tops
 
 
 def test_the_wheel_holds_every_module_of_the_tree_and_no_other(installed: Installed) -> None:

@@ -14,7 +14,7 @@ import pytest
 from paneboard.agents import AGENTS, SEEN_SOURCES, Setup, by_door, by_kind
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.words import DOORS, HOOK_AGENTS
-from tests.helpers import run_cli
+from testing.helpers import run_cli
 
 
 def test_the_parser_lists_every_agent() -> None:

@@ -21,8 +21,8 @@ from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Delivered, Undelivered
 from paneboard.state.log import read_posts
+from testing.helpers import Listening, SocketServer, post
 from tests.factories import prompt
-from tests.helpers import Listening, SocketServer, post
 
 RATE = "Dropped a peer message from unknown: sender exceeded the peer message rate limit."
 Session = Callable[[str], list[dict[str, Any]]]  # the records a session writes for a text

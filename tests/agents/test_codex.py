@@ -20,7 +20,7 @@ from paneboard.agents.codex_thread import (
 from paneboard.protocol.errors import BadInput
 from paneboard.state import watch
 from paneboard.state.panelock import holder
-from tests.helpers import LoadedThread, post, run_cli, wait_until
+from testing.helpers import LoadedThread, post, run_cli, wait_until
 from tests.listener.test_doors import _codex_env, fake_codex
 
 TID = "01a22f40-fba4-7ac1-b9e9-24dcb62f61bf"

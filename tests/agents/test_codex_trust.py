@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from paneboard.agents.codex_trust import handler_hash
-from tests.helpers import run_cli
+from testing.helpers import run_cli
 
 
 def test_codex_hook_hash_is_codexs_own() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers import post, run_cli
+from testing.helpers import post, run_cli
 
 
 def _hook(home: Path, action: str, project: Path, *extra: str) -> tuple[int, str, str]:

@@ -13,7 +13,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.helpers import cli_env, run_cli
+from testing.helpers import cli_env, run_cli
 
 PANEBOARD = str(Path(sys.executable).with_name("paneboard"))
 CODEX_CONFIG = (

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from paneboard.agents.opencode import OPENCODE, plugin_folder
-from tests.helpers import Listening, SocketServer, ended_pid, notices, post
+from testing.helpers import Listening, SocketServer, ended_pid, notices, post
 
 PLUGIN = OPENCODE.own.text("paneboard", [])  # the plugin as `hook install` writes it
 
@@ -126,7 +126,7 @@ def test_a_symlinked_socket_is_refused(home: Path, plugin: PluginStandIn, tmp_pa
 
 
 def test_the_door_needs_a_socket(home: Path) -> None:
-    from tests.helpers import run_cli
+    from testing.helpers import run_cli
 
     done = run_cli(home, "listen", "--as", "bob", "--door", "opencode")
     assert (

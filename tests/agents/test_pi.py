@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from paneboard.agents import pi
-from tests.helpers import Listening, SocketServer, ended_pid, notices, post, run_cli
-from tests.listener.test_opencode_door import undelivered_at_once
+from testing.helpers import Listening, SocketServer, ended_pid, notices, post, run_cli
+from tests.agents.test_opencode import undelivered_at_once
 
 # pi's side of the extension API: `on`, `sendUserMessage` (which shows the text to the `input`
 # handlers, as pi does, unless PI_MODE is "deaf"), and a session context whose idleness

@@ -19,7 +19,7 @@ from paneboard.agents import DoorRequest, qwen_inbox
 from paneboard.agents.qwen import QWEN, controller_path
 from paneboard.protocol.errors import BadInput
 from paneboard.state.files import write_atomic
-from tests.helpers import PANEBOARD, cli_env, run, run_cli
+from testing.helpers import PANEBOARD, cli_env, run, run_cli
 from tests.real.qwen_session import QWEN_BIN
 
 TOKEN = "qpc_" + "d" * 64

@@ -17,9 +17,9 @@ from paneboard.listener.doors import HeldByAgent
 from paneboard.protocol.errors import DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt, Undelivered
 from paneboard.state.log import read_posts
+from testing.helpers import Listening, SocketServer, cli_env, run_cli
+from testing.sessions import post
 from tests.factories import prompt
-from tests.helpers import Listening, SocketServer, cli_env, run_cli
-from tests.real.sessions import post
 
 TOKEN = "ab" * 32
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from testing.helpers import post, run_cli, run_hook
 from tests.agents.test_agents import NO_DOOR_MODES
-from tests.helpers import post, run_cli, run_hook
 
 FILES = {"gemini": ".gemini/settings.json", "copilot": ".github/hooks/paneboard.json"}
 EVENTS = {"gemini": ["SessionStart", "AfterAgent"], "copilot": ["SessionStart", "Stop"]}
@@ -267,7 +267,7 @@ def test_session_start_context_in_each_agents_format(home: Path, agent: str) -> 
 
 def test_doctor_knows_the_three_agents(home: Path, tmp_path: Path) -> None:
     """Hooks or plugin installed in this project, and each OpenCode process whose door is up."""
-    from tests.listener.test_opencode_door import PluginStandIn
+    from tests.agents.test_opencode import PluginStandIn
 
     for agent in ("gemini", "copilot", "opencode"):
         assert 0 == _install(home, agent, tmp_path).returncode

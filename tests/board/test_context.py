@@ -7,7 +7,7 @@ import uuid
 from pathlib import Path
 
 from paneboard.board.context import Context
-from tests.helpers import NatsServer
+from testing.helpers import NatsServer
 
 
 def test_context_closes_its_store_and_reopens_it_to_reconnect(

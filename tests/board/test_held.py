@@ -12,7 +12,7 @@ from paneboard.state.append import append_payloads
 from paneboard.state.fold import fold
 from paneboard.state.log import read_posts
 from paneboard.state.sealing import Sealer
-from tests.helpers import post, run_cli
+from testing.helpers import post, run_cli
 
 REASON = "crossSessionInbound: hold"
 

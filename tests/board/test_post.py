@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import cli_env
+from testing.helpers import cli_env
 
 _POST_AND_LIST = """
 import sys

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import post, run_cli
+from testing.helpers import post, run_cli
 
 
 def _json(home: Path, *args: str) -> list[Any]:

@@ -6,7 +6,7 @@ import json
 import socket
 from pathlib import Path
 
-from tests.helpers import Listening, post, run_cli
+from testing.helpers import Listening, post, run_cli
 
 
 def test_who_names_the_listeners_door_pid_and_host(home: Path) -> None:

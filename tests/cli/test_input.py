@@ -11,7 +11,7 @@ import pytest
 
 from paneboard.cli import main
 from paneboard.state.log import read_posts
-from tests.helpers import PANEBOARD, Listening, cli_env, post, run_cli
+from testing.helpers import PANEBOARD, Listening, cli_env, post, run_cli
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from paneboard.board.who import WhoRow
 from paneboard.protocol.posts import Delivered, Prompt
 from paneboard.state.fold import fold
 from paneboard.state.log import read_posts
-from tests.helpers import PANEBOARD, Listening, cli_env, post, python_door, run_cli
+from testing.helpers import PANEBOARD, Listening, cli_env, post, python_door, run_cli
 
 # Retitles the terminal, clears it, and starts a line that imitates one of paneboard's.
 EVIL = "\x1b]0;PWNED\x07\x1b[2J\n[paneboard] prompt 01zz from root"

@@ -19,7 +19,7 @@ from paneboard.board.context import Context, header
 from paneboard.protocol.posts import Ack, Held, Post
 from paneboard.state.keys import open_key
 from paneboard.state.sealing import Sealer
-from tests.helpers import PANEBOARD, cli_env, post, run_cli
+from testing.helpers import PANEBOARD, cli_env, post, run_cli
 
 
 def on_terminal(

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import Listening, cli_env, post, run_cli
+from testing.helpers import Listening, cli_env, post, run_cli
 
 
 def test_ask_is_answered_by_an_agent_whose_door_runs_paneboard_answer(home: Path) -> None:

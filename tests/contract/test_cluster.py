@@ -22,8 +22,8 @@ import pytest
 from paneboard.state.natsstore import RETRY_FOR, NatsStore
 from paneboard.state.natsurl import shown
 from paneboard.state.policy import Policy, write_policy
-from tests.helpers import ROOT, Listening, cli_env, run_cli, wait_until
-from tests.natscluster import NAMES, NatsCluster
+from testing.helpers import ROOT, Listening, cli_env, run_cli, wait_until
+from testing.natscluster import NAMES, NatsCluster
 
 MISSING = "nats-server is missing (Debian package nats-server)"
 pytestmark = pytest.mark.skipif(shutil.which("nats-server") is None, reason=MISSING)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import PANEBOARD, Listening, cli_env, post, run_cli
+from testing.helpers import PANEBOARD, Listening, cli_env, post, run_cli
 
 REFUSED = (
     "paneboard: board `test`: `alice` already has {} open prompts for `bob` "

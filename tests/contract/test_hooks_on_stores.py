@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Listening, cli_env, post, run_hook
+from testing.helpers import Listening, cli_env, post, run_hook
 
 
 @pytest.mark.cluster

@@ -20,7 +20,7 @@ from paneboard.protocol.posts import Ack, Post, Prompt, encode
 from paneboard.state.keys import open_key
 from paneboard.state.natsstore import NatsStore
 from paneboard.state.verdicts import Verdicts, read_checked
-from tests.helpers import Listening, NatsServer, cli_env, run_cli
+from testing.helpers import Listening, NatsServer, cli_env, run_cli
 
 
 def _homes(tmp_path: Path) -> tuple[Path, Path, Path]:

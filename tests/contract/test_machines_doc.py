@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT, cli_env, wait_until
+from testing.helpers import ROOT, cli_env, wait_until
 
 pytestmark = pytest.mark.skipif(
     shutil.which("nats-server") is None or shutil.which("openssl") is None,

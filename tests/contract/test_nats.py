@@ -14,9 +14,9 @@ import pytest
 
 from paneboard.state.natsstore import NatsStore
 from paneboard.state.natsurl import FORM
+from testing.helpers import Listening, NatsServer, cli_env, run_cli
 from tests.contract.test_contract import REFUSED, posting_at_once
 from tests.factories import prompt
-from tests.helpers import Listening, NatsServer, cli_env, run_cli
 
 pytestmark = pytest.mark.skipif(
     shutil.which("nats-server") is None,
@@ -67,7 +67,7 @@ def test_two_machines_share_a_board(tmp_path: Path, nats_server: NatsServer) -> 
 
 
 def _env(home: Path, url: str) -> dict[str, str]:
-    from tests.helpers import cli_env
+    from testing.helpers import cli_env
 
     return cli_env(home, PANEBOARD_STORE=url)
 

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from paneboard.state.natsurl import FORM
+from testing.helpers import PANEBOARD, Listening, NatsServer, SocketServer, cli_env, run_cli
 from tests.contract.test_nats import _certs
-from tests.helpers import PANEBOARD, Listening, NatsServer, SocketServer, cli_env, run_cli
-from tests.listener.test_hooks import PARENT
+from tests.hooks.test_hooks import PARENT
 
 pytestmark = pytest.mark.skipif(
     shutil.which("nats-server") is None,

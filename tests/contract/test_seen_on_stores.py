@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import Listening, SocketServer, post, run_cli
+from testing.helpers import Listening, SocketServer, post, run_cli
 
 
 class Session(SocketServer):

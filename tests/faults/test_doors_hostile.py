@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Listening, fake_codex, notices, post, python_door, run_cli, wait_until
+from testing.helpers import Listening, fake_codex, notices, post, python_door, run_cli, wait_until
 
 
 @pytest.fixture
@@ -116,7 +116,7 @@ def test_exec_exiting_0_without_reading_stdin(home: Path) -> None:
 
 def test_codex_that_prints_its_receipt_and_exits_1(home: Path, tmp_path: Path) -> None:
     """The receipt alone is not success: exit 1 is a failure, retried, then `undelivered`."""
-    from tests.helpers import LoadedThread
+    from testing.helpers import LoadedThread
     from tests.listener.test_doors import _codex_env
 
     fake_codex(tmp_path / "bin", "print('Queued message m1 for thread th-1.'); sys.exit(1)")

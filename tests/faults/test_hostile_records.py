@@ -14,6 +14,7 @@ import pytest
 
 from paneboard.state.append import append_payloads
 from paneboard.state.natsstore import NatsStore
+from testing.helpers import Listening, post, run_cli, run_hook
 from tests.faults.hostile import (
     CORPUS,
     PRESENCE,
@@ -24,7 +25,6 @@ from tests.faults.hostile import (
     publish,
     put_presence,
 )
-from tests.helpers import Listening, post, run_cli, run_hook
 
 STOP = {"hook_event_name": "Stop", "stop_hook_active": False}
 

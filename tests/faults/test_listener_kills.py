@@ -11,7 +11,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from tests.helpers import cli_env, run_cli, wait_until
+from testing.helpers import cli_env, run_cli, wait_until
 
 # The door: record the prompt's id (the door "took" it), slowly enough to be killed inside.
 DOOR = (

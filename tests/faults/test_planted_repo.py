@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli
+from testing.helpers import run_cli
 
 # Every `hook` command that writes in a project, with the files it writes (or removes).
 COMMANDS = {

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from paneboard.protocol.posts import Prompt
 from paneboard.state.log import read_posts
-from tests.helpers import Listening, cli_env, wait_until
+from testing.helpers import Listening, cli_env, wait_until
 
 WRITER = """
 import os, sys, time

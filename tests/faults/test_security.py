@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from paneboard.state import presence
-from tests.helpers import Listening, post, run_cli
+from testing.helpers import Listening, post, run_cli
 
 
 def _mode(path: Path) -> int:

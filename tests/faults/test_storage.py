@@ -19,8 +19,8 @@ from paneboard.state.keys import verify
 from paneboard.state.log import LogReader, read_posts
 from paneboard.state.policy import Policy, write_policy
 from paneboard.state.sealing import Sealer
+from testing.helpers import Listening, run_cli
 from tests.factories import prompt
-from tests.helpers import Listening, run_cli
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import (
+from testing.helpers import (
     PANEBOARD,
     Listening,
     LoadedThread,
@@ -303,7 +303,7 @@ def test_doctor_healthy_and_broken(home: Path, tmp_path: Path) -> None:
 
 def test_codex_queue_to_a_thread_nobody_runs_is_undelivered(home: Path, tmp_path: Path) -> None:
     """A lock file nobody holds: `thread not running`; a process holding it lets it through."""
-    from tests.helpers import fake_codex, notices
+    from testing.helpers import fake_codex, notices
     from tests.listener.test_doors import _codex_env
 
     fake_codex(tmp_path / "bin", "print('Queued message m1 for thread th-1.')")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import (
+from testing.helpers import (
     Listening,
     LoadedThread,
     SocketServer,

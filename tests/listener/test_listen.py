@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from paneboard.state.log import read_posts
-from tests.helpers import Listening, post, run_cli
+from testing.helpers import Listening, post, run_cli
 
 
 def delivered_ids(listener: Listening, n: int) -> list[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from paneboard.protocol.posts import Undelivered
 from paneboard.state.log import read_posts
-from tests.helpers import Listening, post, python_door, run_cli, wait_until
+from testing.helpers import Listening, post, python_door, run_cli, wait_until
 
 # An exec door that refuses any prompt whose body says FAIL and records the others' ids.
 RECORDER = (
@@ -17,7 +17,7 @@ RECORDER = (
 
 
 def recorder(home: Path, tmp_path: Path, *args: str) -> Listening:
-    from tests.helpers import cli_env
+    from testing.helpers import cli_env
 
     env = cli_env(home, OUT=str(tmp_path / "got"))
     return Listening(home, "bob", *python_door(RECORDER, *args), env=env)

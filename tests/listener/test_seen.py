@@ -20,8 +20,7 @@ from paneboard.board.text import ago
 from paneboard.listener.seen import prompt_ids
 from paneboard.protocol.compose import compose
 from paneboard.state.panelock import holder
-from tests.factories import prompt
-from tests.helpers import (
+from testing.helpers import (
     PANEBOARD,
     Listening,
     LoadedThread,
@@ -32,6 +31,7 @@ from tests.helpers import (
     run_cli,
     wait_until,
 )
+from tests.factories import prompt
 
 PID = "01abcdefghjkmnpqrstvwxyz01"
 OTHER = "01abcdefghjkmnpqrstvwxyz02"

@@ -14,8 +14,8 @@ from paneboard.board.context import Context, header
 from paneboard.protocol.posts import Answer, Prompt
 from paneboard.state.policy import Policy, write_policy
 from paneboard.state.sealing import Sealer
-from tests.helpers import Listening, post, run_cli, run_hook, wait_until
-from tests.listener.test_trust_cli import on_terminal
+from testing.helpers import Listening, post, run_cli, run_hook, wait_until
+from tests.cli.test_trust import on_terminal
 
 APPROVED_LINE = "[paneboard] a person approved this prompt after paneboard held it"
 

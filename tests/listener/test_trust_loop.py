@@ -11,7 +11,7 @@ from pathlib import Path
 from paneboard.board.context import Context, header
 from paneboard.protocol.posts import Prompt
 from paneboard.state.policy import Policy, write_policy
-from tests.helpers import Listening, post, run_cli, wait_until
+from testing.helpers import Listening, post, run_cli, wait_until
 
 PANEBOARD = f"{sys.executable} -m paneboard"
 # alice replies to each prompt; bob answers it, then replies: the chain never ends by itself.

@@ -21,7 +21,7 @@ from mcp.types import CallToolResult, TextContent
 
 from paneboard.mcpserver.tools import WAIT_TIMEOUT, Kind, Priority, Until
 from paneboard.protocol.words import KINDS, PRIORITIES, WAIT_UNTIL
-from tests.helpers import cli_env, run_cli
+from testing.helpers import cli_env, run_cli
 
 pytestmark = pytest.mark.anyio
 

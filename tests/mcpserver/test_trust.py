@@ -11,8 +11,8 @@ from paneboard.board.context import header
 from paneboard.protocol.posts import Held, Prompt, encode
 from paneboard.state.append import append_payloads
 from paneboard.state.sealing import Sealer
-from tests.helpers import post, run_cli
-from tests.listener.test_tools import board_client, call, text
+from testing.helpers import post, run_cli
+from tests.mcpserver.test_tools import board_client, call, text
 
 pytestmark = pytest.mark.anyio
 WHY = "not allowed"

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import ScriptServer, Tmux, wait_until
+from testing.helpers import ScriptServer, Tmux, wait_until
 
 CONFIG = """model = "mock-model"
 model_provider = "mock"

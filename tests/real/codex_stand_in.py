@@ -22,7 +22,7 @@ import shlex
 import time
 from typing import Any
 
-from tests.real import stand_in
+from testing import stand_in
 
 _SLOW = re.compile(r"MOCK-SLOW-(\d+(?:\.\d+)?)")
 # A Stop hook's reason reaches the model HTML-escaped, inside <hook_prompt …>…</hook_prompt>.

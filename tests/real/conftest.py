@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ScriptServer
-from tests.real.clients import CLIENTS, CLIS, PACKAGES, free_port
+from testing.clients import CLIENTS, CLIS, PACKAGES, free_port
+from testing.helpers import ScriptServer
 
 
 @pytest.fixture(scope="session")
@@ -49,6 +49,6 @@ def clients_bin() -> Path:
 @pytest.fixture
 def api(tmp_path: Path) -> Iterator[tuple[int, Path]]:
     """The API stand-in on a free loopback port; yields (port, request log)."""
-    server = ScriptServer("tests.real.api_stand_in", free_port(), tmp_path / "api.log")
+    server = ScriptServer("testing.api_stand_in", free_port(), tmp_path / "api.log")
     yield server.port, server.log
     server.close()

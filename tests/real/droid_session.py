@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.agents.droid import DROID
-from tests.real.sessions import MORE_CLIENTS, StandIn, TmuxSession, more_client, workspace
+from testing.sessions import MORE_CLIENTS, StandIn, TmuxSession, more_client, workspace
 
 DROID_PACKAGE = "@factory/cli-linux-x64@0.225.2"
 DROID_BIN = MORE_CLIENTS / "node_modules" / "@factory" / "cli-linux-x64" / "bin" / "droid"

@@ -13,8 +13,8 @@ from typing import Any
 
 from paneboard.agents.pi import PI
 from paneboard.state.panelock import holder
-from tests.helpers import wait_until
-from tests.real.sessions import (
+from testing.helpers import wait_until
+from testing.sessions import (
     MORE_CLIENTS,
     StandIn,
     TmuxSession,

@@ -14,9 +14,9 @@ from typing import Any
 from paneboard.agents import qwen_inbox as qwen
 from paneboard.agents.qwen import QWEN, controller_path
 from paneboard.state.files import write_atomic
-from tests.helpers import Listening, ScriptServer, cli_env, wait_until
-from tests.real.clients import free_port
-from tests.real.sessions import (
+from testing.clients import free_port
+from testing.helpers import Listening, ScriptServer, cli_env, wait_until
+from testing.sessions import (
     MORE_CLIENTS,
     TmuxSession,
     base_env,

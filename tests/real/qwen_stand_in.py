@@ -12,7 +12,7 @@ import json
 import time
 from typing import Any
 
-from tests.real import model_stand_in, stand_in
+from testing import model_stand_in, stand_in
 from tests.real.shell_stand_in import answer_command as shell_answer
 
 SHELL = "run_shell_command"

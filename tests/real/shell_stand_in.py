@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tests.real import model_stand_in
-from tests.real.api_stand_in import _ANSWER_LINE, _MOCK_ANSWER
+from testing import model_stand_in
+from testing.api_stand_in import _ANSWER_LINE, _MOCK_ANSWER
 
 Arguments = Callable[[str], dict[str, Any]]  # the shell command -> the tool call's arguments
 

@@ -12,7 +12,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from tests.real.clients import offline_codex_thread
+from testing.clients import offline_codex_thread
 
 
 def _queued(codex_home: Path) -> list[str]:

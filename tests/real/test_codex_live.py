@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from paneboard.state.panelock import holder
-from tests.helpers import run_cli, wait_until
-from tests.real.clients import free_port
+from testing.clients import free_port
+from testing.helpers import run_cli, wait_until
 from tests.real.codex_session import CodexHome, CodexTui, StandIn
 
 pytestmark = pytest.mark.skipif(

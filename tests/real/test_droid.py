@@ -6,9 +6,9 @@ import statistics
 import time
 
 from paneboard.agents import droid
-from tests.helpers import run_cli, wait_until
+from testing.helpers import run_cli, wait_until
+from testing.sessions import NEEDS_TMUX, live_fixture, post, stage
 from tests.real.droid_session import DroidSession, droid_bin
-from tests.real.sessions import NEEDS_TMUX, live_fixture, post, stage
 
 pytestmark = NEEDS_TMUX
 MISSING = "npm is missing: cannot install Factory Droid (@factory/cli-linux-x64@0.225.2)"

@@ -21,8 +21,8 @@ from paneboard.protocol.posts import Prompt, Undelivered
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
 from paneboard.state.policy import Policy, write_policy
-from tests.helpers import Listening, ScriptServer, cli_env, post, run_cli, wait_until
-from tests.real.clients import ClaudeSession, free_port
+from testing.clients import ClaudeSession, free_port
+from testing.helpers import Listening, ScriptServer, cli_env, post, run_cli, wait_until
 
 NO_TMUX = "tmux is missing: no interactive Claude Code session"
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason=NO_TMUX)
@@ -124,7 +124,7 @@ def shared(
     (home / "test" / "panes").mkdir(mode=0o700, parents=True)
     # the bursts send alice's prompts faster than the policy's default 30 a minute
     write_policy(home / "test", AGENT, Policy(rate=0))
-    api = ScriptServer("tests.real.api_stand_in", free_port(), folder / "api.log")
+    api = ScriptServer("testing.api_stand_in", free_port(), folder / "api.log")
     allow = {"permissions": {"allow": ["Bash"], "defaultMode": "default"}}
     session = start_claude(clients_bin, home, folder, api.port, allow)
     try:

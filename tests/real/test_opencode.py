@@ -16,9 +16,9 @@ import pytest
 from paneboard.protocol.posts import Undelivered
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
-from tests.helpers import Listening, cli_env, run_cli, wait_until
-from tests.real.clients import CLIENTS
-from tests.real.sessions import OpenCodeSession, opencode_plugin_deps, post, running, status
+from testing.clients import CLIENTS
+from testing.helpers import Listening, cli_env, run_cli, wait_until
+from testing.sessions import OpenCodeSession, opencode_plugin_deps, post, running, status
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is missing: no live OpenCode session"

@@ -9,9 +9,9 @@ import subprocess
 import time
 
 from paneboard.state.panelock import holder
-from tests.helpers import Listening, cli_env, notices, run_cli, wait_until
+from testing.helpers import Listening, cli_env, notices, run_cli, wait_until
+from testing.sessions import NEEDS_TMUX, live_fixture, post, running, stage, status
 from tests.real.pi_session import PiSession, pi_bin
-from tests.real.sessions import NEEDS_TMUX, live_fixture, post, running, stage, status
 
 pytestmark = NEEDS_TMUX
 MISSING = "npm is missing: cannot install pi (@mariozechner/pi-coding-agent@0.73.1)"

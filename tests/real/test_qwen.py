@@ -17,9 +17,9 @@ from paneboard.state import proc
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
 from paneboard.state.policy import Policy, write_policy
-from tests.helpers import run_cli, wait_until
+from testing.helpers import run_cli, wait_until
+from testing.sessions import post, status
 from tests.real.qwen_session import QwenSession, qwen_bin
-from tests.real.sessions import post, status
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is missing: no live Qwen Code session"

@@ -14,8 +14,8 @@ import pytest
 from paneboard.protocol.posts import Undelivered
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
-from tests.helpers import Listening, LoadedThread, cli_env, post, run_cli, wait_until
-from tests.real.clients import ClaudeSession, codex_env, offline_codex_thread, queue_listener
+from testing.clients import ClaudeSession, codex_env, offline_codex_thread, queue_listener
+from testing.helpers import Listening, LoadedThread, cli_env, post, run_cli, wait_until
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is missing: no interactive Claude Code session"

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import cli_env, post, run, run_cli, wait_until
-from tests.real.api_stand_in import MCP_ANSWER_BODY
-from tests.real.clients import ClaudeSession
+from testing.api_stand_in import MCP_ANSWER_BODY
+from testing.clients import ClaudeSession
+from testing.helpers import cli_env, post, run, run_cli, wait_until
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is missing: no interactive Claude Code session"

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import post, run_cli, wait_until
-from tests.real.clients import ClaudeSession
+from testing.clients import ClaudeSession
+from testing.helpers import post, run_cli, wait_until
 from tests.real.test_real_clients import _claude
 
 NO_TMUX = "tmux is missing: no interactive Claude Code session"

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import Listening, post, run_cli, wait_until
-from tests.real.clients import codex_env, free_port, queue_listener
+from testing.clients import codex_env, free_port, queue_listener
+from testing.helpers import Listening, post, run_cli, wait_until
 from tests.real.codex_session import CodexHome, CodexTui, StandIn
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import wait_until
-from tests.real.sessions import AgentSession, CopilotSession, GeminiSession, post, status
+from testing.helpers import wait_until
+from testing.sessions import AgentSession, CopilotSession, GeminiSession, post, status
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is missing: no live agent session"

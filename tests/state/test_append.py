@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from paneboard.state.log import read_posts
-from tests.helpers import cli_env, run_cli
+from testing.helpers import cli_env, run_cli
 
 WRITER = """
 import os, sys, time

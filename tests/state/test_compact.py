@@ -13,8 +13,8 @@ from paneboard.state.compact import compact
 from paneboard.state.fold import fold, open_for
 from paneboard.state.log import append_posts, read_posts
 from paneboard.state.policy import Policy, write_policy
+from testing.helpers import Listening, cli_env, post, run_cli
 from tests.factories import prompt
-from tests.helpers import Listening, cli_env, post, run_cli
 
 
 def _id(tag: str) -> str:

@@ -22,8 +22,8 @@ from paneboard.state.append import append_payloads
 from paneboard.state.framing import generation_of, scan
 from paneboard.state.keys import MAGIC, Pins, key_path, open_key, verify
 from paneboard.state.log import read_posts
+from testing.helpers import NatsServer
 from tests.factories import prompt
-from tests.helpers import NatsServer
 
 FP_A = "a" * 26
 FP_B = "b" * 26

@@ -8,7 +8,7 @@ import pytest
 
 from paneboard.protocol.errors import BadInput
 from paneboard.state.natsurl import FORM, NatsAddress, parse_url, shown, split_secret, with_secret
-from tests.helpers import run_cli
+from testing.helpers import run_cli
 
 
 def test_seeds_prefix_and_replicas() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.state.paths import default_board, git_common_dir, open_home, user_data_dir
-from tests.helpers import run_cli
+from testing.helpers import run_cli
 
 
 def _git(cwd: Path, *args: str) -> str:

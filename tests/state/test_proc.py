@@ -10,7 +10,7 @@ import sys
 import anyio
 
 from paneboard.state.proc import agent_pid, alive, cmdline, is_zombie, wait_process_gone
-from tests.helpers import wait_until
+from testing.helpers import wait_until
 
 
 def test_an_ended_unreaped_child_is_a_zombie_and_counts_only_when_asked() -> None:

@@ -17,8 +17,8 @@ from paneboard.state.abc import Compactable, HealthReport, Store
 from paneboard.state.filestore import FileStore
 from paneboard.state.keys import Pins, open_key
 from paneboard.state.limit import OpenLimit
+from testing.helpers import NatsServer
 from tests.factories import prompt
-from tests.helpers import NatsServer
 
 
 @pytest.fixture(params=["file", "nats"])

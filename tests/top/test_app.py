@@ -22,7 +22,7 @@ from paneboard.state.filestore import FileStore
 from paneboard.state.log import append_posts
 from paneboard.state.natsurl import parse_url
 from paneboard.top.app import TopApp
-from tests.helpers import Listening, NatsServer, cli_env, run_cli, wait_until_async
+from testing.helpers import Listening, NatsServer, cli_env, run_cli, wait_until_async
 
 pytestmark = pytest.mark.anyio
 SIZE = (150, 40)

@@ -1,12 +1,16 @@
-# Two commands do everything on a fresh clone: `make demo` and `make test`.
+# Two commands do everything on a fresh clone: `make demo` and `make test`. A developer runs
+# `make check` after each change: the fast tier (docs/developers.md, "Which tests to run").
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
 # The installed packages: every top-level folder holding an __init__.py (see setup.py).
 PACKAGES := $(filter-out tests testing bench,$(patsubst %/__init__.py,%,$(wildcard */__init__.py)))
+# The agent CLIs the tests meet, pinned in one list, installed by `make clients` into .ci/tools.
+CLIENTS_LIST := testing/clients.txt
+TOOLS := .ci/tools
 
-.PHONY: compile demo test lint bench bench-quick wheel-check screenshot
+.PHONY: compile demo test check clients lint bench bench-quick wheel-check screenshot
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +35,24 @@ demo: compile
 screenshot: compile
 	$(BIN)/python scripts/top_screenshot.py docs/top.svg
 
+# Everything, as CI runs it: the real agent CLIs (`make clients` first) and tmux, NATS, the
+# three-node cluster, the wheel.
 test: compile
 	$(BIN)/python -m pytest
+
+# The fast tier: no agent CLI, no tmux, no wheel build, no cluster (pytest's markers).
+check: compile
+	$(BIN)/python -m pytest -m "not real and not slow and not wheel"
+
+# Each line of the list into its folder of .ci/tools, with npm, never globally, no auto-updater.
+clients:
+	@command -v npm >/dev/null || { echo "make clients: npm is missing" >&2; exit 1; }
+	@for folder in $$(awk '!/^#/ && NF {print $$2}' $(CLIENTS_LIST) | sort -u); do \
+	  specs=$$(awk -v f=$$folder '!/^#/ && $$2 == f {print $$3 "@" $$4}' $(CLIENTS_LIST)); \
+	  echo "npm install into $(TOOLS)/$$folder:" $$specs; \
+	  DISABLE_AUTOUPDATER=1 npm install --silent --no-audit --no-fund --save-exact \
+	    --prefix $(TOOLS)/$$folder $$specs || exit 1; \
+	done
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check $(PACKAGES) tests testing bench setup.py

@@ -1,5 +1,6 @@
 """The packages are found, not listed: every folder of the tree beside this file that holds an
-`__init__.py` (tests and benchmarks aside) is installed under the one namespace `paneboard.*`.
+`__init__.py` (the tests, their counterparts in `testing/` and the benchmarks aside) is
+installed under the one namespace `paneboard.*`.
 
 The repository keeps them as top-level folders (`protocol/`, `state/`, `listener/`, …);
 installed, `protocol/` is `paneboard.protocol`, and `root/` is `paneboard` itself (a folder named

@@ -1,8 +1,9 @@
 """Post → model latency through each agent's own door, on the real CLIs, offline.
 
 `python -m bench.agents [--samples N]` (needs tmux, node and the CLIs: PANEBOARD_CLIENTS_BIN or
-.ci/tools/clients). Each agent runs one live session against the model stand-in of
-tests/real/, and the time is read from the stand-in's log (when the model request came in):
+.ci/tools/clients, as `make clients` installs them). Each agent runs one live session against
+the model stand-in (testing/model_stand_in.py), and the time is read from the stand-in's log
+(when the model request came in):
 
 - Gemini CLI, Copilot CLI (Stop-hook door): a prompt waits for the person's next turn; the
   number is from that turn's model request (answered at once, so the turn ends right after)
@@ -20,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from testing.clients import CLIENTS
+from testing.clients import CLIENTS, PINNED
 from testing.sessions import (
     AgentSession,
     CopilotSession,
@@ -79,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 session.close()
             print(_line(f"{name}: turn's request -> prompt's request", values), flush=True)
-        deps = opencode_plugin_deps(CLIENTS.parent / "opencode-plugin")
+        deps = opencode_plugin_deps()
+        if deps is None:
+            raise SystemExit(PINNED["opencode-plugin"].missing)
         oc = OpenCodeSession(root / "opencode", bin_dir, "opencode-bench", deps)
         try:
             idle, busy = _opencode(oc, args.samples)

@@ -5,7 +5,7 @@ all are `seen`, how many never are (lost) and how many reached the model twice (
 transcript's user turns and mid-turn attachments per prompt id).
 
 `claude()` runs a real, offline Claude Code session (as tests/real does: its API stand-in,
-tests/real/api_stand_in.py, answers every turn at once) with a
+testing/api_stand_in.py, answers every turn at once) with a
 `paneboard listen --door claude-inbox --transcript …`, posts one prompt at a time into the
 idle session, and reads the board's own timestamps: the prompt's append, its `delivered`
 receipt (the door latency: the listener woke and wrote the line to the session's socket) and
@@ -45,7 +45,7 @@ BURST = 60
 
 
 def clients_bin() -> Path | None:
-    """The folder holding the real `claude`, as tests/real finds it (None when it is not there)."""
+    """The folder holding the real `claude`, as the tests find it (None when it is not there)."""
     default = ROOT / ".ci" / "tools" / "clients" / "node_modules" / ".bin"
     found = Path(os.environ.get("PANEBOARD_CLIENTS_BIN", default))
     return found if (found / "claude").exists() and shutil.which("tmux") else None

@@ -4,7 +4,7 @@ tests and their fixtures; `bench/` imports this package, never `tests/`).
 - `helpers`: the command line and a listener as real processes, Unix socket and script servers
   standing in for an agent, a real `nats-server`, a detached tmux, bounded waits;
 - `natscluster`: three `nats-server`s forming one JetStream cluster;
-- `clients`: the agent CLIs, where they are
+- `clients`: the pinned agent CLIs (the one list is `clients.txt`, beside it), where they are
   installed, and Claude Code and Codex sessions of them;
 - `sessions`: live sessions of the other agent CLIs in tmux;
 - `stand_in`, `api_stand_in`, `model_stand_in`: loopback stand-ins of the agents' model APIs.

@@ -1,6 +1,7 @@
-"""The real agent CLIs as test counterparts: where they are installed, sessions of them.
+"""The real agent CLIs as test counterparts: the pinned list (clients.txt), where each is
+installed, sessions of Claude Code and Codex.
 
-No pytest here: bench/ uses these too (conftest.py holds the fixtures).
+No pytest here: bench/ uses these too (tests/real/conftest.py holds the fixtures).
 """
 
 from __future__ import annotations
@@ -13,24 +14,57 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from paneboard.state.panelock import holder
 from testing.helpers import ROOT, Listening, LoadedThread, Tmux, cli_env, wait_until
 
-CLIENTS = ROOT / ".ci" / "tools" / "clients"
+TOOLS = ROOT / ".ci" / "tools"
+CLIENTS = TOOLS / "clients"
 
 
-PACKAGES = [
-    "@openai/codex@0.169.0",
-    "@anthropic-ai/claude-code@2.1.328",
-    "@google/gemini-cli@0.61.0",
-    "@github/copilot@1.0.102",
-    "opencode-ai@1.18.33",
-]
+class Client(NamedTuple):
+    """One line of clients.txt: an agent CLI (or a package one needs), pinned."""
+
+    key: str
+    folder: str
+    package: str
+    version: str
+    binary: str
+    name: str
+
+    @property
+    def spec(self) -> str:
+        """What npm installs: `package@version`."""
+        return f"{self.package}@{self.version}"
+
+    @property
+    def path(self) -> Path:
+        """Where `make clients` puts its binary."""
+        return TOOLS / self.folder / self.binary
+
+    def installed(self) -> Path | None:
+        """Its binary, or None where `make clients` has not installed it."""
+        return self.path if self.path.exists() else None
+
+    @property
+    def missing(self) -> str:
+        """Why its tests skip where it is not installed."""
+        what = self.name if self.name != "-" else self.package
+        return f"{what} {self.version} is not in .ci/tools/{self.folder}: run make clients"
 
 
-CLIS = ("claude", "codex", "gemini", "copilot", "opencode")
+LIST = Path(__file__).with_name("clients.txt")
+
+
+def read_pinned(path: Path = LIST) -> dict[str, Client]:
+    """The pinned clients of the list at *path*, by key, in its order."""
+    rows = (line.split(None, 5) for line in path.read_text().splitlines())
+    return {row[0]: Client(*row) for row in rows if row and not row[0].startswith("#")}
+
+
+PINNED = read_pinned()
+CLIS = tuple(c for c in PINNED.values() if c.folder == "clients")  # the clients_bin fixture's
 
 
 def free_port() -> int:
@@ -58,7 +92,7 @@ def offline_codex_thread(codex_home: Path, cwd: Path) -> tuple[str, Path]:
         "timestamp": now,
         "cwd": str(cwd),
         "originator": "codex_cli_rs",
-        "cli_version": "0.169.0",
+        "cli_version": PINNED["codex"].version,
         "source": "cli",
         "model_provider": "localdead",
     }
@@ -101,7 +135,7 @@ class ClaudeSession(Tmux):
             json.dumps(
                 {
                     "hasCompletedOnboarding": True,
-                    "lastOnboardingVersion": "2.1.328",
+                    "lastOnboardingVersion": PINNED["claude"].version,
                     "theme": "dark",
                     "customApiKeyResponses": {"approved": ["sk-dummy"], "rejected": []},
                     "projects": {

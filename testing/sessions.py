@@ -3,40 +3,18 @@ against the model stand-in (model_stand_in.py); each with a private HOME."""
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
-import pytest
-
-from testing.clients import free_port
+from testing.clients import PINNED, TOOLS, free_port
 from testing.helpers import ScriptServer, Tmux, wait_until
-
-OPENCODE_PLUGIN_PACKAGE = "@opencode-ai/plugin@1.18.33"
-S = TypeVar("S", bound="Closes")
-MORE_CLIENTS = Path(__file__).parents[1] / ".ci" / "tools" / "clients-more"
-
-
-def more_client(package: str, binary: Path) -> Path | None:
-    """*binary* of the pinned npm *package* in .ci/tools/clients-more (as .ci/run installs it),
-    installed on first use; None (the tests skip) without npm."""
-    if not binary.exists():
-        if shutil.which("npm") is None:
-            return None
-        MORE_CLIENTS.mkdir(parents=True, exist_ok=True)
-        argv = ["npm", "install", "--silent", "--no-audit", "--no-fund"]
-        env = dict(os.environ, DISABLE_AUTOUPDATER="1")
-        argv += ["--prefix", str(MORE_CLIENTS), package]
-        subprocess.run(argv, check=True, env=env, timeout=600)
-    return binary
 
 
 class StandIn(ScriptServer):
@@ -172,43 +150,10 @@ def install(pb_home: Path, agent: str, project: Path, name: str) -> str:
     return done.stdout
 
 
-class Closes(Protocol):
-    def close(self) -> None: ...
-
-
-def live(session: Callable[[Path], S], found: Path | None, missing: str) -> Iterator[S]:
-    """A module's live session of the CLI at *found*, closed after its tests; the tests skip,
-    saying *missing*, where the CLI could not be installed."""
-    if found is None:
-        pytest.skip(missing)
-    s = session(found)
-    try:
-        yield s
-    finally:
-        s.close()
-
-
-NEEDS_TMUX = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing: no session")
-
-
 def stage(pb_home: Path, prompt: str, agent: str, third: str) -> tuple[str, str, str]:
     """*agent*'s stage of *prompt*, its door, and its *third* field (`source`, `outcome`)."""
     got = status(pb_home, prompt, agent)
     return got["stage"], got.get("door", ""), got.get(third) or ""
-
-
-def live_fixture(
-    session: Callable[..., S], find: Callable[[], Path | None], name: str, missing: str
-) -> Any:
-    """A module-scoped fixture: one live session of the CLI *find* gives, as agent *name*, for
-    the module's tests (skipped, saying *missing*, where the CLI cannot be installed)."""
-
-    @pytest.fixture(scope="module", name="session")
-    def live_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S]:
-        folder = tmp_path_factory.mktemp(name)
-        yield from live(functools.partial(session, folder, name=name), find(), missing)
-
-    return live_session
 
 
 def user_records(
@@ -315,21 +260,11 @@ class CopilotSession(AgentSession):
         )
 
 
-def opencode_plugin_deps(folder: Path) -> Path:
-    """`@opencode-ai/plugin`, which OpenCode would otherwise `npm install` at every first start."""
-    if not (folder / "node_modules" / "@opencode-ai" / "plugin" / "package.json").exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        version = OPENCODE_PLUGIN_PACKAGE.rsplit("@", 1)[1]
-        (folder / "package.json").write_text(
-            json.dumps({"dependencies": {"@opencode-ai/plugin": version}}, indent=2) + "\n"
-        )
-        subprocess.run(
-            ["npm", "install", "--silent", "--no-audit", "--no-fund"],
-            cwd=folder,
-            check=True,
-            timeout=300,
-        )
-    return folder
+def opencode_plugin_deps() -> Path | None:
+    """The folder holding `@opencode-ai/plugin` (`make clients` installs it there), which
+    OpenCode would otherwise `npm install` at every first start; None where it is missing."""
+    plugin = PINNED["opencode-plugin"]
+    return TOOLS / plugin.folder if plugin.installed() else None
 
 
 class OpenCodeSession(AgentSession):

@@ -1,4 +1,6 @@
-"""Shared fixtures: a private home, and running the real command line."""
+"""Shared fixtures (a private home, the NATS servers, the stores a test runs on) and the tiers
+each test is marked with (pyproject.toml registers the markers; docs/developers.md says which
+tier to run when)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import pytest
 
 from testing.helpers import NatsServer
 from testing.natscluster import NatsCluster
+
+TESTS = Path(__file__).parent
 
 
 @pytest.fixture
@@ -101,3 +105,26 @@ def store_url(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
         url = f"{request.getfixturevalue('nats_server').url}/{prefix}"
     monkeypatch.setenv("PANEBOARD_TEST_STORE", url)
     return url
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each test gets its tiers from where it lives and what it uses, so a new test is tiered
+    with no mark of its own: tests/real/ is `real` (agent CLIs, tmux); a test on a NATS server
+    (its fixtures, or a store parameter `nats` or `cluster`) is `nats`; one on the three-node
+    cluster is also `slow`; a test of tests/test_wheel.py on the installed wheel is `wheel`.
+    A test meeting a real counterpart otherwise says so with its own mark (`top` in tmux is
+    `real`, a module starting nats-servers of its own is `nats`)."""
+    for item in items:
+        where = item.path.relative_to(TESTS).parts if item.path.is_relative_to(TESTS) else ()
+        used = set(getattr(item, "fixturenames", ()))
+        params = getattr(item, "callspec", None)
+        on = params.params.items() if params else ()
+        stores = {v for k, v in on if "store" in k and isinstance(v, str)}
+        if where[:1] == ("real",):
+            item.add_marker(pytest.mark.real)
+        if where == ("test_wheel.py",) and "installed" in used:
+            item.add_marker(pytest.mark.wheel)
+        if used & {"nats_server", "nats_cluster"} or stores & {"nats", "cluster"}:
+            item.add_marker(pytest.mark.nats)
+        if "nats_cluster" in used or "cluster" in stores:
+            item.add_marker(pytest.mark.slow)

@@ -81,6 +81,33 @@ def test_imports_only_go_down(package: str) -> None:
     assert {} == bad
 
 
+def _imported_tops(folder: str) -> dict[str, set[str]]:
+    """Each module of *folder* (a top-level folder of the checkout), with the top-level names it
+    imports."""
+    found = {}
+    for path in (ROOT / folder).rglob("*.py"):
+        tops = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                tops |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                tops.add(node.module.split(".")[0])
+        found[str(path.relative_to(ROOT))] = tops
+    return found
+
+
+def test_the_benchmarks_and_the_counterparts_never_import_the_tests() -> None:
+    """bench/ and testing/ (the counterparts both share) never import tests/; no installed
+    package imports any of the three, which the wheel does not hold."""
+    bad = {}
+    for folder in ("bench", "testing", *PACKAGES, "root"):
+        banned = {"tests"} if folder in ("bench", "testing") else {"tests", "testing", "bench"}
+        for module, tops in _imported_tops(folder).items():
+            if tops & banned:
+                bad[module] = sorted(tops & banned)
+    assert {} == bad
+
+
 def test_no_relative_imports() -> None:
     """Absolute imports only, so a module's layer is visible in every import line."""
     relative = [

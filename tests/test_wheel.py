@@ -98,8 +98,8 @@ def _tree_files() -> set[str]:
 
 
 def test_every_package_of_the_tree_is_found() -> None:
-    """The folders installed are exactly those holding an `__init__.py`, tests and benchmarks
-    aside: a new one is found without a list to keep."""
+    """The folders installed are exactly those holding an `__init__.py`, the tests, their
+    counterparts (testing/) and the benchmarks aside: a new one is found without a list to keep."""
     tops = {p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
     assert {*PACKAGES, ROOT_PACKAGE, "tests", "testing", "bench"} == tops
 

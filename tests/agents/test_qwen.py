@@ -11,7 +11,7 @@ import select
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -19,11 +19,18 @@ from paneboard.agents import DoorRequest, qwen_inbox
 from paneboard.agents.qwen import QWEN, controller_path
 from paneboard.protocol.errors import BadInput
 from paneboard.state.files import write_atomic
+from testing.clients import PINNED
 from testing.helpers import PANEBOARD, cli_env, run, run_cli
-from tests.real.qwen_session import QWEN_BIN
 
+T = TypeVar("T")
 TOKEN = "qpc_" + "d" * 64
-needs_qwen = pytest.mark.skipif(not QWEN_BIN.exists(), reason="Qwen Code is not installed")
+QWEN_BIN = PINNED["qwen"].path
+
+
+def needs_qwen(test: T) -> T:
+    """A test that runs the real Qwen Code: in the `real` tier, skipped where it is missing."""
+    skip = pytest.mark.skipif(not QWEN_BIN.exists(), reason=PINNED["qwen"].missing)
+    return pytest.mark.real(skip(test))
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:

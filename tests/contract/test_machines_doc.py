@@ -16,10 +16,13 @@ import pytest
 
 from testing.helpers import ROOT, cli_env, wait_until
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("nats-server") is None or shutil.which("openssl") is None,
-    reason="nats-server or openssl is missing",
-)
+pytestmark = [
+    pytest.mark.nats,
+    pytest.mark.skipif(
+        shutil.which("nats-server") is None or shutil.which("openssl") is None,
+        reason="nats-server or openssl is missing",
+    ),
+]
 DOC = (ROOT / "docs" / "machines.md").read_text()
 # The quick start's three blocks come first; the cluster's come after them.
 SERVER, MACHINE, COMMANDS = re.findall(r"```sh\n(.*?)```", DOC, re.DOTALL)[:3]

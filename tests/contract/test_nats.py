@@ -18,10 +18,13 @@ from testing.helpers import Listening, NatsServer, cli_env, run_cli
 from tests.contract.test_contract import REFUSED, posting_at_once
 from tests.factories import prompt
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("nats-server") is None,
-    reason="nats-server is missing (Debian package nats-server)",
-)
+pytestmark = [
+    pytest.mark.nats,
+    pytest.mark.skipif(
+        shutil.which("nats-server") is None,
+        reason="nats-server is missing (Debian package nats-server)",
+    ),
+]
 
 
 @pytest.fixture

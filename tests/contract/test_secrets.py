@@ -25,10 +25,13 @@ from testing.helpers import PANEBOARD, Listening, NatsServer, SocketServer, cli_
 from tests.contract.test_nats import _certs
 from tests.hooks.test_hooks import PARENT
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("nats-server") is None,
-    reason="nats-server is missing (Debian package nats-server)",
-)
+pytestmark = [
+    pytest.mark.nats,
+    pytest.mark.skipif(
+        shutil.which("nats-server") is None,
+        reason="nats-server is missing (Debian package nats-server)",
+    ),
+]
 
 PW = "S3CRETPW"
 NOT_TLS = (

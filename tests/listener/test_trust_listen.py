@@ -22,7 +22,7 @@ APPROVED_LINE = "[paneboard] a person approved this prompt after paneboard held 
 
 def _policy(home: Path, agent: str, policy: Policy) -> None:
     """Set *agent*'s policy as `paneboard policy` stores it (its confirmation is tested in
-    test_trust_cli.py)."""
+    tests/cli/test_trust.py)."""
     (home / "test" / "panes").mkdir(parents=True, exist_ok=True)
     write_policy(home / "test", agent, policy)
 

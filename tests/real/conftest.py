@@ -1,48 +1,26 @@
-"""The real Claude Code and Codex CLIs, offline: installed with npm into a folder of the
-project's own."""
+"""The real agent CLIs, offline: installed by `make clients` (never by a test) into folders of
+the project's own, .ci/tools/; a test whose CLI is not there skips, saying so."""
 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from testing.clients import CLIENTS, CLIS, PACKAGES, free_port
+from testing.clients import CLIENTS, CLIS, free_port
 from testing.helpers import ScriptServer
 
 
 @pytest.fixture(scope="session")
 def clients_bin() -> Path:
-    """The folder holding the agent CLIs; installed here on first use (skipped only without npm)."""
+    """The folder holding Claude Code, Codex, Gemini CLI, Copilot CLI and OpenCode
+    (PANEBOARD_CLIENTS_BIN overrides .ci/tools/clients)."""
     bin_dir = Path(os.environ.get("PANEBOARD_CLIENTS_BIN", CLIENTS / "node_modules" / ".bin"))
-    if not all((bin_dir / cli).exists() for cli in CLIS):
-        if shutil.which("npm") is None:
-            pytest.skip(
-                "npm is missing: cannot install the real agent CLIs "
-                "(Claude Code, Codex, Gemini CLI, Copilot CLI, OpenCode)"
-            )
-        CLIENTS.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ, DISABLE_AUTOUPDATER="1")
-        subprocess.run(
-            [
-                "npm",
-                "install",
-                "--silent",
-                "--no-audit",
-                "--no-fund",
-                "--prefix",
-                str(CLIENTS),
-                *PACKAGES,
-            ],
-            check=True,
-            env=env,
-            timeout=600,
-        )
-        bin_dir = CLIENTS / "node_modules" / ".bin"
+    absent = [c for c in CLIS if not (bin_dir / Path(c.binary).name).exists()]
+    if absent:
+        pytest.skip(f"{', '.join(c.name for c in absent)}: not in {bin_dir}: run make clients")
     return bin_dir
 
 

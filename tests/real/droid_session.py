@@ -2,9 +2,8 @@
 stand-in (droid_stand_in.py, OpenAI Chat Completions, a BYOK custom model in Droid's
 settings), with a private HOME and `hook install droid`'s hooks in its project.
 
-Droid's npm package `@factory/cli` is published only as 0.225.1, whose platform package
-(`@factory/cli-linux-x64@0.225.1`) is missing from the registry; the platform package 0.225.2
-holds the binary itself, and that is what is pinned and run. Offline, Droid asks for a login at
+Droid's platform package holds the binary itself, and that is what is pinned and run
+(testing/clients.txt says why). Offline, Droid asks for a login at
 start unless FACTORY_AIRGAP_ENABLED=true; the project is trusted in its settings beforehand.
 
 No pytest here: the fixtures are in test_droid.py.
@@ -19,20 +18,19 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.agents.droid import DROID
-from testing.sessions import MORE_CLIENTS, StandIn, TmuxSession, more_client, workspace
+from testing.clients import PINNED
+from testing.sessions import StandIn, TmuxSession, workspace
 
-DROID_PACKAGE = "@factory/cli-linux-x64@0.225.2"
-DROID_BIN = MORE_CLIENTS / "node_modules" / "@factory" / "cli-linux-x64" / "bin" / "droid"
 MODEL = "custom:Stand-In-0"  # Droid's id for the first custom model, named "Stand In"
 
 
 def droid_bin() -> Path | None:
-    """The pinned Droid binary (PANEBOARD_DROID_BIN overrides), installed on first use; None
-    (the tests skip) without npm."""
+    """The pinned Droid binary (PANEBOARD_DROID_BIN overrides); None (the tests skip) where
+    `make clients` has not installed it."""
     given = os.environ.get("PANEBOARD_DROID_BIN")
     if given:
         return Path(given)
-    return more_client(DROID_PACKAGE, DROID_BIN)
+    return PINNED["droid"].installed()
 
 
 class DroidStandIn(StandIn):

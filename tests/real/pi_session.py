@@ -14,22 +14,7 @@ from typing import Any
 from paneboard.agents.pi import PI
 from paneboard.state.panelock import holder
 from testing.helpers import wait_until
-from testing.sessions import (
-    MORE_CLIENTS,
-    StandIn,
-    TmuxSession,
-    more_client,
-    user_records,
-    workspace,
-)
-
-PI_PACKAGE = "@mariozechner/pi-coding-agent@0.73.1"
-PI_BIN = MORE_CLIENTS / "node_modules" / ".bin" / "pi"
-
-
-def pi_bin() -> Path | None:
-    """The pinned pi, installed on first use; None (the tests skip) without npm."""
-    return more_client(PI_PACKAGE, PI_BIN)
+from testing.sessions import StandIn, TmuxSession, user_records, workspace
 
 
 class PiSession:

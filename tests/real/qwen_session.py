@@ -16,22 +16,7 @@ from paneboard.agents.qwen import QWEN, controller_path
 from paneboard.state.files import write_atomic
 from testing.clients import free_port
 from testing.helpers import Listening, ScriptServer, cli_env, wait_until
-from testing.sessions import (
-    MORE_CLIENTS,
-    TmuxSession,
-    base_env,
-    install,
-    more_client,
-    user_records,
-)
-
-QWEN_PACKAGE = "@qwen-code/qwen-code@0.24.4"
-QWEN_BIN = MORE_CLIENTS / "node_modules" / ".bin" / "qwen"
-
-
-def qwen_bin() -> Path | None:
-    """The pinned Qwen Code, installed on first use; None (the tests skip) without npm."""
-    return more_client(QWEN_PACKAGE, QWEN_BIN)
+from testing.sessions import TmuxSession, base_env, install, user_records
 
 
 class QwenStandIn(ScriptServer):

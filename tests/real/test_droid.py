@@ -6,15 +6,16 @@ import statistics
 import time
 
 from paneboard.agents import droid
+from testing.clients import PINNED
 from testing.helpers import run_cli, wait_until
-from testing.sessions import NEEDS_TMUX, live_fixture, post, stage
+from testing.sessions import post, stage
 from tests.real.droid_session import DroidSession, droid_bin
+from tests.real.live import NEEDS_TMUX, live_fixture
 
 pytestmark = NEEDS_TMUX
-MISSING = "npm is missing: cannot install Factory Droid (@factory/cli-linux-x64@0.225.2)"
 
 
-session = live_fixture(DroidSession, droid_bin, "droid-bob", MISSING)
+session = live_fixture(DroidSession, droid_bin, "droid-bob", PINNED["droid"].missing)
 
 
 def _stage(s: DroidSession, prompt: str) -> tuple[str, str, str]:

@@ -16,7 +16,7 @@ import pytest
 from paneboard.protocol.posts import Undelivered
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
-from testing.clients import CLIENTS
+from testing.clients import PINNED
 from testing.helpers import Listening, cli_env, run_cli, wait_until
 from testing.sessions import OpenCodeSession, opencode_plugin_deps, post, running, status
 
@@ -30,10 +30,9 @@ def opencode(
     tmp_path_factory: pytest.TempPathFactory, clients_bin: Path
 ) -> Iterator[OpenCodeSession]:
     """One live OpenCode TUI for this module's tests, with `hook install opencode`'s plugin."""
-    deps = CLIENTS.parent / "opencode-plugin"
-    if not (deps / "node_modules").exists() and shutil.which("npm") is None:
-        pytest.skip("npm is missing: cannot install @opencode-ai/plugin, which OpenCode needs")
-    opencode_plugin_deps(deps)
+    deps = opencode_plugin_deps()
+    if deps is None:
+        pytest.skip(PINNED["opencode-plugin"].missing)
     session = OpenCodeSession(tmp_path_factory.mktemp("opencode"), clients_bin, "oc-bob", deps)
     try:
         yield session

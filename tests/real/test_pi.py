@@ -9,15 +9,16 @@ import subprocess
 import time
 
 from paneboard.state.panelock import holder
+from testing.clients import PINNED
 from testing.helpers import Listening, cli_env, notices, run_cli, wait_until
-from testing.sessions import NEEDS_TMUX, live_fixture, post, running, stage, status
-from tests.real.pi_session import PiSession, pi_bin
+from testing.sessions import post, running, stage, status
+from tests.real.live import NEEDS_TMUX, live_fixture
+from tests.real.pi_session import PiSession
 
 pytestmark = NEEDS_TMUX
-MISSING = "npm is missing: cannot install pi (@mariozechner/pi-coding-agent@0.73.1)"
 
 
-session = live_fixture(PiSession, pi_bin, "pi-bob", MISSING)
+session = live_fixture(PiSession, PINNED["pi"].installed, "pi-bob", PINNED["pi"].missing)
 
 
 def _stage(s: PiSession, prompt: str) -> tuple[str, str, str]:

@@ -17,9 +17,10 @@ from paneboard.state import proc
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
 from paneboard.state.policy import Policy, write_policy
+from testing.clients import PINNED
 from testing.helpers import run_cli, wait_until
 from testing.sessions import post, status
-from tests.real.qwen_session import QwenSession, qwen_bin
+from tests.real.qwen_session import QwenSession
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is missing: no live Qwen Code session"
@@ -29,9 +30,9 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QwenSession]:
     """One live Qwen Code TUI for this module's tests."""
-    found = qwen_bin()
+    found = PINNED["qwen"].installed()
     if found is None:
-        pytest.skip("npm is missing: cannot install Qwen Code (@qwen-code/qwen-code@0.24.4)")
+        pytest.skip(PINNED["qwen"].missing)
     s = QwenSession(tmp_path_factory.mktemp("qwen"), found)
     try:
         yield s

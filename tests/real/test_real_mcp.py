@@ -1,7 +1,7 @@
 """paneboard's MCP tools in the real Claude Code, offline (see tests/real/conftest.py).
 
 The API stand-in plays the model: handed a paneboard prompt, it calls `mcp__paneboard__answer`
-with the prompt's id (tests/real/api_stand_in.py). Claude Code runs paneboard's server as
+with the prompt's id (testing/api_stand_in.py). Claude Code runs paneboard's server as
 `hook install --mcp` registered it, and the answer it writes closes the prompt.
 """
 

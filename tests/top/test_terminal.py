@@ -19,7 +19,11 @@ import pytest
 
 from testing.helpers import cli_env, run_cli, wait_until
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
+# A real terminal: the `real` tier (tmux), skipped where tmux is missing.
+pytestmark = [
+    pytest.mark.real,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing"),
+]
 MODES = "#{alternate_on} #{cursor_flag} #{mouse_any_flag} #{mouse_sgr_flag} #{keypad_flag}"
 
 

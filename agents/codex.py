@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.agents import codex_trust as trust
-from paneboard.agents.base import Change, Check, DoorRequest, Setup
+from paneboard.agents.base import Change, Check, DoctorRequest, DoorRequest, Setup
 from paneboard.agents.codex_thread import (
     CodexThread,
     Rollout,
@@ -157,7 +157,8 @@ class Codex(HookFileAgent):
             return None
         return functools.partial(until_unloaded, door.codex_thread())
 
-    def doctor(self, project: Path, env: Mapping[str, str], socket: str | None) -> list[Check]:
+    def doctor(self, ask: DoctorRequest) -> list[Check]:
+        project, env = ask.project, ask.env
         checks = [_version(env), *self.hook_checks(project)]
         return checks + _trust_checks(self.path(project), project, env) + self.mcp_checks(project)
 

@@ -212,12 +212,15 @@ def _pruned(doc: Mapping[str, Any]) -> dict[str, Any]:
 def _replace(config: Path, new: str, write: bool) -> None:
     """Write *new* in place of *config* (through the user's own link), atomically, keeping
     its mode; when not *write*, only refuse what the write would refuse."""
-    if not write:
-        if config.parent.is_dir():
-            own_target(config)
-        return
-    config.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    write_own(config, new.encode(), mode=0o600)
+    folder = config.parent
+    if not (folder.exists() or folder.is_symlink()):
+        if not write:
+            return  # nothing there to refuse: the write makes the folder
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if write:
+        write_own(config, new.encode(), mode=0o600)
+    else:
+        own_target(config)
 
 
 def written_to(config: Path) -> str:

@@ -12,9 +12,12 @@ does not) otherwise:
 - in a folder that is the user's, and nobody else can write.
 
 The file it points to is then written atomically in its own folder (a new temporary renamed
-over it, keeping its permissions), and the link stays as it was. A file that is no link is
-written as `files.write_atomic` writes it. A project's files and the home's keep refusing
-every link: a cloned repository's links are nobody's choice. Standard library only.
+over it, keeping its permissions), and the link stays as it was. The folder holding the file
+may be such a link too (Stow folds a package into one link when the folder is new): it is
+followed on the same terms, to a folder that is the user's and nobody else can write. A file
+that is no link is written as `files.write_atomic` writes it. A project's files and the
+home's keep refusing every link: a cloned repository's links are nobody's choice. Standard
+library only.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from paneboard.protocol.errors import BadInput
 from paneboard.state.files import open_folder, replace_in
 
 _FOLLOW_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_NOFOLLOW_DIR = _FOLLOW_DIR | os.O_NOFOLLOW
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 
 
@@ -73,21 +77,68 @@ def read_own(path: Path, limit: int = 1 << 22) -> bytes | None:
 
 def _open_target(path: Path) -> tuple[int, Path]:
     """The folder (a descriptor) and path of the file a write of *path* replaces, checked."""
-    dfd = open_folder(path.parent)  # a folder that is itself a link is refused, as ever
+    dfd, folder = _open_own_folder(path.parent)
     try:
         st = _lstat(path.name, dfd)
         if st is None or stat.S_ISREG(st.st_mode):
-            return os.dup(dfd), path
+            return os.dup(dfd), folder / path.name
         if not stat.S_ISLNK(st.st_mode):
             raise BadInput(f"{path} is not a regular file; nothing written")
-        to = Path(os.path.normpath(path.parent / os.readlink(path.name, dir_fd=dfd)))
-        if why := _not_private(dfd, f"the link's folder {path.parent}"):
+        to = _pointed(folder, os.readlink(path.name, dir_fd=dfd))
+        if why := _not_private(dfd, f"the link's folder {folder}"):
             raise _refused(path, to, why)
         if st.st_uid != os.geteuid():
             raise _refused(path, to, f"the link is uid {st.st_uid}'s, not yours")
     finally:
         os.close(dfd)
     return _open_linked(path, to), to
+
+
+def _open_own_folder(folder: Path) -> tuple[int, Path]:
+    """The folder a file of the user's is in: *folder*, or the folder it links to (a dotfiles
+    package a manager folded into one link), checked as the link of a file is."""
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        st = None
+    if st is None or not stat.S_ISLNK(st.st_mode):
+        return open_folder(folder), folder
+    pfd = os.open(folder.parent, _FOLLOW_DIR)
+    try:
+        to = _pointed(folder.parent, os.readlink(folder.name, dir_fd=pfd))
+        if why := _not_private(pfd, f"the link's folder {folder.parent}"):
+            raise _refused(folder, to, why)
+        if st.st_uid != os.geteuid():
+            raise _refused(folder, to, f"the link is uid {st.st_uid}'s, not yours")
+    finally:
+        os.close(pfd)
+    try:
+        tfd = os.open(to, _NOFOLLOW_DIR)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+            raise
+        raise _refused(folder, to, f"{to} {_not_a_folder(to)}") from None
+    if why := _not_private(tfd, str(to)):
+        os.close(tfd)
+        raise _refused(folder, to, why)
+    return tfd, to
+
+
+def _not_a_folder(path: Path) -> str:
+    """What *path*, which could not be opened as a folder without following a link, is."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return "does not exist"
+    return (
+        "is another link (paneboard follows one)" if stat.S_ISLNK(st.st_mode) else "is not a folder"
+    )
+
+
+def _pointed(folder: Path, link: str) -> Path:
+    """Where *link*, read from a link in *folder*, points: from the folder's real path, so
+    that a `..` in it goes where the kernel's does."""
+    return Path(os.path.normpath(Path(os.path.realpath(folder)) / link))
 
 
 def _open_linked(path: Path, to: Path) -> int:

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.protocol.errors import BadInput
 from paneboard.state.ownfiles import write_own
 from tests.helpers import run_cli
 
@@ -236,12 +235,93 @@ def test_write_own_writes_a_plain_file_in_place_keeping_its_mode(tmp_path: Path)
     assert 0o600 == stat.S_IMODE(fresh.stat().st_mode)
 
 
-def test_write_own_refuses_a_folder_that_is_a_link(tmp_path: Path) -> None:
-    """paneboard follows the link of a file, never of the folder holding it."""
-    (tmp_path / "real").mkdir()
-    (tmp_path / "linked").symlink_to(tmp_path / "real")
-    with pytest.raises(BadInput) as refused:
-        write_own(tmp_path / "linked" / "config.toml", b"x\n")
-    why = "is a symlink; paneboard does not write through it, nothing written"
-    assert f"{tmp_path / 'linked'} {why}" == str(refused.value)
-    assert [] == list((tmp_path / "real").iterdir())
+@pytest.fixture
+def folded(stowed: Stowed) -> Stowed:
+    """Stow's folded layout: `$CODEX_HOME` itself a link to the package's folder (what Stow
+    makes when the folder does not exist yet), config.toml a plain file in it."""
+    stowed.link.unlink()
+    stowed.codex_home.rmdir()
+    stowed.codex_home.symlink_to("dotfiles/codex/.codex")
+    return stowed
+
+
+def test_a_folded_folder_is_followed_as_the_users_own_link(home: Path, folded: Stowed) -> None:
+    """Install and uninstall write config.toml in the folder the link points to; the link
+    stays; the file ends as it began."""
+    code, out, err = folded.hook(home, "install", "--trust")
+    assert (0, "") == (code, err)
+    config = folded.codex_home / "config.toml"
+    assert f"trusted 1 paneboard hook(s) in {folded.target} (through the link {config})" in (
+        out.splitlines()
+    )
+    assert "dotfiles/codex/.codex" == os.readlink(folded.codex_home)
+    assert folded.target.read_text().startswith(BEFORE + "\n[hooks.state.")
+    assert 0 == folded.hook(home, "uninstall")[0]
+    assert ("dotfiles/codex/.codex", BEFORE) == (
+        os.readlink(folded.codex_home),
+        folded.target.read_text(),
+    )
+
+
+def _package_others_write(s: Stowed) -> str:
+    s.target.parent.chmod(0o777)
+    return f"others can write {s.target.parent} (mode 777)"
+
+
+def _folder_link_of_another_user(s: Stowed) -> str:
+    os.lchown(s.codex_home, NOBODY, -1)
+    return f"the link is uid {NOBODY}'s, not yours"
+
+
+def _folder_link_among_others(s: Stowed) -> str:
+    s.codex_home.parent.chmod(0o777)
+    return f"others can write the link's folder {s.codex_home.parent} (mode 777)"
+
+
+def _folder_link_dangling(s: Stowed) -> str:
+    s.target.unlink()
+    s.target.parent.rmdir()
+    return f"{s.target.parent} does not exist"
+
+
+def _folder_link_to_a_file(s: Stowed) -> str:
+    s.target.unlink()
+    s.target.parent.rmdir()
+    s.target.parent.write_text("")
+    return f"{s.target.parent} is not a folder"
+
+
+def _folder_link_to_a_link(s: Stowed) -> str:
+    package = s.target.parent
+    package.rename(package.with_name("real"))
+    package.symlink_to("real")
+    return f"{package} is another link (paneboard follows one)"
+
+
+FOLDED_REFUSED: list[Callable[[Stowed], str]] = [
+    _package_others_write,
+    _folder_link_of_another_user,
+    _folder_link_among_others,
+    _folder_link_dangling,
+    _folder_link_to_a_file,
+    _folder_link_to_a_link,
+]
+
+
+@pytest.mark.parametrize(
+    "make", FOLDED_REFUSED, ids=[f.__name__.strip("_") for f in FOLDED_REFUSED]
+)
+def test_a_folded_folder_refuses_every_other_link_and_writes_nothing(
+    home: Path, folded: Stowed, make: Callable[[Stowed], str]
+) -> None:
+    """The folder's link is held to the same terms as a file's: refused in one line naming
+    why, nothing written."""
+    why = make(folded)
+    files = folded.files()
+    code, out, err = folded.hook(home, "install", "--trust")
+    expected = (
+        f"paneboard: {folded.codex_home} is a symlink to {folded.target.parent}, and {why}; "
+        "paneboard does not write through it, nothing written\n"
+    )
+    assert (1, "", expected) == (code, out, err)
+    assert files == folded.files()

@@ -4,6 +4,7 @@ every other link is refused, naming why, with nothing written; a project's links
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections.abc import Callable
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from paneboard.agents.codex_trust import handler_hash
 from paneboard.state.ownfiles import write_own
 from tests.helpers import run_cli
 
@@ -72,9 +74,11 @@ def test_install_and_uninstall_write_through_the_users_own_link(home: Path, stow
     assert f"trusted 1 paneboard hook(s) in {via}" in out.splitlines()
     assert "../dotfiles/codex/.codex/config.toml" == os.readlink(stowed.link)
     text = stowed.target.read_text()
-    assert text.startswith(BEFORE + "\n[hooks.state.")
+    hooks = json.loads((stowed.project / ".codex" / "hooks.json").read_text())
+    [[handler]] = [g["hooks"] for g in hooks["hooks"]["SessionStart"]]
     key = f"{stowed.project}/.codex/hooks.json:session_start:0:0"
-    assert 1 == text.count("[hooks.state.") and key in text
+    digest = handler_hash("SessionStart", {}, handler)
+    assert f'{BEFORE}\n[hooks.state."{key}"]\ntrusted_hash = "{digest}"\n' == text
     assert 0o640 == stat.S_IMODE(stowed.target.stat().st_mode)
     assert sorted([*files, stowed.project / ".codex" / "hooks.json"]) == stowed.files()
 

@@ -57,10 +57,10 @@ def write_own(path: Path, data: bytes, *, mode: int = 0o600) -> Path:
     return target
 
 
-def read_own(path: Path, limit: int = 1 << 22) -> bytes | None:
-    """The first *limit* bytes of the file *path* names, through links (reading the user's
-    own file is harmless wherever it lives); None where there is none; `BadInput` for one that
-    is not a regular file (a FIFO never blocks the reader)."""
+def read_own(path: Path) -> bytes | None:
+    """The whole file *path* names, through links (reading the user's own file is harmless
+    wherever it lives; a write of it is checked by `write_own`); None where there is none;
+    `BadInput` for one that is not a regular file (a FIFO never blocks the reader)."""
     try:
         fd = os.open(path, _READ_FLAGS)
     except (FileNotFoundError, NotADirectoryError):
@@ -70,7 +70,7 @@ def read_own(path: Path, limit: int = 1 << 22) -> bytes | None:
             own_target(path)  # a link: refused, naming why, as a write would be
             raise BadInput(f"{path} is not a regular file; nothing was changed")
         with os.fdopen(os.dup(fd), "rb") as f:
-            return f.read(limit)
+            return f.read()
     finally:
         os.close(fd)
 

@@ -8,7 +8,7 @@ Each module makes one `Agent` (agents/base.py); `AGENTS` lists them by kind, in 
 
 from __future__ import annotations
 
-from paneboard.agents.base import Agent, Change, Check, DoorRequest, Setup
+from paneboard.agents.base import Agent, Change, Check, DoctorRequest, DoorRequest, Setup
 from paneboard.agents.claude import CLAUDE
 from paneboard.agents.codex import CODEX
 from paneboard.agents.copilot import COPILOT
@@ -29,6 +29,7 @@ __all__ = [
     "Agent",
     "Change",
     "Check",
+    "DoctorRequest",
     "DoorRequest",
     "Setup",
     "by_door",

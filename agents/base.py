@@ -70,6 +70,19 @@ class Check:
 
 
 @dataclass(frozen=True)
+class DoctorRequest:
+    """What `doctor` checks: the project it runs in, its environment and `--socket`, and the
+    paneboard home it was given, resolved as every command resolves it (`--home`, else
+    `$PANEBOARD_HOME`, else the default). A check of something kept in the home reads this
+    one, never the environment's."""
+
+    project: Path
+    env: Mapping[str, str]
+    socket: str | None
+    home: Path
+
+
+@dataclass(frozen=True)
 class DoorRequest:
     """What `listen --door NAME` was given for an agent's door."""
 
@@ -173,7 +186,7 @@ class Agent:
         --until-unloaded`); None for an agent whose end its parent process marks."""
         return None
 
-    def doctor(self, project: Path, env: Mapping[str, str], socket: str | None) -> list[Check]:
+    def doctor(self, ask: DoctorRequest) -> list[Check]:
         return []
 
 

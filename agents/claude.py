@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from paneboard.agents.base import Check, DoorRequest
+from paneboard.agents.base import Check, DoctorRequest, DoorRequest
 from paneboard.agents.claude_transcript import ADMIT_WITHIN, Intake, Pace, user_texts
 from paneboard.agents.hookfile import HookFileAgent
 from paneboard.agents.mcpconfig import JsonServers
@@ -105,8 +105,8 @@ class Claude(HookFileAgent):
         seen_in = Path(request.transcript).absolute() if request.transcript else None
         return ClaudeInboxDoor(Path(path), min(request.timeout, 10.0), seen_in, request.project)
 
-    def doctor(self, project: Path, env: Mapping[str, str], socket: str | None) -> list[Check]:
-        return [_socket_check(socket or env.get(SOCKET)), *super().doctor(project, env, socket)]
+    def doctor(self, ask: DoctorRequest) -> list[Check]:
+        return [_socket_check(ask.socket or ask.env.get(SOCKET)), *super().doctor(ask)]
 
 
 def _socket_check(socket: str | None) -> Check:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.agents import codex_trust as trust
-from paneboard.agents.base import Change, Check, DoorRequest, Setup
+from paneboard.agents.base import Change, Check, DoctorRequest, DoorRequest, Setup
 from paneboard.agents.codex_thread import (
     CodexThread,
     Rollout,
@@ -78,9 +78,11 @@ class Codex(HookFileAgent):
         assert self.mcp is not None
         self.mcp.check(setup.project)
         entries = trust.wanted(path, data, is_ours)
+        if entries:
+            trust.remove_trust(config, entries, write=False)  # refused before any write
         changes = [self._unhook(path, data, setup.project)]
         if entries and (gone := trust.remove_trust(config, entries)):
-            text = f"removed the trust of {gone} paneboard hook(s) from {config}"
+            text = f"removed the trust of {gone} paneboard hook(s) from {trust.written_to(config)}"
             changes.append(Change(text, config, True))
         return changes + self._unregister(setup)
 
@@ -99,7 +101,8 @@ class Codex(HookFileAgent):
             entries = self._trusted(setup, planned=False)
             changed = trust.write_trust(config, entries)
             done = "trusted" if changed else "already trusted:"
-            text = f"{done} {len(entries)} paneboard hook(s) in {config}"
+            where = trust.written_to(config) if changed else config
+            text = f"{done} {len(entries)} paneboard hook(s) in {where}"
             changes = [Change(text, config, changed)]
         if not trust.project_trusted(config, setup.project):
             hooks_json, project = self.path(setup.project), setup.project
@@ -154,7 +157,8 @@ class Codex(HookFileAgent):
             return None
         return functools.partial(until_unloaded, door.codex_thread())
 
-    def doctor(self, project: Path, env: Mapping[str, str], socket: str | None) -> list[Check]:
+    def doctor(self, ask: DoctorRequest) -> list[Check]:
+        project, env = ask.project, ask.env
         checks = [_version(env), *self.hook_checks(project)]
         return checks + _trust_checks(self.path(project), project, env) + self.mcp_checks(project)
 

@@ -12,6 +12,10 @@ the event has one, and ``"statusMessage"`` when set). T is 600 when unset; Sessi
 when unset and at most 3. So the trust covers the event, the command, its timeout and the
 entry's place in the file: a changed command, or an entry moved, is "modified" to Codex and
 asked about again; installing again writes the new hash.
+
+config.toml is the user's own file: one kept as a link by a dotfiles manager is written
+through that link when the link and its file are the user's (`state.ownfiles`), and refused,
+naming why, when they are not.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import Any, Literal
 
 from paneboard.agents.mcpconfig import toml_string
 from paneboard.protocol.errors import BadInput, BoardIOError
-from paneboard.state.files import write_atomic
+from paneboard.state.ownfiles import own_target, read_own, write_own
 
 Trust = Literal["trusted", "untrusted", "changed"]
 _NO_MATCHER = ("user_prompt_submit", "stop")
@@ -81,14 +85,15 @@ def wanted(
 
 def _read(config: Path) -> tuple[str, dict[str, Any]]:
     try:
-        text = config.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return "", {}
+        data = read_own(config)
     except OSError as exc:
         raise BoardIOError(f"cannot read {config}: {exc.strerror}") from exc
+    if data is None:
+        return "", {}
     try:
+        text = data.decode()
         return text, tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise BadInput(f"{config} is not valid TOML ({exc}); nothing was changed") from None
 
 
@@ -152,16 +157,15 @@ def write_trust(config: Path, entries: Mapping[str, str], *, write: bool = True)
     if _pruned(written) != _pruned(_with_state(doc, dict(entries))):
         why = "keeps hook trust in a form paneboard cannot edit"
         raise BadInput(f"{config} {why}; nothing was changed")
-    if write:
-        _replace(config, text, new)
+    _replace(config, new, write)
     return True
 
 
-def remove_trust(config: Path, entries: Mapping[str, str]) -> int:
+def remove_trust(config: Path, entries: Mapping[str, str], *, write: bool = True) -> int:
     """Drop the trust tables of *entries* that still hold their hash (paneboard's own, as
     `write_trust` or Codex wrote them); a key trusted with another hash is left alone.
 
-    Every other line is kept. Returns how many tables went.
+    Every other line is kept. Returns how many tables went (would go, when not *write*).
     """
     text, doc = _read(config)
     state = _state(doc)
@@ -178,7 +182,7 @@ def remove_trust(config: Path, entries: Mapping[str, str]) -> int:
     if _pruned(left) != _pruned(_with_state(doc, dict.fromkeys(gone))):
         why = "keeps hook trust in a form paneboard cannot edit"
         raise BadInput(f"{config} {why}; nothing was changed")
-    _replace(config, text, new)
+    _replace(config, new, write)
     return len(gone)
 
 
@@ -205,11 +209,27 @@ def _pruned(doc: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _replace(config: Path, old: str, new: str) -> None:
-    """Write *new* in place of *config* (whose text was *old*), atomically, keeping its mode."""
-    config.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    mode = os.lstat(config).st_mode & 0o777 if old else 0o600
-    write_atomic(config, new.encode(), mode=mode)
+def _replace(config: Path, new: str, write: bool) -> None:
+    """Write *new* in place of *config* (through the user's own link), atomically, keeping
+    its mode; when not *write*, only refuse what the write would refuse."""
+    folder = config.parent
+    if not (folder.exists() or folder.is_symlink()):
+        if not write:
+            return  # nothing there to refuse: the write makes the folder
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if write:
+        write_own(config, new.encode(), mode=0o600)
+    else:
+        own_target(config)
+
+
+def written_to(config: Path) -> str:
+    """*config*, and the file a write of it goes to where that is another (for a `Change`)."""
+    try:
+        target = own_target(config)
+    except BadInput:
+        return str(config)
+    return str(config) if target == config else f"{target} (through the link {config})"
 
 
 def _table(key: str, digest: str) -> str:

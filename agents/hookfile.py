@@ -17,12 +17,11 @@ import os
 import re
 import shlex
 import shutil
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paneboard.agents.base import Agent, Change, Check, Options, Setup
+from paneboard.agents.base import Agent, Change, Check, DoctorRequest, Options, Setup
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.state.files import write_atomic
 from paneboard.state.stores import shown_word
@@ -261,8 +260,8 @@ class HookFileAgent(Agent):
             [Change(f"removed the paneboard MCP server from {path}", path, True)] if changed else []
         )
 
-    def doctor(self, project: Path, env: Mapping[str, str], socket: str | None) -> list[Check]:
-        return self.hook_checks(project) + self.mcp_checks(project)
+    def doctor(self, ask: DoctorRequest) -> list[Check]:
+        return self.hook_checks(ask.project) + self.mcp_checks(ask.project)
 
     def hook_checks(self, project: Path) -> list[Check]:
         path = self.path(project)
@@ -288,9 +287,9 @@ class StopHookAgent(HookFileAgent):
     CLI are: the hook reply ``{"decision": "block", "reason": TEXT}`` makes TEXT the next user
     turn, and the hook fires again after it with ``stop_hook_active``."""
 
-    def doctor(self, project: Path, env: Mapping[str, str], socket: str | None) -> list[Check]:
+    def doctor(self, ask: DoctorRequest) -> list[Check]:
         """On PATH? Hooks installed?"""
-        path = self.path(project)
+        path = self.path(ask.project)
         events = list(our_commands(path))
         where = shutil.which(self.kind)
         cli = where or f"no `{self.kind}` on PATH"

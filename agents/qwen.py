@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paneboard.agents.base import Change, Check, DoorRequest, Setup
+from paneboard.agents.base import Change, Check, DoctorRequest, DoorRequest, Setup
 from paneboard.agents.hookfile import HookFileAgent, load
 from paneboard.agents.qwen_inbox import (
     CONTROLLER,
@@ -203,10 +203,11 @@ class Qwen(HookFileAgent):
             return []
         return content_texts(field(record, "message").get("parts"))
 
-    def doctor(self, project: Path, env: Mapping[str, str], socket: str | None) -> list[Check]:
-        where = shutil.which("qwen", path=env.get("PATH"))
+    def doctor(self, ask: DoctorRequest) -> list[Check]:
+        where = shutil.which("qwen", path=ask.env.get("PATH"))
         cli = Check("ok", "qwen", where) if where else Check("warn", "qwen", "no `qwen` on PATH")
-        return [cli, *self.hook_checks(project), _live(project, env), _grant(env)]
+        hooks = self.hook_checks(ask.project)
+        return [cli, *hooks, _live(ask.project, ask.env), _grant(ask.home)]
 
 
 def _live(project: Path, env: Mapping[str, str]) -> Check:
@@ -220,8 +221,8 @@ def _live(project: Path, env: Mapping[str, str]) -> Check:
     return Check("warn", "qwen", f"no live Qwen Code session of {project} in {sessions}")
 
 
-def _grant(env: Mapping[str, str]) -> Check:
-    home = Path(env.get("PANEBOARD_HOME") or user_data_dir(dict(env)))
+def _grant(home: Path) -> Check:
+    """The controller grant kept in the home `doctor` checks."""
     try:
         grant = read_controller(home)
     except BadInput as exc:

@@ -29,7 +29,7 @@ from typing import Any
 import msgspec
 from anyio.abc import ByteStream
 
-from paneboard.agents.base import Agent, Change, Check, DoorRequest, Setup
+from paneboard.agents.base import Agent, Change, Check, DoctorRequest, DoorRequest, Setup
 from paneboard.agents.hookfile import remove_own_file, write_project_file
 from paneboard.listener.doors.base import Door, Outcome
 from paneboard.listener.doors.process import alive
@@ -217,13 +217,13 @@ class ScriptAgent(Agent):
             )
         return self.door_class(Path(request.socket), min(request.timeout, 10.0))
 
-    def doctor(self, project: Path, env: Mapping[str, str], socket: str | None) -> list[Check]:
+    def doctor(self, ask: DoctorRequest) -> list[Check]:
         """On PATH? The script installed? Which of the agent's processes have its door up?"""
         kind, word, door = self.kind, self.own.word, str(self.door)
-        where = shutil.which(self.command, path=env.get("PATH"))
+        where = shutil.which(self.command, path=ask.env.get("PATH"))
         cli = where or f"no `{self.command}` on PATH"
-        path = project / self.own.path
-        if self.own.installed(project):
+        path = ask.project / self.own.path
+        if self.own.installed(ask.project):
             checks = [Check("ok" if where else "warn", kind, f"{cli}; {word} {path}")]
         else:
             hint = f"(paneboard hook install {kind})"

@@ -7,7 +7,7 @@ import time
 from argparse import Namespace
 from pathlib import Path
 
-from paneboard.agents import AGENTS
+from paneboard.agents import AGENTS, DoctorRequest
 from paneboard.board.context import Context
 from paneboard.protocol.errors import PaneboardError
 from paneboard.state import presence
@@ -33,7 +33,7 @@ def run_doctor(ctx: Context, socket: str | None, probe: bool) -> None:
     _board_private(c, ctx)
     _store_exposure(c, ctx)
     pid = _pane(c, ctx)
-    _agents(c, Path.cwd(), socket)
+    _agents(c, DoctorRequest(Path.cwd(), os.environ, socket, ctx.home))
     if probe:
         _probe(c, ctx, pid)
     if c.failed:
@@ -97,10 +97,11 @@ def _pane(c: Checks, ctx: Context) -> int | None:
     return pid
 
 
-def _agents(c: Checks, project: Path, socket: str | None) -> None:
-    """Each agent's own checks: its CLI, its hooks or plugin, its door, its MCP entry."""
+def _agents(c: Checks, ask: DoctorRequest) -> None:
+    """Each agent's own checks: its CLI, its hooks or plugin, its door, its MCP entry, its
+    grant kept in the home."""
     for agent in AGENTS.values():
-        for check in agent.doctor(project, os.environ, socket):
+        for check in agent.doctor(ask):
             c.line(check.level, check.what, check.detail)
 
 

@@ -4,7 +4,8 @@ without following a link.
 Nothing is written through a link: the temporary is a new random name opened
 ``O_CREAT|O_EXCL|O_NOFOLLOW`` in the target's folder, and a target or folder that is a
 symlink is refused (`BadInput`). Standard library only (`paneboard post` writes its tally
-through it).
+through it). The user's own configuration, outside projects and the home, follows the user's
+own links: `ownfiles`.
 """
 
 from __future__ import annotations
@@ -41,21 +42,31 @@ def write_atomic(
     dfd = open_folder(path.parent, root=root, mode=folder_mode)
     try:
         refuse_link(path, dfd)
-        tmp, fd = _create_temp(dfd, path, mode)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                if durable:
-                    f.flush()
-                    os.fsync(f.fileno())
-            os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            _unlink(tmp, dfd)
-            raise
-        if durable:
-            os.fsync(dfd)
+        replace_in(dfd, path, data, mode, durable=durable)
     finally:
         os.close(dfd)
+
+
+def replace_in(
+    dfd: int, path: Path, data: bytes, mode: int, *, durable: bool = False, exact: bool = False
+) -> None:
+    """Replace the entry `path.name` of the open folder *dfd* with *data*, through a new
+    temporary beside it; the file gets *mode* less the umask, or *mode* itself when *exact*."""
+    tmp, fd = _create_temp(dfd, path, mode)
+    try:
+        if exact:
+            os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException:
+        _unlink(tmp, dfd)
+        raise
+    if durable:
+        os.fsync(dfd)
 
 
 def _create_temp(dfd: int, path: Path, mode: int) -> tuple[str, int]:

@@ -53,7 +53,7 @@ KEY_HINTS = [
     "esc all",
     "c cancel",
     "o approve held",
-    "O approve all held from its sender",
+    "O approve all from sender",
     "r refuse",
     "p post",
     "tab next pane",

@@ -60,10 +60,13 @@ def confirm(question: str, shown: Sequence[str] = (), *, tty: str = TTY) -> None
 
 def _read_line(fd: int) -> bytes:
     """One line typed on the terminal (its line discipline hands it over whole), at most
-    `LINE_MAX` bytes; what came before an end of file if the terminal closed."""
+    `LINE_MAX` bytes; what came before an end of file; nothing if the terminal went away."""
     answer = b""
     while not answer.endswith(b"\n") and len(answer) <= LINE_MAX:
-        chunk = os.read(fd, LINE_MAX + 1)
+        try:
+            chunk = os.read(fd, LINE_MAX + 1)
+        except OSError:  # EIO: the terminal went away (its other side closed): no yes
+            return b""
         if not chunk:
             break
         answer += chunk

@@ -23,7 +23,7 @@ from paneboard.protocol.names import TEXT_MAX, check_name
 from paneboard.protocol.posts import Approved, Post, Prompt, Refused
 from paneboard.protocol.visible import one_line
 from paneboard.protocol.words import OPEN_STAGES
-from paneboard.state.fold import BoardState, fold_checked, order_key, stage
+from paneboard.state.fold import BoardState, Check, fold_checked, order_key, stage
 from paneboard.state.verdicts import checked
 
 __all__ = [
@@ -59,13 +59,13 @@ class OnHold(msgspec.Struct, frozen=True):
 def held_for(ctx: Context, ref: str, stages: Sequence[str] = ("held",)) -> OnHold:
     """Prompt *ref*, which must be in one of *stages* for the context's agent (held, by
     default); `BadInput` in one line otherwise, or when the agent is not a recipient."""
-    prompts, mine = _read(ctx)
-    pid = match_ref(ctx, prompts, ref, "prompts")
-    found = mine.get(pid)
+    board = _Board(ctx)
+    pid = match_ref(ctx, board.state.prompts, ref, "prompts")
+    found = board.mine(pid)
     if found is None:
         raise BadInput(
             f"agent `{ctx.agent}` is not a recipient of prompt {pid} "
-            f"(sent to {', '.join(prompts[pid].to)})"
+            f"(sent to {', '.join(board.state.prompts[pid].prompt.to)})"
         )
     if found.stage not in stages:
         if tuple(stages) == ("held",):
@@ -78,7 +78,7 @@ def held_from(ctx: Context, sender: str) -> list[OnHold]:
     """Every prompt from *sender* held for the context's agent, in catch-up order; `BadInput`
     when there is none."""
     check_name("agent", sender)
-    held = [h for h in _read(ctx)[1].values() if h.prompt.sender == sender and h.stage == "held"]
+    held = _Board(ctx).held(sender)
     if not held:
         raise BadInput(
             f"no prompt from `{sender}` is held for `{ctx.agent}` on board `{ctx.board}`"
@@ -94,11 +94,9 @@ def approve(ctx: Context, ref: str) -> Approved:
 def approve_all(ctx: Context, ids: Sequence[str]) -> list[Approved]:
     """Let each prompt of *ids* (full ids) through in one append, if every one of them is still
     held for the context's agent; `BadInput` and nothing written otherwise."""
-    mine = _read(ctx)[1]
+    board = _Board(ctx)
     for pid in ids:
-        found = mine.get(pid)
-        if found is None or found.stage != "held":
-            now = "gone" if found is None else found.stage
+        if (now := board.stage(pid)) != "held":
             raise BadInput(f"prompt {pid} is {now} for `{ctx.agent}` now, not held")
     posts = [Approved(**header(ctx.board, ctx.agent), prompt=pid) for pid in ids]
     ctx.store().append(posts)
@@ -175,30 +173,53 @@ def _reasons(held: Iterable[OnHold]) -> dict[str, int]:
     return counts
 
 
-def _read(ctx: Context) -> tuple[dict[str, Prompt], dict[str, OnHold]]:
-    """Every prompt on the board, and those to the context's agent as `OnHold`s (only
-    verified posts move stages; each with the verdict on its own signature), in catch-up
-    order."""
-    verdicts, payloads = verdicts_for(ctx), dict[str, bytes]()
-    follower = ctx.store().follow(0)
-    try:
-        records = list(checked(verdicts, _keeping(follower.records(), payloads)))
-    finally:
-        follower.close()
-    state = fold_checked(records, BoardState())
-    checks = {post.id: check for _, post, check in records if isinstance(post, Prompt)}
-    now, mine = time.time(), {}
-    for ps in sorted(state.prompts.values(), key=order_key):
-        r = ps.recipients.get(ctx.agent)
+class _Board:
+    """The board as a decision reads it: every prompt, folded so that only verified posts move
+    stages; the verdict on a prompt's own signature is checked only for those shown."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.agent = ctx.agent
+        self.verdicts, self.payloads = verdicts_for(ctx), dict[str, bytes]()
+        follower = ctx.store().follow(0)
+        try:
+            records = list(checked(self.verdicts, _keeping(follower.records(), self.payloads)))
+        finally:
+            follower.close()
+        self.checks: dict[str, Check] = {}
+        for _, post, check in records:
+            if isinstance(post, Prompt):
+                self.checks.setdefault(post.id, check)  # the record the fold keeps: the first
+        self.state = fold_checked(records, BoardState())
+        self.now = time.time()
+
+    def mine(self, pid: str) -> OnHold | None:
+        """Prompt *pid* as the agent's decision sees it; None if the agent is not a recipient."""
+        ps = self.state.prompts[pid]
+        r = ps.recipients.get(self.agent)
         if r is None:
-            continue
-        told = verdicts.told(checks[ps.prompt.id](), payloads.get(ps.prompt.id))
+            return None
+        told = self.verdicts.told(self.checks[pid](), self.payloads.get(pid))
         held = (r.held_by or "agent", r.reason) if r.stage == "held" else (None, None)
-        now_stage = stage(ps, ctx.agent, now)
-        mine[ps.prompt.id] = OnHold(
-            ps.prompt, ctx.agent, now_stage, told.verdict, told.fingerprint, *held
-        )
-    return {pid: ps.prompt for pid, ps in state.prompts.items()}, mine
+        now_stage = stage(ps, self.agent, self.now)
+        return OnHold(ps.prompt, self.agent, now_stage, told.verdict, told.fingerprint, *held)
+
+    def held(self, sender: str | None = None) -> list[OnHold]:
+        """The prompts held for the agent (from *sender*, if given), in catch-up order."""
+        found = []
+        for ps in sorted(self.state.prompts.values(), key=order_key):
+            if sender is not None and ps.prompt.sender != sender:
+                continue
+            if self.stage(ps.prompt.id) == "held" and (h := self.mine(ps.prompt.id)):
+                found.append(h)
+        return found
+
+    def stage(self, pid: str) -> str:
+        """Where prompt *pid* stands for the agent: `gone` if it is not on the board or the
+        agent is not its recipient."""
+        ps = self.state.prompts.get(pid)
+        if ps is None or self.agent not in ps.recipients:
+            return "gone"
+        return stage(ps, self.agent, self.now)
 
 
 def _keeping(

@@ -55,7 +55,10 @@ class User:
 
     @property
     def prefix(self) -> tuple[str, ...]:
-        """What runs a command as this user, with no other group."""
+        """What runs a command as this user, with no other group. It goes right before the
+        interpreter, never before a shell that starts it: setpriv finds its command before
+        root's capabilities end, so a Python under a folder the users cannot search (a pyenv in
+        /root) still starts."""
         return ("setpriv", f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups", "--")
 
     def env(self) -> dict[str, str]:

@@ -7,9 +7,10 @@ input's session id; SessionEnd stops it. Qwen Code answers each prompt with a re
 listener follows the session file the hook input names (``transcript_path``) to post `seen`.
 
 Without a controller token Qwen Code holds every prompt for its person. `hook install qwen
---trust` mints one (``qwen sessions controllers add``) once the person says yes on the
-controlling terminal, and keeps it private in the paneboard home (`CONTROLLER_FILE`), where
-the listener reads it: never on a command line, in the environment or in a hook file.
+--trust` mints one (``qwen sessions controllers add``) after a yes on the controlling terminal
+(board/confirm.py, the one confirmation of every decision), and keeps it private in the
+paneboard home (`CONTROLLER_FILE`), where the listener reads it: never on a command line, in
+the environment or in a hook file.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from paneboard.agents.qwen_inbox import (
     registry,
     session_file,
 )
+from paneboard.board.confirm import confirm
 from paneboard.listener.doors.base import Door
 from paneboard.listener.seen import Sighting, content_texts, field
 from paneboard.protocol.errors import BadInput, BoardIOError, DoorUnavailable
@@ -46,7 +48,6 @@ from paneboard.state.paths import open_home, user_data_dir
 CONTROLLER_FILE = "qwen-controller.json"  # in the paneboard home: {id, token, qwenHome}
 LABEL = "paneboard"  # the grant's label, as `qwen sessions controllers list` shows it
 MINT_TIMEOUT = 60.0
-TTY = "/dev/tty"
 
 
 def controller_path(home: Path) -> Path:
@@ -73,28 +74,6 @@ def read_controller(home: Path) -> dict[str, str] | None:
     if not CONTROLLER.fullmatch(grant["token"]):
         raise BadInput(f"{path} holds no Qwen Code controller token (qpc_ + 64 hex)")
     return {k: grant[k] for k in fields}
-
-
-def confirm(question: str, tty: str = TTY) -> bool:
-    """Ask the person on the controlling terminal; `BadInput` when there is none."""
-    try:
-        fd = os.open(tty, os.O_RDWR | os.O_NOCTTY)
-    except OSError:
-        raise BadInput(
-            "--trust is a person's decision, asked on the controlling terminal, and there is "
-            "none: run `paneboard hook install qwen --trust` in a terminal; nothing was changed"
-        ) from None
-    try:
-        os.write(fd, f"{question} [y/N] ".encode())
-        answer = b""
-        while not answer.endswith(b"\n") and len(answer) < 256:
-            chunk = os.read(fd, 256)  # the terminal's line discipline hands over a line
-            if not chunk:
-                break
-            answer += chunk
-    finally:
-        os.close(fd)
-    return answer.decode(errors="replace").strip().lower() in ("y", "yes")
 
 
 def mint(qwen: str, env: Mapping[str, str]) -> dict[str, str]:
@@ -145,11 +124,10 @@ class Qwen(HookFileAgent):
         if qwen is None:
             raise BadInput("no `qwen` on PATH to mint a controller token; nothing was changed")
         question = (
-            f"Let paneboard's listeners deliver prompts to your Qwen Code sessions ({qwen_at}) "
-            "without your review in /peers?"
+            f"let paneboard's listeners deliver prompts to your Qwen Code sessions ({qwen_at}) "
+            "without your review in /peers (hook install qwen --trust)?"
         )
-        if not confirm(question):
-            raise BadInput("not trusted: no controller token minted; nothing was changed")
+        confirm(question)  # a no, or no terminal: one line, no token minted, nothing written
         grant = {**mint(qwen, setup.env), "qwenHome": qwen_at}
         open_home(home)
         write_atomic(path, (json.dumps(grant) + "\n").encode(), mode=0o600)

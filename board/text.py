@@ -59,7 +59,7 @@ def open_mark(row: OpenPrompt) -> str:
     """What `open` adds after a held or approved prompt: who holds it and why."""
     if row.held:
         return one_line(f"  [held by the {row.held_by}: {row.reason}]")
-    return "  [approved by a person]" if row.approved else ""
+    return "  [approved at a terminal]" if row.approved else ""
 
 
 def status_lines(status: Status, now: float | None = None) -> list[str]:

@@ -1,37 +1,31 @@
-"""Trust on a board, as operations every front end shares: verdicts, keys, approve, refuse.
+"""Trust on a board, as operations every front end shares: verdicts, keys, pins.
 
-What they decide is a person's (docs/trust.md); the front end that calls `pin`, `approve` or
-`refuse` confirms with that person first (the command line on the controlling terminal).
+Pinning a key is a decision (docs/trust.md): the front end that calls `pin` asks first (the
+command line on the controlling terminal, board/confirm.py). Approving and refusing held
+prompts is board/decide.py.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 import msgspec
 
-from paneboard.board.context import Context, header
-from paneboard.protocol.errors import BadInput, UnknownPost
-from paneboard.protocol.ids import check_ref
-from paneboard.protocol.names import TEXT_MAX
-from paneboard.protocol.posts import Approved, Post, Prompt, Refused
+from paneboard.board.context import Context
+from paneboard.protocol.posts import Post
 from paneboard.protocol.signing import fingerprint, signed_part
-from paneboard.protocol.words import OPEN_STAGES
-from paneboard.state.fold import BoardState, Doubt, PromptState, fold_checked, stage
+from paneboard.state.fold import BoardState, Doubt, fold_checked
 from paneboard.state.keys import open_key
 from paneboard.state.paths import open_home
 from paneboard.state.verdicts import Verdicts, read_checked
 
 __all__ = [
     "KeyRow",
-    "approve",
     "doubt_line",
     "key_table",
     "own_fingerprint",
     "pin",
     "read_board",
-    "refuse",
     "verdicts_for",
 ]
 
@@ -115,47 +109,3 @@ def own_fingerprint(ctx: Context) -> str:
 def pin(ctx: Context, agent: str, key_fingerprint: str) -> None:
     """Pin *key_fingerprint* for *agent* on the board, in place of any earlier pin."""
     verdicts_for(ctx).pins.trust(agent, key_fingerprint.strip().lower())
-
-
-def _find(ctx: Context, ref: str) -> tuple[PromptState, BoardState]:
-    posts, state = read_board(ctx)
-    ref = check_ref(ref)
-    hits = {post.id for _, post in posts if post.id.startswith(ref) and isinstance(post, Prompt)}
-    if not hits:
-        raise UnknownPost(ctx.board, ref)
-    if len(hits) > 1:
-        raise BadInput(f"board `{ctx.board}`: id `{ref}` matches {len(hits)} prompts")
-    return state.prompts[hits.pop()], state
-
-
-def _for_me(ctx: Context, ps: PromptState) -> str:
-    if ctx.agent not in ps.recipients:
-        raise BadInput(
-            f"agent `{ctx.agent}` is not a recipient of prompt {ps.prompt.id} "
-            f"(sent to {', '.join(ps.prompt.to)})"
-        )
-    return stage(ps, ctx.agent, time.time())
-
-
-def approve(ctx: Context, ref: str) -> Approved:
-    """Let prompt *ref*, held for the context's agent, through: its listener then delivers it."""
-    ps, _ = _find(ctx, ref)
-    now_stage = _for_me(ctx, ps)
-    if now_stage != "held":
-        raise BadInput(f"prompt {ps.prompt.id} is {now_stage} for `{ctx.agent}`, not held")
-    post = Approved(**header(ctx.board, ctx.agent), prompt=ps.prompt.id)
-    ctx.store().append([post])
-    return post
-
-
-def refuse(ctx: Context, ref: str, reason: str) -> Refused:
-    """End prompt *ref* for the context's agent; the sender's `wait` names *reason*."""
-    if len(reason.encode()) > TEXT_MAX:
-        raise BadInput(f"the reason is over {TEXT_MAX} bytes, the limit")
-    ps, _ = _find(ctx, ref)
-    now_stage = _for_me(ctx, ps)
-    if now_stage not in OPEN_STAGES:
-        raise BadInput(f"prompt {ps.prompt.id} is already {now_stage} for `{ctx.agent}`")
-    post = Refused(**header(ctx.board, ctx.agent), prompt=ps.prompt.id, reason=reason)
-    ctx.store().append([post])
-    return post

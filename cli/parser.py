@@ -327,6 +327,14 @@ def _policy_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--loop", type=_limit, metavar="N", help="reply-chain depth (0: off)")
 
 
+def _approve_options(p: argparse.ArgumentParser) -> None:
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("id", metavar="ID", nargs="?")
+    which.add_argument(
+        "--from", dest="sender", metavar="SENDER", help="every prompt held from SENDER"
+    )
+
+
 def _refuse_options(p: argparse.ArgumentParser) -> None:
     _id(p)
     p.add_argument("--reason", default="no reason given", metavar="TEXT")
@@ -389,7 +397,11 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] 
     "keys": ("every agent's key fingerprint and its state", _keys_options, "trust:keys_command"),
     "trust": ("pin another key for an agent (confirmed)", _trust_options, "trust:trust_command"),
     "policy": ("print or change who may start a turn", _policy_options, "trust:policy_command"),
-    "approve": ("let a held prompt through (confirmed)", _id, "trust:approve_command"),
+    "approve": (
+        "let a held prompt, or all held from one sender, through (confirmed)",
+        _approve_options,
+        "trust:approve_command",
+    ),
     "refuse": ("refuse a prompt for you (confirmed)", _refuse_options, "trust:refuse_command"),
     "mcp": (
         "serve the board as MCP tools on stdin/stdout, acting as --as",

@@ -1,45 +1,25 @@
-"""`keys`, `trust`, `policy`, `approve` and `refuse`: a person's decisions about a board.
+"""`keys`, `trust`, `policy`, `approve` and `refuse`: the decisions about a board.
 
-Each decision (`trust`, `approve`, `refuse`, a change of `policy`) is confirmed on the
-controlling terminal, never on stdin, which an agent's command may well have: an agent whose
-commands run with no controlling terminal cannot approve its own held prompts. Without a
-terminal the command says so and writes nothing.
+Each decision (`trust`, `approve`, `refuse`, a change of `policy`) is asked on the controlling
+terminal (board/confirm.py), never on stdin: without a terminal the command says so and writes
+nothing. That stops an agent whose tools run commands with no terminal, not one whose tools can
+open a pseudo-terminal (docs/trust.md). `approve` and `refuse` read the board before they ask:
+a prompt that is not held (or not open) for the agent is refused in one line, unasked.
 """
 
 from __future__ import annotations
 
-import os
 from argparse import Namespace
 
+from paneboard.board import decide, trust
 from paneboard.board import policy as board_policy
-from paneboard.board import trust
+from paneboard.board.confirm import confirm
 from paneboard.board.context import Context
 from paneboard.cli.show import emit
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.signing import is_fingerprint
 from paneboard.protocol.visible import one_line
-
-TTY = "/dev/tty"
-
-
-class NotConfirmed(BadInput):
-    """A person's decision was not confirmed on the terminal; nothing was written."""
-
-
-def confirm(question: str) -> None:
-    """Ask *question* on the controlling terminal; `NotConfirmed` unless the answer is yes."""
-    try:
-        fd = os.open(TTY, os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
-    except OSError:
-        raise NotConfirmed(
-            f"{question.rstrip('?')}: a person's decision, confirmed on a terminal, and this "
-            f"process has none ({TTY}); nothing written"
-        ) from None
-    with os.fdopen(fd, "r+b", buffering=0) as tty:  # a terminal cannot seek: no buffer
-        tty.write((one_line(question) + " [y/N] ").encode())
-        answer = tty.readline(64).decode(errors="replace").strip().lower()
-    if answer not in ("y", "yes"):
-        raise NotConfirmed("not confirmed; nothing written")
+from paneboard.protocol.words import OPEN_STAGES
 
 
 def keys_command(args: Namespace) -> None:
@@ -88,15 +68,22 @@ def policy_command(args: Namespace) -> None:
 
 def approve_command(args: Namespace) -> None:
     with Context.from_args(args) as ctx:
-        confirm(f"approve prompt {args.id} for `{ctx.agent}` on board `{ctx.board}`?")
-        post = trust.approve(ctx, args.id)
+        if args.sender is not None:
+            held = decide.held_from(ctx, args.sender)
+        else:
+            held = [decide.held_for(ctx, args.id)]
+        confirm(decide.question("approve", held), decide.question_lines(held))
+        posts = decide.approve_all(ctx, [h.prompt.id for h in held])
     if ctx.json:
-        emit(post)
+        for post in posts:
+            emit(post)
 
 
 def refuse_command(args: Namespace) -> None:
     with Context.from_args(args) as ctx:
-        confirm(f"refuse prompt {args.id} for `{ctx.agent}` on board `{ctx.board}`?")
-        post = trust.refuse(ctx, args.id, args.reason)
+        decide.check_reason(args.reason)
+        held = [decide.held_for(ctx, args.id, OPEN_STAGES)]
+        confirm(decide.question("refuse", held), decide.question_lines(held))
+        post = decide.refuse(ctx, held[0].prompt.id, args.reason)
     if ctx.json:
         emit(post)

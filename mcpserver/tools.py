@@ -249,7 +249,7 @@ def open_text(row: OpenPrompt) -> str:
     if not row.held:
         return text
     why = one_line(f"held by the {row.held_by}: {row.reason}")
-    return f"{text}\n({why}; only a person can approve or refuse it, on their terminal)"
+    return f"{text}\n({why}; it waits for a decision asked on a terminal, which no tool makes)"
 
 
 def outcome_text(outcomes: list[Outcome]) -> str:

@@ -8,8 +8,8 @@ so nothing a sender writes starts a line of its own. Control and format characte
 or model; the body keeps its newlines and tabs.
 
 What paneboard checked about the sender comes in as `Provenance` (the reader's verdict on the
-prompt's signature, and whether a person approved it): composing never verifies anything
-itself, so every door says the same about one prompt.
+prompt's signature, and whether an `approved` post let it through after it was held): composing
+never verifies anything itself, so every door says the same about one prompt.
 """
 
 from __future__ import annotations
@@ -29,11 +29,13 @@ __all__ = [
 ]
 
 FINGERPRINT_SHOWN = 12  # characters of the sender's fingerprint the agent is shown
+APPROVED = "approved at a terminal with `paneboard approve` (or `paneboard top`)"
 
 
 class Provenance:
     """What paneboard checked about a prompt: the verdict on its signature, the signing key's
-    fingerprint (when signed), and whether a person approved it after it was held."""
+    fingerprint (when signed), and whether it was approved after it was held (an `approved` post
+    of the recipient's, which `paneboard approve` and `top` write after a yes on a terminal)."""
 
     __slots__ = ("approved", "fingerprint", "verdict")
 
@@ -51,8 +53,8 @@ def provenance_lines(sender: str, provenance: Provenance) -> list[str]:
         lines = [f"paneboard checked the sender's key: {shown}, key {key}…"]
     else:
         lines = [f"paneboard could not check the sender's key: the prompt is {provenance.verdict}"]
-    if provenance.approved:
-        lines.append("a person approved this prompt after paneboard held it")
+    if provenance.approved:  # what is known: a yes on a terminal, not who typed it
+        lines.append(f"held by paneboard, then {APPROVED}")
     return [f"[paneboard] {one_line(line)}" for line in lines]
 
 

@@ -128,15 +128,17 @@ class Held(_Post, frozen=True, tag="held"):
 
 
 class Approved(_Post, frozen=True, tag="approved"):
-    """A person lets a held prompt through: written under the recipient's name (the person
-    speaks for the agent whose policy held it), whose listener then delivers it."""
+    """A held prompt let through: written under the recipient's name by `paneboard approve` or
+    `top` after a yes on a terminal (which cannot say who typed it: docs/trust.md), signed with
+    the recipient's key; its listener then delivers it."""
 
     prompt: Id
 
 
 class Refused(_Post, frozen=True, tag="refused"):
-    """A person refuses a prompt, under the recipient's name: it ends there for that
-    recipient, and *reason* says why (the sender's `wait` names it)."""
+    """A prompt refused under the recipient's name (`paneboard refuse`, `top`, or the
+    recipient's policy): it ends there for that recipient, and *reason* says why (the sender's
+    `wait` names it)."""
 
     prompt: Id
     reason: Text = "no reason given"

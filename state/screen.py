@@ -4,8 +4,10 @@ The listener and the Stop hook each ask one `Screen` about every prompt they wou
 (`admit`), so both decide alike (state/policy.py `decide`): a prompt let through comes back
 with what the door tells the agent about it (`Provenance`); one the policy holds gets a
 `held` post (``by: policy``) and one it refuses a `refused` post, both under the agent's
-name, and neither reaches the door. A held prompt waits for a person: once the fold reads
-their `approved` post, `admit` lets it through, saying that a person approved it.
+name, and neither reaches the door. A held prompt waits for a decision: once the fold reads the
+agent's verified `approved` post (written by `paneboard approve` or `top` after a yes on a
+terminal), `admit` lets it through, saying it was approved at a terminal: the post cannot say
+who typed the yes (board/confirm.py).
 
 A prompt is decided once: the `held` or `refused` post is on the board before the next read,
 and a deliverer started later reads it there, so it never posts a second one.

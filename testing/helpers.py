@@ -130,7 +130,9 @@ class Listening:
         *args: str,
         env: dict[str, str] | None = None,
         ready: bool = True,
+        prefix: tuple[str, ...] = (),
     ) -> None:
+        """*prefix* runs the listener through another command (`setpriv …`: as another user)."""
         import queue
         import threading
 
@@ -138,7 +140,7 @@ class Listening:
         self.err: queue.Queue[str] = queue.Queue()
         self.stderr_lines: list[str] = []
         self.proc = subprocess.Popen(
-            [*PANEBOARD, "listen", "--as", agent, *args],
+            [*prefix, *PANEBOARD, "listen", "--as", agent, *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

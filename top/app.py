@@ -24,7 +24,8 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.timer import Timer
 
-from paneboard.board import who
+from paneboard.board import decide, who
+from paneboard.board.confirm import NOTE
 from paneboard.board.context import Context
 from paneboard.board.view import BoardView
 from paneboard.protocol.errors import PaneboardError
@@ -52,6 +53,7 @@ KEY_HINTS = [
     "esc all",
     "c cancel",
     "o approve held",
+    "O approve all from sender",
     "r refuse",
     "p post",
     "tab next pane",
@@ -93,6 +95,7 @@ class TopApp(App[None]):
         Binding("c", "cancel_prompt", "cancel"),
         Binding("p", "post", "post"),
         Binding("o", "approve_prompt", "approve"),
+        Binding("O", "approve_sender", "approve all from sender"),
         Binding("r", "refuse_prompt", "refuse"),
     ]
 
@@ -403,19 +406,28 @@ class TopApp(App[None]):
             self.notify(f"cancelled {fitted(pid)}", markup=False)
 
     def action_approve_prompt(self) -> None:
-        """Let the selected prompt, held for top's agent, through (after a yes in the app:
-        top runs on the person's own terminal)."""
+        """Ask about the selected prompt, held for top's agent, as `paneboard approve` does (the
+        board read again: sender, key, why held, first lines); let it through on a yes."""
         ps = self._held_for_me(("held",))
         if ps is not None:
-            question = f"approve prompt {fitted(ps.prompt.id)} from {fitted(ps.prompt.sender)}"
-            self._decide(f"{question} for {self.ctx.agent}?", self._approve, ps.prompt.id)
+            pid = ps.prompt.id
+            self._ask("approve", lambda: [decide.held_for(self.ctx, pid)], self._approve)
 
-    def action_refuse_prompt(self) -> None:
-        """End the selected prompt for top's agent, after a yes in the app."""
+    def action_approve_sender(self) -> None:
+        """Ask about every prompt held for top's agent from the selected prompt's sender, as
+        `paneboard approve --from SENDER` does (count and reasons); let them through on a yes."""
         ps = self._held_for_me(OPEN_STAGES)
         if ps is not None:
-            question = f"refuse prompt {fitted(ps.prompt.id)} from {fitted(ps.prompt.sender)}"
-            self._decide(f"{question} for {self.ctx.agent}?", self._refuse, ps.prompt.id)
+            sender = ps.prompt.sender
+            self._ask("approve", lambda: decide.held_from(self.ctx, sender), self._approve)
+
+    def action_refuse_prompt(self) -> None:
+        """Ask about the selected prompt, open for top's agent; end it for the agent on a yes."""
+        ps = self._held_for_me(OPEN_STAGES)
+        if ps is not None:
+            pid = ps.prompt.id
+            find = lambda: [decide.held_for(self.ctx, pid, OPEN_STAGES)]
+            self._ask("refuse", find, self._refuse)
 
     def _held_for_me(self, stages: tuple[str, ...]) -> PromptState | None:
         """The selected prompt if top's agent may decide it (it is in *stages* for it)."""
@@ -435,23 +447,39 @@ class TopApp(App[None]):
             return None
         return ps
 
-    def _decide(self, question: str, act: Callable[[str], Awaitable[None]], pid: str) -> None:
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.run_worker(act(pid), group="write")
+    def _ask(
+        self,
+        verb: str,
+        find: Callable[[], list[decide.OnHold]],
+        act: Callable[[list[decide.OnHold]], Awaitable[None]],
+    ) -> None:
+        """Read what is decided (*find*, in a thread), ask about it, then *act* on a yes."""
 
-        self.push_screen(ConfirmScreen(question), answered)
+        async def ask() -> None:
+            try:
+                held = await anyio.to_thread.run_sync(find)
+            except PaneboardError as exc:
+                self.notify(fitted(str(exc), 400), severity="error", markup=False)
+                return
+            shown = [decide.question(verb, held), *decide.question_lines(held), NOTE]
 
-    async def _approve(self, pid: str) -> None:
-        from paneboard.board.trust import approve
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.run_worker(act(held), group="write")
 
-        await self._write(lambda: approve(self.ctx, pid), f"approved {fitted(pid)}")
+            self.push_screen(ConfirmScreen("\n".join(shown)), answered)
 
-    async def _refuse(self, pid: str) -> None:
-        from paneboard.board.trust import refuse
+        self.run_worker(ask(), group="write")
 
-        why = "refused by a person in paneboard top"
-        await self._write(lambda: refuse(self.ctx, pid, why), f"refused {fitted(pid)}")
+    async def _approve(self, held: list[decide.OnHold]) -> None:
+        ids = [h.prompt.id for h in held]
+        done = f"approved {fitted(ids[0])}" if len(ids) == 1 else f"approved {len(ids)} prompts"
+        await self._write(lambda: decide.approve_all(self.ctx, ids), done)
+
+    async def _refuse(self, held: list[decide.OnHold]) -> None:
+        pid = held[0].prompt.id
+        why = "refused in paneboard top"
+        await self._write(lambda: decide.refuse(self.ctx, pid, why), f"refused {fitted(pid)}")
 
     async def _write(self, write: Callable[[], object], done: str) -> None:
         try:

@@ -138,7 +138,7 @@ def test_trust_asks_on_the_terminal_and_keeps_the_minted_token_private(tmp_path:
     env = _env(tmp_path)
     code, out = _in_terminal([*PANEBOARD, *_install(project, "--trust")], env, b"y\n")
     assert 0 == code, out
-    assert "without your review in /peers? [y/N]" in out
+    assert "without your review in /peers (hook install qwen --trust)? [y/N]" in out
     kept = controller_path(tmp_path / "pb")
     grant = json.loads(kept.read_text())
     assert 0o600 == kept.stat().st_mode & 0o777
@@ -161,7 +161,7 @@ def test_trust_answered_no_mints_nothing_and_writes_nothing(tmp_path: Path) -> N
     code, out = _in_terminal([*PANEBOARD, *_install(project, "--trust")], env, b"n\n")
     assert 1 == code
     assert out.rstrip().endswith(
-        "paneboard: not trusted: no controller token minted; nothing was changed"
+        "without your review in /peers (hook install qwen --trust): not confirmed; nothing written"
     ), out
     assert not controller_path(tmp_path / "pb").exists()
     assert [] == list(project.rglob("*.json"))
@@ -175,9 +175,10 @@ def test_trust_without_a_terminal_is_refused_in_one_line(tmp_path: Path) -> None
     env = _env(tmp_path)
     done = _detached([*PANEBOARD, *_install(project, "--trust")], env)
     message = (
-        "paneboard: --trust is a person's decision, asked on the controlling terminal, and "
-        "there is none: run `paneboard hook install qwen --trust` in a terminal; nothing was "
-        "changed\n"
+        "paneboard: let paneboard's listeners deliver prompts to your Qwen Code sessions "
+        f"({tmp_path / 'home' / '.qwen'}) without your review in /peers (hook install qwen "
+        "--trust): it is asked on the controlling terminal (/dev/tty), and this process has "
+        "none; nothing written\n"
     )
     assert (1, "", message) == (done.returncode, done.stdout, done.stderr)
     assert not (tmp_path / "pb").exists()

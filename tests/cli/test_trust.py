@@ -122,7 +122,7 @@ def test_approve_on_the_terminal_lets_a_held_prompt_through(home: Path, store_ur
     _held(home, pid)
     done, shown = on_terminal(home, "approve", pid[:8], "--as", "bob")
     assert (0, "") == (done.returncode, done.stderr)
-    assert f"approve prompt {pid[:8]} for `bob` on board `test`? [y/N]" in shown
+    assert f"approve prompt {pid} for `bob` on board `test`? [y/N]" in shown
     assert "approved" == _stage_of_bob(home, pid)
 
 
@@ -136,8 +136,8 @@ def test_approve_without_a_terminal_is_refused_and_writes_nothing(
     done = no_terminal(home, "approve", pid, "--as", "bob")
     assert 1 == done.returncode
     assert (
-        f"paneboard: approve prompt {pid} for `bob` on board `test`: a person's decision, "
-        "confirmed on a terminal, and this process has none (/dev/tty); nothing written\n"
+        f"paneboard: approve prompt {pid} for `bob` on board `test`: it is asked on the "
+        "controlling terminal (/dev/tty), and this process has none; nothing written\n"
     ) == done.stderr
     assert (before, "held") == (_log(home), _stage_of_bob(home, pid))
 
@@ -147,7 +147,8 @@ def test_an_answer_other_than_yes_writes_nothing(home: Path, store_url: str) -> 
     pid = post(home, "--to", "bob", "deploy it")
     _held(home, pid)
     done, _ = on_terminal(home, "approve", pid, "--as", "bob", answer="n")
-    assert (1, "paneboard: not confirmed; nothing written\n") == (done.returncode, done.stderr)
+    said = f"paneboard: approve prompt {pid} for `bob` on board `test`: not confirmed; "
+    assert (1, said + "nothing written\n") == (done.returncode, done.stderr)
     assert "held" == _stage_of_bob(home, pid)
 
 

@@ -1,7 +1,7 @@
 """The recipient's policy, applied by real listeners and the Stop hook, on each store.
 
 A prompt the policy holds gets one `held` post (``by: policy``) and never reaches the door
-until a person approves it; one it refuses gets `refused`, and the sender's `wait` says why.
+until it is approved; one it refuses gets `refused`, and the sender's `wait` says why.
 """
 
 from __future__ import annotations
@@ -17,7 +17,10 @@ from paneboard.state.sealing import Sealer
 from testing.helpers import Listening, post, run_cli, run_hook, wait_until
 from tests.cli.test_trust import on_terminal
 
-APPROVED_LINE = "[paneboard] a person approved this prompt after paneboard held it"
+APPROVED_LINE = (
+    "[paneboard] held by paneboard, then approved at a terminal with `paneboard approve` "
+    "(or `paneboard top`)"
+)
 
 
 def _policy(home: Path, agent: str, policy: Policy) -> None:
@@ -51,11 +54,11 @@ def _prompt_as(signer: Path | None, home: Path, sender: str, body: str) -> str:
     return p.id
 
 
-def test_held_then_approved_is_delivered_saying_a_person_approved(
+def test_held_then_approved_is_delivered_saying_it_was_approved_at_a_terminal(
     home: Path, store_url: str
 ) -> None:
     """Not on bob's allow list: held once, nothing delivered; approved on the terminal: the
-    door gets it, and the text says that a person approved it."""
+    door gets it, and the text says it was approved at a terminal."""
     _policy(home, "bob", Policy(allow=("carol",), others="hold"))
     with Listening(home, "bob", "--door", "stdout") as bob:
         pid = post(home, "--to", "bob", "deploy")
@@ -176,7 +179,7 @@ def test_a_forged_answer_ends_no_wait(home: Path, store_url: str, tmp_path: Path
 
 
 def test_the_stop_hook_delivers_a_prompt_once_approved(home: Path, store_url: str) -> None:
-    """Held at one turn's end; approved; handed over at the next, saying a person approved it."""
+    """Held at one turn's end; approved; handed over at the next, saying how it was approved."""
     _policy(home, "bob", Policy(allow=("carol",), others="hold"))
     pid = post(home, "--to", "bob", "from alice")
     event = {"session_id": "s1", "hook_event_name": "Stop"}

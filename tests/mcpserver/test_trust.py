@@ -34,7 +34,8 @@ async def test_open_and_status_say_held_and_why(home: Path) -> None:
     assert [{"id": pid, "by": "policy", "reason": WHY}] == opened.structured_content["held"]
     shown = text(opened).split("\n\n")
     assert shown[0].endswith(
-        f"(held by the policy: {WHY}; only a person can approve or refuse it, on their terminal)"
+        f"(held by the policy: {WHY}; it waits for a decision asked on a terminal, which no tool "
+        "makes)"
     )
     assert "held" not in shown[1]
     assert f"held by the policy ({WHY}) since " in text(status).splitlines()[1]

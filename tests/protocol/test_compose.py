@@ -90,13 +90,15 @@ def test_a_verified_prompt_says_paneboard_checked_the_senders_key() -> None:
     assert "> x" == lines[2]
 
 
-def test_an_approved_prompt_says_a_person_approved_it() -> None:
-    """After a hold, the agent is told that a person let the prompt through."""
+def test_an_approved_prompt_says_it_was_approved_at_a_terminal() -> None:
+    """After a hold, the agent is told what is known: an approval at a terminal, never that a
+    person made it (a program on a pseudo-terminal can answer too)."""
     approved = Provenance("unsigned", approved=True)
     lines = compose(_prompt("x"), exe="pb", home="/h", agent="bob", provenance=approved).split("\n")
     assert [
         "[paneboard] paneboard could not check the sender's key: the prompt is unsigned",
-        "[paneboard] a person approved this prompt after paneboard held it",
+        "[paneboard] held by paneboard, then approved at a terminal with `paneboard approve` "
+        + "(or `paneboard top`)",
         "> x",
     ] == lines[1:4]
 

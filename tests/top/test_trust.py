@@ -53,7 +53,7 @@ def test_top_shows_a_held_prompt_and_approves_it_after_a_yes(term: Tmux, home: P
     _top_as_bob(term)
     term.wait(lambda t: f"held by policy ({WHY})" in t)
     _keys(term, "o")
-    term.wait(lambda t: f"approve prompt {pid} from alice for bob?" in t)
+    term.wait(lambda t: f"approve prompt {pid} for `bob` on board `test`?" in t)
     _keys(term, "n")
     term.wait(lambda t: "approve prompt" not in t)
     assert ["prompt", "held"] == _kinds(home)
@@ -72,11 +72,11 @@ def test_top_refuses_a_prompt_after_a_yes(term: Tmux, home: Path) -> None:
     _hold(home, pid)
     _top_as_bob(term)
     _keys(term, "r")
-    term.wait(lambda t: f"refuse prompt {pid} from alice for bob?" in t)
+    term.wait(lambda t: f"refuse prompt {pid} for `bob` on board `test`?" in t)
     _keys(term, "y")
     term.wait(lambda t: "open prompts 0" in t)
     waited = run_cli(home, "wait", pid, "--as", "alice", "--timeout", "10")
-    why = "refused by a person in paneboard top (by bob)"
+    why = "refused in paneboard top (by bob)"
     assert (1, f"paneboard: prompt {pid} was refused: {why}\n") == (
         waited.returncode,
         waited.stderr,

@@ -15,7 +15,7 @@ import pytest
 
 from paneboard.agents.codex_trust import handler_hash
 from paneboard.state.ownfiles import write_own
-from tests.helpers import run_cli
+from testing.helpers import run_cli
 
 NOBODY = 65534
 BEFORE = 'model = "m"  # kept in the dotfiles repository\n'

@@ -13,7 +13,7 @@ import pytest
 
 from paneboard.board.confirm import NOTE
 from tests.cli.agentpty import on_pty, through_script
-from tests.helpers import PANEBOARD, cli_env, post
+from testing.helpers import PANEBOARD, cli_env, post
 
 ASK = """
 import sys

@@ -14,7 +14,7 @@ from paneboard.board.context import Context, header
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Held, Prompt
 from paneboard.state.sealing import Sealer
-from tests.helpers import post, run_cli
+from testing.helpers import post, run_cli
 
 
 def _ctx(home: Path, agent: str = "bob") -> Context:

@@ -14,7 +14,7 @@ import pytest
 from paneboard.agents import AGENTS
 from paneboard.agents.qwen import controller_path
 from paneboard.state.files import write_atomic
-from tests.helpers import PANEBOARD, cli_env, run_cli
+from testing.helpers import PANEBOARD, cli_env, run_cli
 
 TOKEN = "qpc_" + "e" * 64
 

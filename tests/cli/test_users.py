@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.agentpty import Shown, on_pty, through_script
-from tests.helpers import PANEBOARD, Listening, NatsServer
+from testing.helpers import PANEBOARD, Listening, NatsServer
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not all(map(shutil.which, ("useradd", "userdel", "setpriv", "script"))),

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import cli_env, post, run_cli
-from tests.listener.test_top_terminal import Tmux
-from tests.listener.test_top_terminal import pytestmark as needs_tmux
-from tests.listener.test_trust_mcp import WHY, _hold
+from testing.helpers import cli_env, post, run_cli
+from tests.top.test_terminal import Tmux
+from tests.top.test_terminal import pytestmark as needs_tmux
+from tests.mcpserver.test_trust import WHY, _hold
 
 pytestmark = needs_tmux
 

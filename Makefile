@@ -40,9 +40,10 @@ screenshot: compile
 test: compile
 	$(BIN)/python -m pytest
 
-# The fast tier: no agent CLI, no tmux, no wheel build, no cluster (pytest's markers).
+# The fast tier, run after each change: the file store only; no agent CLI, no tmux, no NATS,
+# no wheel build, no load test (pytest's markers; docs/developers.md, "Which tests to run").
 check: compile
-	$(BIN)/python -m pytest -m "not real and not slow and not wheel"
+	$(BIN)/python -m pytest -m "not real and not nats and not slow and not wheel"
 
 # Each line of the list into its folder of .ci/tools, with npm, never globally, no auto-updater.
 clients:

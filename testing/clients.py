@@ -34,11 +34,6 @@ class Client(NamedTuple):
     name: str
 
     @property
-    def spec(self) -> str:
-        """What npm installs: `package@version`."""
-        return f"{self.package}@{self.version}"
-
-    @property
     def path(self) -> Path:
         """Where `make clients` puts its binary."""
         return TOOLS / self.folder / self.binary
@@ -54,16 +49,14 @@ class Client(NamedTuple):
         return f"{what} {self.version} is not in .ci/tools/{self.folder}: run make clients"
 
 
-LIST = Path(__file__).with_name("clients.txt")
-
-
-def read_pinned(path: Path = LIST) -> dict[str, Client]:
-    """The pinned clients of the list at *path*, by key, in its order."""
+def _read(path: Path) -> dict[str, Client]:
+    """The clients of the list at *path*, by key, in its order (a line is its fields, split on
+    spaces, the last one whole)."""
     rows = (line.split(None, 5) for line in path.read_text().splitlines())
     return {row[0]: Client(*row) for row in rows if row and not row[0].startswith("#")}
 
 
-PINNED = read_pinned()
+PINNED = _read(Path(__file__).with_name("clients.txt"))
 CLIS = tuple(c for c in PINNED.values() if c.folder == "clients")  # the clients_bin fixture's
 
 

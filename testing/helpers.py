@@ -1,6 +1,5 @@
-"""What the tests share: running the real command line, a real listener, small fixtures' parts.
-
-Imported by test modules as `testing.helpers`; conftest.py holds only the pytest fixtures.
+"""What the tests and the benchmarks share: running the real command line, a real listener,
+servers standing in for an agent, small fixtures' parts (tests/conftest.py holds the fixtures).
 """
 
 from __future__ import annotations

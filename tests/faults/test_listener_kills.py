@@ -11,6 +11,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from testing.helpers import cli_env, run_cli, wait_until
 
 # The door: record the prompt's id (the door "took" it), slowly enough to be killed inside.
@@ -30,6 +32,7 @@ def _in_door(proc: subprocess.Popen[bytes], started: Path, before: str) -> bool:
     return proc.poll() is not None or (started.read_text() if started.exists() else "") != before
 
 
+@pytest.mark.slow
 def test_listener_killed_40_times(home: Path, tmp_path: Path, rng: random.Random) -> None:
     out, started = tmp_path / "delivered", tmp_path / "started"
     posted: list[str] = []

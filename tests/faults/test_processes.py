@@ -10,6 +10,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 from paneboard.protocol.posts import Prompt
 from paneboard.state.log import read_posts
 from testing.helpers import Listening, cli_env, wait_until
@@ -30,6 +32,7 @@ body=str(i))])
 """
 
 
+@pytest.mark.slow
 def test_writers_killed_200_times(home: Path, rng: random.Random) -> None:
     """Four writers; one SIGKILLed at a random moment 200 times and restarted:
     every reported post is there, once."""
@@ -118,6 +121,7 @@ to=(f"l{i % listeners}",), body=f"{me} {i}")
 """
 
 
+@pytest.mark.slow
 def test_load_20_senders_250_posts_10_listeners(home: Path) -> None:
     """Every prompt delivered exactly once, in each sender's order for each recipient."""
     log = home / "test" / "log"

@@ -39,6 +39,7 @@ def small_home(tmp_path: Path) -> Path:
     subprocess.run(["umount", "-l", str(home)], check=False)
 
 
+@pytest.mark.slow
 def test_disk_full(small_home: Path) -> None:
     """Posts fail with one clear line and exit 1 once full; none reported is missing;
     freed, the board works."""

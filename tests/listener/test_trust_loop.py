@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from paneboard.board.context import Context, header
 from paneboard.protocol.posts import Prompt
 from paneboard.state.policy import Policy, write_policy
@@ -41,6 +43,7 @@ def _policy(home: Path, agent: str, policy: Policy) -> None:
     write_policy(home / "test", agent, policy)
 
 
+@pytest.mark.slow
 def test_two_agents_answering_each_other_are_held_at_the_loop_limit(
     home: Path, store_url: str
 ) -> None:
@@ -58,6 +61,7 @@ def test_two_agents_answering_each_other_are_held_at_the_loop_limit(
     assert (set(ids[:11]), held[0]["prompt"]) == (delivered, ids[11])
 
 
+@pytest.mark.slow
 def test_with_the_loop_limit_off_the_chain_goes_past_it(home: Path, store_url: str) -> None:
     """`--loop 0`: the 12th reply is delivered too; nothing is held."""
     for agent in ("alice", "bob"):

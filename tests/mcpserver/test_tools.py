@@ -384,6 +384,7 @@ def _usage(pid: int) -> tuple[int, int]:
     return len(os.listdir(f"/proc/{pid}/fd")), int(rss.split()[1])
 
 
+@pytest.mark.slow
 async def test_200_calls_in_a_row_leak_no_fds_or_memory(home: Path) -> None:
     """Posts, opens, statuses, acks and waits (each opens a watcher): fds flat, memory bounded."""
     async with board_client(home, "alice") as alice, board_client(home, "bob") as bob:

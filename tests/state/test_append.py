@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from paneboard.state.log import read_posts
 from testing.helpers import cli_env, run_cli
 
@@ -26,6 +28,7 @@ body=f"{me} {i}")
 """
 
 
+@pytest.mark.slow
 def test_four_processes_append_2000_posts_each(tmp_path: Path) -> None:
     """Every post is present exactly once, each writer's posts in its own order."""
     log = tmp_path / "log"

@@ -33,7 +33,7 @@ def _cli(home: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-def _append(home: Path, sender: str, post: Post, signer: Path | None) -> str:
+def append_as(home: Path, sender: str, post: Post, signer: Path | None) -> str:
     """*post* appended by *sender*'s context in *home*, sealed with *sender*'s key in home
     *signer* (unsigned for None)."""
     store = os.environ.get("PANEBOARD_TEST_STORE")
@@ -51,7 +51,7 @@ def forged_board(home: Path, other: Path) -> Forged:
     prompts = [_cli(home, "post", "--as", "alice", "--to", "bob", f"task {n}") for n in range(5)]
     answered, f_answer, f_refused, f_cancel, unsigned = prompts
     genuine = Answer(**header("test", "bob"), prompt=answered, body="done")
-    _append(home, "bob", genuine, home)
+    append_as(home, "bob", genuine, home)
     _cli(home, "keys")  # pins alice and bob, first keys in log order
     other.mkdir(mode=0o700, exist_ok=True)
     spoiled: list[tuple[Post, Path | None, str]] = [
@@ -61,5 +61,5 @@ def forged_board(home: Path, other: Path) -> Forged:
         (Ack(**header("test", "bob"), prompt=unsigned), None, "unsigned"),
         (Delivered(**header("test", "bob"), prompt=unsigned, door="exec"), None, "unsigned"),
     ]
-    posts = {_append(home, post.sender, post, signer): mark for post, signer, mark in spoiled}
+    posts = {append_as(home, post.sender, post, signer): mark for post, signer, mark in spoiled}
     return Forged(answered, f_answer, f_refused, f_cancel, unsigned, posts, (genuine.id,))

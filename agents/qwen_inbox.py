@@ -49,6 +49,7 @@ import anyio
 import msgspec
 from anyio.abc import TaskStatus
 
+from paneboard.agents.script import private_folder
 from paneboard.listener.doors.base import HeldByAgent, Outcome, Settle
 from paneboard.listener.doors.process import alive
 from paneboard.listener.doors.socket import check_socket
@@ -184,11 +185,9 @@ def session_file(home: Path, session_id: str) -> Path | None:
 
 
 def inbox_folder(env: Mapping[str, str]) -> Path:
-    """Where doors bind their inboxes: private to this user (a path under 104 bytes)."""
-    runtime = env.get("XDG_RUNTIME_DIR")
-    if runtime:
-        return Path(runtime) / "paneboard-qwen"
-    return Path(env.get("TMPDIR") or "/tmp") / f"paneboard-qwen-{os.getuid()}"
+    """Where doors bind their inboxes: a folder of this user's, by the scripts' rule
+    (`agents.script.private_folder`: never a name in /tmp another user could make first)."""
+    return private_folder("paneboard-qwen", env)
 
 
 def _private_folder(folder: Path) -> None:

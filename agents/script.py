@@ -88,11 +88,13 @@ class Script:
             return False
 
 
-def private_folder(name: str) -> Path:
+def private_folder(name: str, env: Mapping[str, str] | None = None) -> Path:
     """Where a script keeps its sockets: the same rule as the scripts' `privateFolder()`, a
-    folder of this user's (never a name in /tmp another user could make first)."""
-    env = os.environ
-    base = env.get("XDG_RUNTIME_DIR") or env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    folder of this user's (never a name in /tmp another user could make first), under
+    *env*'s folders (this process's environment by default)."""
+    env = os.environ if env is None else env
+    home = env.get("HOME") or os.path.expanduser("~")
+    base = env.get("XDG_RUNTIME_DIR") or env.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
     return Path(base) / name
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import msgspec
 
@@ -21,16 +22,17 @@ from paneboard.state.fold import (
     Doubt,
     PromptState,
     Recipient,
+    Verdict,
     fold_checked,
     open_for,
     stage,
 )
-from paneboard.state.verdicts import checked
+from paneboard.state.verdicts import checked, read_checked
 
 
 class OpenPrompt(msgspec.Struct, frozen=True):
     """A prompt open for the agent, and whether its agent (or policy) holds it for a person:
-    who holds it and why, or whether a person approved it after it was held."""
+    who holds it and why, or whether it was approved at a terminal after it was held."""
 
     prompt: Prompt
     held: bool = False
@@ -38,6 +40,15 @@ class OpenPrompt(msgspec.Struct, frozen=True):
     reason: str | None = None
     approved: bool = False
     told: tuple[str, ...] = ()  # paneboard's lines on what it checked of the sender (compose's)
+    verdict: Verdict = "unsigned"  # on the prompt's signature (protocol/signing.py)
+    key: str | None = None  # the signing key's fingerprint, when verified
+
+
+def open_row(row: OpenPrompt) -> dict[str, Any]:
+    """A prompt of `open --json` and the MCP `open` tool: its fields, then its ``verdict``, the
+    ``key`` that signed it (its fingerprint when verified, else null) and whether a person
+    ``approved`` it after it was held."""
+    return {**with_verdict(row.prompt, row.verdict), "key": row.key, "approved": row.approved}
 
 
 class Status(Prompt, frozen=True, tag="prompt"):
@@ -52,10 +63,21 @@ class Status(Prompt, frozen=True, tag="prompt"):
 
 
 class LogPage(msgspec.Struct, frozen=True):
-    """Posts of the log in order, and how many more follow them."""
+    """Posts of the log in order, how many more follow them, and each post's verdict (this
+    home's, as `status` counts them: only a verified post moves a stage)."""
 
     posts: list[Post]
     more: int = 0
+    verdicts: list[Verdict] = msgspec.field(default_factory=list)
+
+    def marked(self) -> list[dict[str, Any]]:
+        """Each post as `log --json` and the MCP `log` tool give it (`with_verdict`)."""
+        return [with_verdict(p, v) for p, v in zip(self.posts, self.verdicts, strict=True)]
+
+
+def with_verdict(post: Post, verdict: Verdict) -> dict[str, Any]:
+    """*post*'s fields, then its ``verdict``: verified, unsigned or forged."""
+    return {**msgspec.to_builtins(post), "verdict": verdict}
 
 
 def open_prompts(ctx: Context) -> list[OpenPrompt]:
@@ -76,10 +98,12 @@ def open_prompts(ctx: Context) -> list[OpenPrompt]:
         seal = verdicts.told(checks[pid](), mine[pid])  # the verdict the fold asked for, kept
         told = Provenance(seal.verdict, seal.fingerprint, r.stage == "approved")
         lines = tuple(provenance_lines(ps.prompt.sender, told))
+        row = OpenPrompt(ps.prompt, told=lines, verdict=checks[pid](), key=seal.fingerprint)
         if r.stage == "held":
-            rows.append(OpenPrompt(ps.prompt, True, r.held_by or "agent", r.reason, told=lines))
+            by = r.held_by or "agent"
+            rows.append(msgspec.structs.replace(row, held=True, held_by=by, reason=r.reason))
         else:
-            rows.append(OpenPrompt(ps.prompt, approved=told.approved, told=lines))
+            rows.append(msgspec.structs.replace(row, approved=told.approved))
     return rows
 
 
@@ -118,18 +142,20 @@ def read_log(
     limit: int | None = None,
 ) -> LogPage:
     """The log's posts of *kinds* (every kind if none): up to *limit* of them (all if None),
-    the first after post *after*, else the newest."""
-    everything = ctx.store().read_all()
+    the first after post *after*, else the newest; each with its verdict (only the posts of
+    the page are verified)."""
+    records = read_checked(ctx.store(), verdicts_for(ctx))
     start = 0
     if after is not None:
-        pid = match_id(ctx, everything, after)
-        start = next(i for i, (_, p) in enumerate(everything) if p.id == pid) + 1
-    posts = [p for _, p in everything[start:] if not kinds or p.__struct_config__.tag in kinds]
-    if limit is None:
-        return LogPage(posts)
-    if after is None:
-        return LogPage(posts[-limit:])
-    return LogPage(posts[:limit], max(0, len(posts) - limit))
+        pid = match_id(ctx, [(position, post) for position, post, _ in records], after)
+        start = next(i for i, (_, p, _) in enumerate(records) if p.id == pid) + 1
+    kept = [(p, c) for _, p, c in records[start:] if not kinds or p.__struct_config__.tag in kinds]
+    more = 0
+    if limit is not None and after is None:
+        kept = kept[-limit:]
+    elif limit is not None:
+        kept, more = kept[:limit], max(0, len(kept) - limit)
+    return LogPage([post for post, _ in kept], more, [check() for _, check in kept])
 
 
 def compact(ctx: Context, *, archived: bool = False) -> Compacted:

@@ -1,6 +1,6 @@
 """The lines a person reads for the board's results, shared by the front ends: a post in the
-log, a prompt's status, an agent of `who`. Every value from a post is shown with its escapes
-visible (`protocol.visible`), never obeyed by a terminal."""
+log (marked when it is not verified), a prompt's status, an agent of `who`. Every value from a
+post is shown with its escapes visible (`protocol.visible`), never obeyed by a terminal."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from paneboard.board.read import OpenPrompt, Status
 from paneboard.board.trust import doubt_line
 from paneboard.board.who import WhoRow
 from paneboard.protocol.posts import Answer, Held, Post, Prompt, Seen
+from paneboard.protocol.signing import VERIFIED
 from paneboard.protocol.visible import one_line
 from paneboard.protocol.words import HANDED_STAGES, SEEING_DOORS
 from paneboard.state.fold import Recipient
@@ -46,6 +47,12 @@ def describe(post: Post) -> str:
         getattr(post, "reason", None) or getattr(post, "note", None) or getattr(post, "door", None)
     )
     return f"{head} on {post.prompt}" + (f": {summary(detail)}" if detail else "")
+
+
+def log_line(post: Post, verdict: str) -> str:
+    """One line of `log`: the post (`describe`), then, for a post that is not verified, its
+    verdict (`[forged]`, `[unsigned]`): it moved no stage, as `status` does not count it."""
+    return one_line(describe(post)) + ("" if verdict == VERIFIED else f"  [{verdict}]")
 
 
 def open_line(row: OpenPrompt) -> str:

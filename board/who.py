@@ -17,10 +17,11 @@ from pathlib import Path
 import msgspec
 
 from paneboard.board.context import Context
+from paneboard.board.trust import read_board
 from paneboard.protocol.errors import BoardIOError
 from paneboard.state import presence
 from paneboard.state.abc import Store
-from paneboard.state.fold import BoardState, fold, stage
+from paneboard.state.fold import BoardState, stage
 from paneboard.state.panelock import holder
 from paneboard.state.paths import BoardPaths
 
@@ -38,13 +39,14 @@ class WhoRow(msgspec.Struct, frozen=True):
 
 
 def who(ctx: Context) -> list[WhoRow]:
-    """Every agent that posted, was posted to, has a pane here or is present on the store."""
-    posts = ctx.store().read_all()
+    """Every agent that posted, was posted to, has a pane here or is present on the store; the
+    prompts held for each as `status` counts them (only verified posts move a stage)."""
+    posts, state = read_board(ctx)
     names: dict[str, None] = {}
     for _, post in posts:
         names[post.sender] = None
         names.update(dict.fromkeys(getattr(post, "to", ())))
-    return rows(ctx.paths, names, remote_presences(ctx.store()), held_counts(fold(posts)))
+    return rows(ctx.paths, names, remote_presences(ctx.store()), held_counts(state))
 
 
 def rows(

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 import anyio
 
 from paneboard.board.context import Context
-from paneboard.board.read import open_prompts, prompt_status, read_log
+from paneboard.board.read import open_prompts, open_row, prompt_status, read_log
 from paneboard.board.text import open_line, status_lines
-from paneboard.board.view import BoardView
+from paneboard.board.trust import verdicts_for
 from paneboard.cli.show import emit, print_posts
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Post
@@ -23,7 +23,7 @@ def open_command(args: Namespace) -> None:
         prompts = open_prompts(ctx)
     for row in prompts:
         if args.json:
-            emit(row.prompt)
+            emit(open_row(row))
         else:
             print(open_line(row))
 
@@ -45,33 +45,36 @@ def log_command(args: Namespace) -> None:
             _follow(ctx, args.kind or (), json=args.json)
             return
         page = read_log(ctx, args.kind or (), args.after, args.limit)
-    print_posts(page.posts, json=args.json)
+    print_posts(zip(page.posts, page.verdicts, strict=True), json=args.json)
     if page.more:
         more = f"{page.more} more posts: log --after {page.posts[-1].id}"
         print(f"paneboard: {more}", file=sys.stderr)
 
 
 def _follow(ctx: Context, kinds: Sequence[str], *, json: bool) -> None:
-    """Print the log's posts of *kinds* as they are appended, until SIGINT or SIGTERM."""
+    """Print the log's posts of *kinds*, each with its verdict, as they are appended, until
+    SIGINT or SIGTERM (a compacted log's posts come again, from its start)."""
+    verdicts = verdicts_for(ctx)
 
     async def follow() -> None:
-        with (
-            BoardView(ctx.store()) as view,
-            anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals,
-        ):
-            async with anyio.create_task_group() as tg:
+        follower = ctx.store().follow(0)
+        try:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async with anyio.create_task_group() as tg:
 
-                async def stop() -> None:
-                    async for _ in signals:
-                        tg.cancel_scope.cancel()
+                    async def stop() -> None:
+                        async for _ in signals:
+                            tg.cancel_scope.cancel()
 
-                tg.start_soon(stop)
-                while True:
-                    new = [p for _, p in view.refresh() if _kept(p, kinds)]
-                    print_posts(new, json=json)
-                    await view.wait_changed()
+                    tg.start_soon(stop)
+                    while True:
+                        for batch in follower.records():
+                            new = [(p, payload) for _, p, payload in batch if _kept(p, kinds)]
+                            print_posts(((p, verdicts.of(p.sender, b)) for p, b in new), json=json)
+                        await follower.wait_changed()
+        finally:
+            follower.close()
 
-    ctx.paths.ensure()
     anyio.run(follow)
 
 

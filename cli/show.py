@@ -5,9 +5,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 
-from paneboard.board.text import describe
+from paneboard.board.read import with_verdict
+from paneboard.board.text import log_line
 from paneboard.protocol.posts import Post, to_json
-from paneboard.protocol.visible import one_line
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from paneboard.protocol.signing import Verdict
 
 
 def emit(obj: object) -> None:
@@ -24,10 +28,11 @@ def write_json_line(data: bytes) -> None:
     sys.stdout.flush()
 
 
-def print_posts(posts: Iterable[Post], *, json: bool) -> None:
-    """Each post as a JSON line, or as a line of `log`."""
-    for post in posts:
+def print_posts(posts: Iterable[tuple[Post, Verdict]], *, json: bool) -> None:
+    """Each post with its verdict, as a JSON line (its fields, then ``verdict``), or as a line
+    of `log` (marked when it is not verified)."""
+    for post, verdict in posts:
         if json:
-            emit(post)
+            emit(with_verdict(post, verdict))
         else:
-            print(one_line(describe(post)), flush=True)
+            print(log_line(post, verdict), flush=True)

@@ -8,6 +8,7 @@ nothing a client sends ends the server.
 from __future__ import annotations
 
 import json
+import re
 import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -139,7 +140,7 @@ def unreadable(exc: Exception) -> JSONRPCError:
     JSON parser can still find one, so the client's waiting request ends."""
     line = _line_of(exc)
     try:
-        found = json.loads(line).get("id") if line is not None else None
+        found = _top_level(line).get("id") if line is not None else None
     except (ValueError, AttributeError):
         found = None
     request_id = found if isinstance(found, (str, int)) and not isinstance(found, bool) else None
@@ -148,6 +149,35 @@ def unreadable(exc: Exception) -> JSONRPCError:
     return JSONRPCError(
         jsonrpc="2.0", id=request_id, error=ErrorData(code=PARSE_ERROR, message=message)
     )
+
+
+def _top_level(line: str) -> Any:
+    """*line* as JSON; one nested deeper than Python's recursion limit (the SDK refuses 500
+    levels, Python's parser stops near 1000) is read with every value below its top level
+    taken for null: its own fields, the id among them, are all there is to find."""
+    try:
+        return json.loads(line)
+    except RecursionError:
+        return json.loads(_shallow(line))
+
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[][{}]')  # a JSON string (skipped whole), a bracket
+
+
+def _shallow(line: str) -> str:
+    """*line* with each array or object inside its top-level value replaced by ``null``."""
+    pieces, depth, kept = [], 0, 0
+    for token in _TOKENS.finditer(line):
+        mark = token.group()
+        if mark in "[{":
+            depth += 1
+            if depth == 2:
+                pieces += [line[kept : token.start()], "null"]
+        elif mark in "]}":
+            depth -= 1
+            if depth == 1:
+                kept = token.end()
+    return "".join(pieces) + (line[kept:] if depth <= 1 else "")
 
 
 def _line_of(exc: Exception) -> str | None:

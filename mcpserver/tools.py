@@ -21,7 +21,7 @@ from paneboard.board.context import Context
 from paneboard.board.post import PromptRequest
 from paneboard.board.post import post as post_prompt
 from paneboard.board.read import OpenPrompt
-from paneboard.board.text import describe, status_lines, who_line
+from paneboard.board.text import log_line, status_lines, who_line
 from paneboard.board.wait import Outcome, wait_for
 from paneboard.board.who import who
 from paneboard.protocol.posts import Prompt
@@ -79,21 +79,25 @@ def post(
 
 def open_(tool: Tool) -> CallToolResult:
     """The prompts open for you (not yet acked or answered), urgent first, oldest first. Use it
-    to see what other agents asked of you. Returns `prompts`, and `held`: those held for a
-    person (by your policy or your agent), with why; only a person can let them through."""
+    to see what other agents asked of you. Returns `prompts`, each with the `verdict` on its
+    signature (verified, unsigned or forged) and the `key` that signed it, and `held`: those
+    held for a person (by your policy or your agent), with who sent them and why, but not their
+    text; only a decision asked on a terminal lets them through."""
     ctx = board(tool)
     rows = read.open_prompts(ctx)
     me = f"`{ctx.agent}` on board `{ctx.board}`"
     text = "\n\n".join(map(open_text, rows)) if rows else f"no prompts open for {me}"
-    held = [HeldRow(row.prompt.id, row.held_by, row.reason) for row in rows if row.held]
-    found: dict[str, object] = {"prompts": [row.prompt for row in rows]}
+    held = [HeldRow(r.prompt.id, r.prompt.sender, r.held_by, r.reason) for r in rows if r.held]
+    found: dict[str, object] = {"prompts": [read.open_row(r) for r in rows if not r.held]}
     return result({**found, "held": held} if held else found, text)
 
 
 class HeldRow(msgspec.Struct, frozen=True):
-    """A prompt open for the agent that waits for a person: who holds it, and why."""
+    """A prompt open for the agent that waits for a person: who sent it, who holds it, and why
+    (its text reaches the agent once it is approved at a terminal)."""
 
     id: str
+    sender: str
     by: str | None
     reason: str | None
 
@@ -195,12 +199,14 @@ def log(
 ) -> CallToolResult:
     """The board's posts in log order (prompts, acks, answers, cancels, receipts): the newest
     `limit` (default 50), or the first `limit` after post `after`; `kind` keeps one kind.
-    Returns `posts` and `more` (how many follow)."""
+    Returns `posts`, each with its `verdict` (verified, unsigned or forged: only a verified post
+    moves a prompt's stage), and `more` (how many follow)."""
     page = read.read_log(board(tool), () if kind is None else (kind,), after, limit)
-    text = "\n".join(one_line(describe(p)) for p in page.posts) or "no posts"
+    lines = map(log_line, page.posts, page.verdicts)
+    text = "\n".join(lines) or "no posts"
     if page.more:
         text += f"\n({page.more} more: call log with after={page.posts[-1].id})"
-    return result(page, text)
+    return result({"posts": page.marked(), "more": page.more}, text)
 
 
 TOOLS: dict[str, Callable[..., Any]] = {
@@ -242,14 +248,14 @@ def prompt_text(p: Prompt) -> str:
 
 def open_text(row: OpenPrompt) -> str:
     """A prompt of `open`: its first line, paneboard's lines on what it checked of the sender
-    (as every door's text has them), the sender's words, and whether it is held for a person
-    (which no tool can decide)."""
+    (as every door's text has them), and the sender's words; for one held for a person (which
+    no tool can decide), why instead of its words, which wait for the person too."""
     first, words = prompt_text(row.prompt).split("\n", 1)
-    text = "\n".join([first, *row.told, words])
     if not row.held:
-        return text
+        return "\n".join([first, *row.told, words])
     why = one_line(f"held by the {row.held_by}: {row.reason}")
-    return f"{text}\n({why}; it waits for a decision asked on a terminal, which no tool makes)"
+    until = "it waits for a decision asked on a terminal, which no tool makes; its text waits too"
+    return "\n".join([first, *row.told, f"({why}; {until})"])
 
 
 def outcome_text(outcomes: list[Outcome]) -> str:

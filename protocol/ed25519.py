@@ -2,8 +2,9 @@
 
 `post` runs once per message and must start fast: importing ``cryptography`` costs more
 than the interpreter's own start, while one signature here costs about half a millisecond.
-This module only signs and derives public keys; every verification is ``cryptography``'s
-(``state.keys.verify``). Ed25519 is deterministic, so the tests check that every
+This module signs, derives public keys and tells a weak key (``is_weak_key``: small order, or
+not canonical); every verification is ``cryptography``'s (``state.keys.verify``), which refuses
+a weak key first. Ed25519 is deterministic, so the tests check that every
 signature made here is byte for byte the one ``cryptography`` makes for the same seed
 and message.
 
@@ -155,6 +156,40 @@ def _expand(seed: bytes) -> tuple[int, bytes]:
     digest = sha512(seed).digest()
     scalar = int.from_bytes(digest[:32], "little") & (2**254 - 8) | 2**254
     return scalar, digest[32:]  # the scalar's multiples of B depend only on it modulo L
+
+
+def is_weak_key(public: bytes) -> bool:
+    """Whether *public* is no key only its owner signs for: not the canonical encoding of a
+    point of the curve (RFC 8032 5.1.3: y below p, no sign bit on x = 0), or a point of small
+    order, [8]A the identity. A signature by one of the 8 points of small order (the identity
+    among them) needs no secret: with S = 0, R = -[k]A passes the check for one message in
+    eight, and the identity's (identity, 0) for every message."""
+    point = _decode(public)
+    if point is None:
+        return True
+    for _ in range(3):
+        point = _double(point)
+    x, y, z, _ = point
+    return x == 0 and y == z
+
+
+def _decode(public: bytes) -> Point | None:
+    """The point *public* encodes, or None for a length, a y or an x no canonical key has."""
+    if len(public) != 32:
+        return None
+    n = int.from_bytes(public, "little")
+    sign, y = n >> 255, n & (2**255 - 1)
+    if y >= _P:
+        return None
+    u, v = (y * y - 1) % _P, (_D * y * y + 1) % _P
+    x = u * pow(v, 3, _P) * pow(u * pow(v, 7, _P), (_P - 5) // 8, _P) % _P  # sqrt(u/v), maybe
+    if v * x * x % _P == (-u) % _P:
+        x = x * _SQRT_M1 % _P
+    if v * x * x % _P != u or (x == 0 and sign):
+        return None
+    if x & 1 != sign:
+        x = _P - x
+    return (x, y, 1, x * y % _P)
 
 
 def public_key(seed: bytes) -> bytes:

@@ -3,9 +3,11 @@ without following a link.
 
 Nothing is written through a link: the temporary is a new random name opened
 ``O_CREAT|O_EXCL|O_NOFOLLOW`` in the target's folder, and a target or folder that is a
-symlink is refused (`BadInput`). Standard library only (`paneboard post` writes its tally
-through it). The user's own configuration, outside projects and the home, follows the user's
-own links: `ownfiles`.
+symlink is refused (`BadInput`). Nothing is read through one either: `read_private` takes a
+link or a special file for no file, `read_owned` (a file that decides something, such as a
+policy) refuses it, and a file of another user's (`BoardIOError`). Standard library only
+(`paneboard post` writes its tally through it). The user's own configuration, outside projects
+and the home, follows the user's own links: `ownfiles`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import os
 import stat
 from pathlib import Path
 
-from paneboard.protocol.errors import BadInput
+from paneboard.protocol.errors import BadInput, BoardIOError
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _TMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -180,3 +182,38 @@ def read_private(path: Path, limit: int = 1 << 20) -> bytes | None:
             return f.read(limit)
     finally:
         os.close(fd)
+
+
+def read_owned(path: Path, what: str, limit: int = 1 << 20) -> bytes | None:
+    """The first *limit* bytes of the regular file at *path*, this user's and writable by no
+    one else; None only where it is missing. Anything else at *path* (a symlink, never
+    followed; a FIFO or other special file, never blocked on; a file of another user's, or one
+    others may write) is `BoardIOError` naming *what* and why: a file that says who may do what
+    is never read as absent."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        why = "is a symlink" if exc.errno == errno.ELOOP else f"cannot be read ({exc.strerror})"
+        raise BoardIOError(f"{what} {path} {why}; fix or remove it") from None
+    try:
+        wrong = _not_owned(os.fstat(fd))
+        if wrong is not None:
+            raise BoardIOError(f"{what} {path} {wrong}; fix or remove it")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read(limit)
+    finally:
+        os.close(fd)
+
+
+def _not_owned(st: os.stat_result) -> str | None:
+    """Why a file with status *st* is no private file of this user's; None if it is one."""
+    if not stat.S_ISREG(st.st_mode):
+        kinds = {stat.S_IFIFO: "a FIFO", stat.S_IFDIR: "a folder", stat.S_IFSOCK: "a socket"}
+        return f"is {kinds.get(stat.S_IFMT(st.st_mode), 'not a regular file')}"
+    if st.st_uid != os.geteuid():
+        return f"belongs to uid {st.st_uid}, not to this user (uid {os.geteuid()})"
+    if st.st_mode & 0o022:
+        return f"can be written by others (mode {stat.S_IMODE(st.st_mode):o})"
+    return None

@@ -19,6 +19,7 @@ The last line for an agent is its pin. Appends are serialized by ``flock`` on th
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import stat
 from pathlib import Path
@@ -130,15 +131,25 @@ def _create_whole(path: Path, data: bytes) -> None:
 
 
 def verify(public: bytes, signature: bytes, message: bytes) -> bool:
-    """Whether *signature* is *public*'s Ed25519 signature of *message* (``cryptography``)."""
+    """Whether *signature* is *public*'s Ed25519 signature of *message* (``cryptography``), by a
+    key only its owner signs for: a weak key (small order, or not canonical) verifies nothing,
+    so no post signed by one is verified, and no such key is ever pinned."""
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+    if _weak(public):
+        return False
     try:
         Ed25519PublicKey.from_public_bytes(public).verify(signature, message)
     except (InvalidSignature, ValueError):
         return False
     return True
+
+
+@functools.lru_cache(maxsize=256)
+def _weak(public: bytes) -> bool:
+    """``ed25519.is_weak_key``, once per key (a board is signed by a few keys, many times over)."""
+    return ed25519.is_weak_key(public)
 
 
 class Pins:

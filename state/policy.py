@@ -28,7 +28,7 @@ import msgspec
 from paneboard.protocol.errors import BoardIOError
 from paneboard.protocol.names import check_name
 from paneboard.protocol.posts import Name, Prompt
-from paneboard.state.files import read_private, write_atomic
+from paneboard.state.files import read_owned, write_atomic
 from paneboard.state.fold import BoardState, Verdict
 from paneboard.state.paths import PaneFiles
 
@@ -214,9 +214,11 @@ def policy_path(board_dir: Path, agent: str) -> Path:
 
 
 def read_policy(board_dir: Path, agent: str) -> Policy:
-    """*agent*'s policy on the board, or the default where it has none."""
+    """*agent*'s policy on the board, or the default where it has no file; `BoardIOError` for a
+    file that is there but not this user's own regular file (a symlink, a FIFO, another user's:
+    `read_owned`) or does not decode: a reader stops rather than deliver by the default."""
     path = policy_path(board_dir, agent)
-    data = read_private(path)
+    data = read_owned(path, "policy file")
     if data is None:
         return Policy()
     try:

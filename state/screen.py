@@ -84,11 +84,12 @@ class Screen:
         return self.verdicts.provenance(prompt, payload, approved=approved)
 
     def policy(self) -> Policy:
-        """The agent's policy as stored now (read again only when its file changed)."""
+        """The agent's policy as stored now (read again only when its file changed: its
+        contents, or what it is, a link or another owner's, which `read_policy` refuses)."""
         path = policy_path(self.pane.paths.dir, self.pane.agent)
         try:
-            st = os.stat(path)
-            stamp: tuple[int, ...] = (st.st_ino, st.st_mtime_ns, st.st_size)
+            st = os.lstat(path)
+            stamp: tuple[int, ...] = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
         except FileNotFoundError:
             stamp = ()
         if self._policy is None or self._policy[0] != stamp:

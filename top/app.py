@@ -1,7 +1,8 @@
 """`paneboard top`: a live view of one board, for the people who run the agents.
 
 It follows the store the way a listener does (`BoardView`: inotify on the file log, the
-ordered consumer on NATS) and the panes folder with inotify; nothing polls. The first
+ordered consumer on NATS) and the panes folder with inotify; nothing polls. Its fold counts
+what `status` counts: only verified posts move a stage (this home's pins). The first
 read of the board happens in a worker thread; after that each wake folds what is new
 (a bisect per prompt that changed) and asks the tables to draw again, which Textual does
 at most once a frame and only for the rows on screen.
@@ -27,6 +28,7 @@ from textual.timer import Timer
 from paneboard.board import decide, who
 from paneboard.board.confirm import NOTE
 from paneboard.board.context import Context
+from paneboard.board.trust import verdicts_for
 from paneboard.board.view import BoardView
 from paneboard.protocol.errors import PaneboardError
 from paneboard.protocol.posts import Post
@@ -160,7 +162,9 @@ class TopApp(App[None]):
     async def _follow(self) -> None:
         try:
             self.ctx.paths.ensure()
-            self._view = view = BoardView(self.ctx.store(reconnect=True))  # lives on, as listeners
+            # Lives on, as listeners; counts only verified posts, as `status` does.
+            store = self.ctx.store(reconnect=True)
+            self._view = view = BoardView(store, verdicts=verdicts_for(self.ctx))
             model = await anyio.to_thread.run_sync(self._catch_up, view)
             self._use(model)
             self.run_worker(self._watch_panes(), name="panes")
@@ -193,7 +197,7 @@ class TopApp(App[None]):
         return model
 
     def _use(self, model: TopModel) -> None:
-        self.model = self.agent_rows.model = self.prompt_rows.model = model
+        self.model = self.agent_rows.model = self.prompt_rows.model = self.post_rows.model = model
         self.post_rows.reset(model.shown_posts())
         self._read_agents()
         self._changed([], everything=True)

@@ -5,7 +5,8 @@ person looks at: the open prompts in catch-up order (kept sorted as they come an
 post costs a bisect, never a sort of the board), how many prompts are open for each agent,
 every post about each prompt (its receipts, acks and answers), the threads prompts belong
 to, and the last posts. Stages are always read through `state.fold.stage`, so a stage the
-fold learns later (`seen`) shows without a change here.
+fold learns later (`seen`) shows without a change here. The fold is the one `status` makes:
+only verified posts move a stage, and those that do not are marked (`not_counted`).
 
 A thread is the prompts sharing a `thread` name; a prompt without one belongs to the thread
 of the prompt it replies to, or starts its own.
@@ -16,7 +17,7 @@ from __future__ import annotations
 import bisect
 import collections
 import heapq
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from paneboard.protocol.posts import PRIORITY_RANK, Post, Prompt
 from paneboard.state.fold import BoardState, PromptState, is_open, stage
@@ -215,6 +216,16 @@ class TopModel:
                 out.append((ps.position, ps.prompt))
                 out += self.related.get(member, [])
         return sorted(out, key=lambda item: item[0])
+
+
+def not_counted(post: Post, prompts: Mapping[str, PromptState]) -> str | None:
+    """Why *post* moved no stage, when the fold checked it and it was not verified (`forged`
+    or `unsigned`, as `status` lists it); None for a post it counted, or never had to check."""
+    pid = getattr(post, "prompt", None)
+    ps = prompts.get(pid) if isinstance(pid, str) else None
+    if ps is None:
+        return None
+    return next((d.verdict for d in ps.doubted if d.id == post.id), None)
 
 
 def age_text(seconds: float) -> str:

@@ -17,8 +17,8 @@ from rich.text import Text
 from paneboard.board.who import WhoRow
 from paneboard.protocol.posts import Answer, Post, Prompt
 from paneboard.protocol.visible import visible
-from paneboard.state.fold import stage
-from paneboard.top.model import TopModel, age_changes_in, age_text, stale_since
+from paneboard.state.fold import PromptState, stage
+from paneboard.top.model import TopModel, age_changes_in, age_text, not_counted, stale_since
 
 PRIORITY_STYLE = {"urgent": "bold red", "high": "bold yellow", "normal": "", "low": "dim"}
 STAGE_STYLE = {
@@ -33,6 +33,7 @@ STAGE_STYLE = {
     "expired": "dim",
 }
 STALE_STYLE = "bold white on red"
+DOUBT_STYLE = "bold red"
 KIND_STYLE = {
     "prompt": "bold",
     "answer": "green",
@@ -157,9 +158,10 @@ class PromptSource:
 class PostSource:
     """The last posts the filter shows, oldest first."""
 
-    def __init__(self, keep: int = 1000) -> None:
+    def __init__(self, keep: int = 1000, model: TopModel | None = None) -> None:
         self.keep = keep  # once full, the table's size stays the same: no layout per post
         self.posts: list[tuple[int, Post]] = []
+        self.model = model  # whose fold says which posts it did not count
 
     def reset(self, posts: list[tuple[int, Post]]) -> None:
         self.posts = posts[-self.keep :]
@@ -181,7 +183,12 @@ class PostSource:
         return i if i < len(self.posts) and self.posts[i][0] == key else None
 
     def line(self, index: int, now: float) -> Text:
-        return post_text(self.posts[index][1])
+        post = self.posts[index][1]
+        return post_text(post, None if self.model is None else not_counted(post, self.prompts))
+
+    @property
+    def prompts(self) -> dict[str, PromptState]:
+        return {} if self.model is None else self.model.state.prompts
 
     def changes_at(self, index: int, now: float) -> float | None:
         return None
@@ -190,8 +197,14 @@ class PostSource:
         return self.posts[index][0]  # a post never changes
 
 
-def post_text(post: Post) -> Text:
-    """One line for a post: time, kind, sender, and what it says."""
+def post_text(post: Post, doubt: str | None = None) -> Text:
+    """One line for a post: time, kind, sender, what it says, and, for a post that moved no
+    stage because it is not verified (*doubt*: forged or unsigned), that it is not counted."""
+    text = _post_text(post)
+    return text if doubt is None else text.append(f"  [not counted: {doubt}]", DOUBT_STYLE)
+
+
+def _post_text(post: Post) -> Text:
     kind = post.__struct_config__.tag
     assert isinstance(kind, str)
     text = Text(f"{time_of_day(post.ts)}  ")

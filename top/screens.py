@@ -18,6 +18,7 @@ from paneboard.protocol.errors import PaneboardError
 from paneboard.protocol.posts import Answer, Post, Prompt
 from paneboard.protocol.visible import visible
 from paneboard.state.fold import PromptState, stage
+from paneboard.top.model import not_counted
 from paneboard.top.rows import STAGE_STYLE, fitted, post_text, time_of_day
 from paneboard.top.table import Line
 
@@ -27,7 +28,8 @@ def thread_text(
     prompts: dict[str, PromptState],
     now: float,
 ) -> Text:
-    """Each prompt of a thread with its body and stages, then every post about it, in order."""
+    """Each prompt of a thread with its body and stages, then every post about it, in order
+    (one the fold did not count marked so)."""
     text = Text()
     for _, post in posts:
         if isinstance(post, Prompt):
@@ -45,10 +47,10 @@ def thread_text(
                     text.append("\n")
             text.append(_indent(post.body) + "\n", "italic")
         elif isinstance(post, Answer):
-            text.append_text(post_text(post)).append("\n")
-            text.append(_indent(post.body) + "\n", "green")
+            text.append_text(post_text(post, not_counted(post, prompts))).append("\n")
+            text.append(_indent(post.body) + "\n", "dim" if not_counted(post, prompts) else "green")
         else:
-            text.append_text(post_text(post)).append("\n")
+            text.append_text(post_text(post, not_counted(post, prompts))).append("\n")
     return text
 
 

@@ -23,6 +23,7 @@ def test_a_cancelled_recipients_ts_is_when_it_was_cancelled(home: Path) -> None:
     [cancel] = _json(home, "cancel", "--as", "alice", pid)
     [status] = _json(home, "status", pid)
     [prompt] = _json(home, "log", "--kind", "prompt")
+    assert "verified" == prompt.pop("verdict")  # `log` adds each post's verdict to its fields
     assert {**prompt, "recipients": {"bob": status["recipients"]["bob"]}, "doubted": []} == status
     assert ("cancelled", cancel["ts"]) == (
         status["recipients"]["bob"]["stage"],

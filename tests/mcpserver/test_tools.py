@@ -104,12 +104,12 @@ async def test_post_open_answer_status_wait_give_the_commands_json(home: Path) -
         )
         pid = posted["id"]
         [logged] = cli_json(home, "log")
-        assert logged == posted
+        assert logged == {**posted, "verdict": "verified"}  # `log` adds each post's verdict
         opened = await call(bob, "open")
         assert {"prompts": cli_json(home, "open", "--as", "bob")} == opened
         assert [pid] == [p["id"] for p in opened["prompts"]]
         answered = await call(bob, "answer", id=pid[:6], body='"42",\nwith quotes')
-        assert cli_json(home, "log")[-1] == answered
+        assert cli_json(home, "log")[-1] == {**answered, "verdict": "verified"}
         assert ("answer", pid, '"42",\nwith quotes') == (
             answered["kind"],
             answered["prompt"],
@@ -142,7 +142,8 @@ async def test_ack_and_cancel_close_prompts(home: Path) -> None:
             n: r["stage"] for n, r in (await call(alice, "status", id=second))["recipients"].items()
         }
         assert {"bob": "cancelled", "carol": "cancelled"} == stages
-        assert cli_json(home, "log")[-2:] == [acked, cancelled]
+        logged = [{**acked, "verdict": "verified"}, {**cancelled, "verdict": "verified"}]
+        assert cli_json(home, "log")[-2:] == logged
 
 
 async def test_ask_returns_the_answer_and_reports_progress(home: Path) -> None:

@@ -30,13 +30,15 @@ async def test_open_and_status_say_held_and_why(home: Path) -> None:
     async with board_client(home, "bob") as bob:
         opened = await bob.call_tool("open", {})
         status = await bob.call_tool("status", {"id": pid})
-    assert [pid, plain] == [p["id"] for p in opened.structured_content["prompts"]]
-    assert [{"id": pid, "by": "policy", "reason": WHY}] == opened.structured_content["held"]
+    assert [plain] == [p["id"] for p in opened.structured_content["prompts"]]
+    held = [{"id": pid, "sender": "alice", "by": "policy", "reason": WHY}]
+    assert held == opened.structured_content["held"]
     shown = text(opened).split("\n\n")
     assert shown[0].endswith(
         f"(held by the policy: {WHY}; it waits for a decision asked on a terminal, which no tool "
-        "makes)"
+        "makes; its text waits too)"
     )
+    assert "deploy" not in shown[0]
     assert "held" not in shown[1]
     assert f"held by the policy ({WHY}) since " in text(status).splitlines()[1]
 

@@ -173,7 +173,9 @@ async def test_ask_returns_the_answer_and_reports_progress(home: Path) -> None:
     assert "bob answered:\n> teal" == text(res)
     [row] = res.structured_content["outcomes"]
     assert ("bob", "answered", "teal") == (row["recipient"], row["stage"], row["answer"])
-    assert (prompt, "name a colour") == (res.structured_content["prompt"], prompt["body"])
+    posted = {k: v for k, v in prompt.items() if k not in ("verdict", "key", "approved")}
+    assert (posted, "name a colour") == (res.structured_content["prompt"], prompt["body"])
+    assert ("verified", False) == (prompt["verdict"], prompt["approved"])
     pid = prompt["id"]
     assert (0, 20, f"waiting for bob to close prompt {pid}: 0 of 20 s") == progress[0]
     assert progress[1][2].startswith(f"waiting for bob to close prompt {pid} (bob posted): ")

@@ -25,6 +25,7 @@ from paneboard.state.fold import (
     open_for,
     stage,
 )
+from paneboard.state.policy import rate_reason, rate_waits, read_policy
 from paneboard.state.verdicts import checked
 
 
@@ -38,6 +39,14 @@ class OpenPrompt(msgspec.Struct, frozen=True):
     reason: str | None = None
     approved: bool = False
     told: tuple[str, ...] = ()  # paneboard's lines on what it checked of the sender (compose's)
+    until: float | None = None  # past the rate: it waits until then, no person needed (`reason`)
+
+
+class Wait(msgspec.Struct, frozen=True):
+    """A prompt past its recipient's rate: when the window lets it out, and why it waits."""
+
+    until: float
+    reason: str
 
 
 class Status(Prompt, frozen=True, tag="prompt"):
@@ -49,6 +58,7 @@ class Status(Prompt, frozen=True, tag="prompt"):
 
     recipients: dict[str, Recipient] = msgspec.field(default_factory=dict)
     doubted: list[Doubt] = msgspec.field(default_factory=list)  # posts that moved nothing
+    waits: dict[str, Wait] = msgspec.field(default_factory=dict)  # recipient -> past the rate
 
 
 class LogPage(msgspec.Struct, frozen=True):
@@ -68,6 +78,7 @@ def open_prompts(ctx: Context) -> list[OpenPrompt]:
     finally:
         follower.close()
     state = fold_checked(records, BoardState(recipient=ctx.agent))
+    waits = waits_for(ctx, state, ctx.agent, time.time())
     rows = []
     checks = {post.id: check for _, post, check in records if post.id in mine}
     for ps in open_for(state, ctx.agent, time.time()):
@@ -79,8 +90,23 @@ def open_prompts(ctx: Context) -> list[OpenPrompt]:
         if r.stage == "held":
             rows.append(OpenPrompt(ps.prompt, True, r.held_by or "agent", r.reason, told=lines))
         else:
-            rows.append(OpenPrompt(ps.prompt, approved=told.approved, told=lines))
+            wait = waits.get(pid)
+            until, why = (None, None) if wait is None else (wait.until, wait.reason)
+            rows.append(
+                OpenPrompt(ps.prompt, reason=why, approved=told.approved, told=lines, until=until)
+            )
     return rows
+
+
+def waits_for(ctx: Context, state: BoardState, recipient: str, now: float) -> dict[str, Wait]:
+    """prompt id -> its wait for *recipient*'s rate (the policy this home keeps for it), from
+    a fold that kept the closed prompts: the count the recipient's deliverer makes."""
+    rate = read_policy(ctx.paths.dir, recipient).rate
+    waits = rate_waits(state, recipient, rate, now)
+    return {
+        pid: Wait(until, rate_reason(rate, state.prompts[pid].prompt.sender))
+        for pid, until in waits.items()
+    }
 
 
 def _keeping(
@@ -96,8 +122,13 @@ def _keeping(
 
 def prompt_status(ctx: Context, ref: str) -> Status:
     """Prompt *ref* and, per recipient, where it stands now."""
-    ps, _ = find_prompt(ctx, ref)
-    return status_of(ps, time.time())
+    ps, state = find_prompt(ctx, ref)
+    now = time.time()
+    status = status_of(ps, now)
+    waits = {name: waits_for(ctx, state, name, now).get(ps.prompt.id) for name in ps.recipients}
+    return msgspec.structs.replace(
+        status, waits={name: w for name, w in waits.items() if w is not None}
+    )
 
 
 def status_of(ps: PromptState, now: float) -> Status:

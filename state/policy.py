@@ -48,6 +48,7 @@ __all__ = [
     "decide",
     "policy_path",
     "rate_due",
+    "rate_reason",
     "rate_waits",
     "read_policy",
     "write_policy",
@@ -116,9 +117,13 @@ def decide(policy: Policy, prompt: Prompt, facts: Facts) -> Decision:
     if policy.rate and facts.recent + facts.waiting >= policy.rate:
         until = rate_due(facts.times, policy.rate, facts.waiting, facts.now)
         if until > facts.now:
-            why = f"rate: over {policy.rate} prompts a minute from {prompt.sender}"
-            return Decision("wait", why, until)
+            return Decision("wait", rate_reason(policy.rate, prompt.sender), until)
     return DELIVER
+
+
+def rate_reason(rate: int, sender: str) -> str:
+    """Why a prompt past the rate waits."""
+    return f"rate: over {rate} prompts a minute from {sender}"
 
 
 def _unverified(policy: Policy, facts: Facts) -> Decision:

@@ -64,6 +64,12 @@ class BoardView:
         """
         if self.traffic is not None:
             self.traffic.reading()
+        new = self._read(keep)
+        if self.traffic is not None:
+            self.traffic.read()
+        return new
+
+    def _read(self, keep: bool) -> list[tuple[int, Post]]:
         records = self._records()
         first = next(records, None)  # opening the log tells whether it was replaced
         if self.follower.replaced:
@@ -78,8 +84,6 @@ class BoardView:
             if keep:
                 new += [(position, post) for position, post, _ in batch]
         self.state.position = self.follower.position
-        if self.traffic is not None:
-            self.traffic.read()
         if len(self.payloads) > len(self.state.prompts):
             self.payloads = {k: v for k, v in self.payloads.items() if k in self.state.prompts}
         return new
@@ -124,17 +128,17 @@ class BoardView:
         if ps is not None:
             r = ps.recipients.get(post.sender)
             if r is not None and r.delivered_at == post.ts and r.approved_at is None:
-                traffic.handed_over(ps.prompt.sender, post.prompt, post.ts)
+                traffic.handed_over(ps.prompt.sender, post.prompt, post.ts, traffic.began)
             return
         link = traffic.links.get(post.prompt)
-        if link is None or post.ts <= traffic.now() - WINDOW:
+        if link is None or post.ts <= traffic.began - WINDOW:
             return  # not a prompt to the agent, or out of the minute already: nothing to check
         if payload is None or self.verdicts is None:
             trusted = True
         else:
             trusted = self.verdicts.check(post, payload)() == VERIFIED
         if trusted:
-            traffic.handed_over(link.sender, post.prompt, post.ts)
+            traffic.handed_over(link.sender, post.prompt, post.ts, traffic.began)
 
     def payload(self, ps: PromptState) -> bytes | None:
         """The bytes *ps*'s prompt is stored as: kept from the read, or read again at its
@@ -156,7 +160,11 @@ class BoardView:
 
     async def refresh_async(self) -> None:
         """Fold what is new in a worker thread, without keeping it (a cold catch-up may be long)."""
-        await anyio.to_thread.run_sync(lambda: self.refresh(keep=False))
+        if self.traffic is not None:
+            self.traffic.reading()  # the clock is read here, in the event loop (a test's clock)
+        await anyio.to_thread.run_sync(lambda: self._read(keep=False))
+        if self.traffic is not None:
+            self.traffic.read()
 
     async def wait_changed(self) -> None:
         await self.follower.wait_changed()

@@ -259,8 +259,8 @@ class Traffic:
         self.handed: dict[str, dict[str, float]] = {}  # sender -> prompt id -> handed over at
         self.arrivals: dict[str, Arrival] = {}  # prompt to the agent -> when it arrived
         self.floor = 0.0  # every record not read yet reached the board after this time
-        self._began = 0.0
-        self._read: list[str] = []  # prompts noted by the read in progress
+        self.began = 0.0  # when the last read began
+        self._read: dict[str, None] = {}  # prompts noted by the read in progress
 
     def restore(self, kept: TrafficState) -> None:
         """Start from what a checkpoint kept."""
@@ -283,8 +283,8 @@ class Traffic:
         )
 
     def reading(self) -> None:
-        """A read of the board begins."""
-        self._began = self.now()
+        """A read of the board begins (the clock is not read again until `read`)."""
+        self.began = self.now()
 
     def read(self) -> None:
         """The read that began is done: what it noted arrived by now."""
@@ -292,7 +292,7 @@ class Traffic:
         for pid in self._read:
             self.arrivals[pid] = Arrival(self.floor, now)
         self._read.clear()
-        self.floor = max(self.floor, self._began)
+        self.floor = max(self.floor, self.began)
 
     def note(self, prompt: Prompt) -> None:
         """Remember *prompt* if it is to or from the agent (a repeated id is ignored)."""
@@ -300,7 +300,7 @@ class Traffic:
             return
         self._link(Link(prompt.id, prompt.sender, prompt.to, prompt.reply_to, prompt.thread))
         if self.agent in prompt.to and prompt.id not in self.arrivals:
-            self._read.append(prompt.id)
+            self._read[prompt.id] = None
 
     def _link(self, link: Link) -> None:
         if len(self.links) >= self.keep:
@@ -310,28 +310,40 @@ class Traffic:
                 if not self.threads[old.thread]:
                     del self.threads[old.thread]
             self.arrivals.pop(old.id, None)
+            self._read.pop(old.id, None)
         self.links[link.id] = link
         if link.thread is not None:
             self.threads.setdefault(link.thread, []).append(link.id)
 
-    def handed_over(self, sender: str, prompt_id: str, at: float) -> None:
-        """*prompt_id* from *sender* was handed to the agent at *at* (a receipt's time)."""
-        self.handed.setdefault(sender, {})[prompt_id] = min(at, self.now())
+    def handed_over(self, sender: str, prompt_id: str, at: float, now: float | None = None) -> None:
+        """*prompt_id* from *sender* was handed to the agent at *at* (a receipt's time), no
+        later than *now* (the clock, read now if not given)."""
+        latest = self.now() if now is None else now
+        self.handed.setdefault(sender, {})[prompt_id] = min(at, latest)
 
     def take_back(self, prompt_id: str) -> None:
         """*prompt_id* was not handed over after all (a door that failed)."""
         for handed in self.handed.values():
             handed.pop(prompt_id, None)
 
-    def recent(self, sender: str) -> tuple[float, ...]:
-        """When the prompts from *sender* handed over in the last minute were, oldest first."""
+    def _minute(self, sender: str) -> dict[str, float]:
+        """*sender*'s handovers, those older than the minute dropped from the front (they are
+        noted in about the order of their times; `recent` skips any other left behind)."""
         handed = self.handed.get(sender)
         if not handed:
-            return ()
+            return {}
         since = self.now() - WINDOW
-        for pid in [p for p, t in handed.items() if t <= since]:
+        while handed:
+            pid, at = next(iter(handed.items()))
+            if at > since:
+                break
             del handed[pid]
-        return tuple(sorted(handed.values()))
+        return handed
+
+    def recent(self, sender: str) -> tuple[float, ...]:
+        """When the prompts from *sender* handed over in the last minute were, oldest first."""
+        since = self.now() - WINDOW
+        return tuple(sorted(t for t in self._minute(sender).values() if t > since))
 
     def skew(self, prompt: Prompt) -> float:
         """How far *prompt*'s ts is outside the time it reached the board, by this reader's
@@ -363,8 +375,11 @@ class Traffic:
         verdict: Verdict,
         conflict: str | None = None,
         waiting: int = 0,
+        rate: int | None = None,
     ) -> Facts:
-        times = self.recent(prompt.sender)
+        """The facts about *prompt* (*waiting*: its sender's prompts that wait before it); with
+        *rate* 0 (no limit) the handovers are not counted."""
+        times = () if rate == 0 else self.recent(prompt.sender)
         return Facts(
             verdict,
             len(times),

@@ -70,8 +70,9 @@ class Screen:
             return self._provenance(prompt, payload, approved=True)
         verdict = UNSIGNED if payload is None else self.verdicts.of(prompt.sender, payload)
         conflict = None if payload is None else self.verdicts.conflict(prompt.sender, payload)
-        facts = self.traffic.facts(prompt, verdict, conflict, self._ahead(ps))
-        decision = decide(self.policy(), prompt, facts)
+        policy = self.policy()
+        facts = self.traffic.facts(prompt, verdict, conflict, self._ahead(ps), policy.rate)
+        decision = decide(policy, prompt, facts)
         if decision.action == "wait":
             self.waits[prompt.id] = decision
             return None

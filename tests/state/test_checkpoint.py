@@ -154,6 +154,7 @@ def test_the_checkpoint_keeps_the_traffic_for_a_deliverer_started_later(tmp_path
     store = FileStore(tmp_path / "b")
     clock = [1000.0]
     pane = Pane(BoardPaths(tmp_path, "b"), "bob", store, now=lambda: clock[0])
+    pane.paths.ensure()
     pane.start_state()
     with BoardView(store, pane.state, traffic=pane.traffic) as view:
         view.refresh()

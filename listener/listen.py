@@ -254,8 +254,10 @@ class Listener:
                 )
                 if await self._closed_while_waiting(prompt.id, wait):
                     self.log(f"{prompt.id} was closed while waiting to retry; not delivered")
+                    self.pane.traffic.take_back(prompt.id)
                     return
             if self._wanted(prompt.id) is None:
+                self.pane.traffic.take_back(prompt.id)  # not handed over: no place in the minute
                 return
             try:
                 with anyio.CancelScope(
@@ -359,7 +361,7 @@ class Listener:
 
     def _give_up(self, prompt: Prompt, failure: DoorFailed) -> None:
         self.given_up.add(prompt.id)
-        self.pane.traffic.take_back(prompt.id)  # not handed over: it takes no place in the minute
+        self.pane.traffic.take_back(prompt.id)
         notice = Undelivered(
             **header(self.settings.board, self.settings.agent, self.settings.now()),
             prompt=prompt.id,

@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
 from paneboard.board.context import Context
-from paneboard.protocol.errors import BadInput
+from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.names import check_name
 from paneboard.state.policy import Policy, read_policy, write_policy
 
-__all__ = ["changed", "policy_lines", "policy_of", "set_policy"]
+__all__ = ["changed", "policy_lines", "policy_of", "rates", "set_policy"]
 
 
 def policy_of(ctx: Context) -> Policy:
     """The context's agent's policy on its board (the default where none is stored)."""
     return read_policy(ctx.paths.dir, ctx.agent)
+
+
+def rates(ctx: Context, agents: Iterable[str]) -> dict[str, int]:
+    """Each of *agents*' rate on the board, as this home keeps its policy (a policy file that
+    cannot be read counts as the default here: `top` only shows it)."""
+    out = {}
+    for agent in agents:
+        try:
+            out[agent] = read_policy(ctx.paths.dir, agent).rate
+        except BoardIOError:
+            continue
+    return out
 
 
 def changed(

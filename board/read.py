@@ -27,6 +27,7 @@ from paneboard.state.fold import (
     open_for,
     stage,
 )
+from paneboard.state.policy import rate_reason, rate_waits, read_policy
 from paneboard.state.verdicts import checked, read_checked
 
 
@@ -42,6 +43,7 @@ class OpenPrompt(msgspec.Struct, frozen=True):
     told: tuple[str, ...] = ()  # paneboard's lines on what it checked of the sender (compose's)
     verdict: Verdict = "unsigned"  # on the prompt's signature (protocol/signing.py)
     key: str | None = None  # the signing key's fingerprint, when verified
+    until: float | None = None  # past the rate: it waits until then, no person needed (`reason`)
 
 
 def open_row(row: OpenPrompt) -> dict[str, Any]:
@@ -49,6 +51,13 @@ def open_row(row: OpenPrompt) -> dict[str, Any]:
     ``key`` that signed it (its fingerprint when verified, else null) and whether a person
     ``approved`` it after it was held."""
     return {**with_verdict(row.prompt, row.verdict), "key": row.key, "approved": row.approved}
+
+
+class Wait(msgspec.Struct, frozen=True):
+    """A prompt past its recipient's rate: when the window lets it out, and why it waits."""
+
+    until: float
+    reason: str
 
 
 class Status(Prompt, frozen=True, tag="prompt"):
@@ -60,6 +69,7 @@ class Status(Prompt, frozen=True, tag="prompt"):
 
     recipients: dict[str, Recipient] = msgspec.field(default_factory=dict)
     doubted: list[Doubt] = msgspec.field(default_factory=list)  # posts that moved nothing
+    waits: dict[str, Wait] = msgspec.field(default_factory=dict)  # recipient -> past the rate
 
 
 class LogPage(msgspec.Struct, frozen=True):
@@ -90,6 +100,7 @@ def open_prompts(ctx: Context) -> list[OpenPrompt]:
     finally:
         follower.close()
     state = fold_checked(records, BoardState(recipient=ctx.agent))
+    waits = waits_for(ctx, state, ctx.agent, time.time())
     rows = []
     checks = {post.id: check for _, post, check in records if post.id in mine}
     for ps in open_for(state, ctx.agent, time.time()):
@@ -103,8 +114,23 @@ def open_prompts(ctx: Context) -> list[OpenPrompt]:
             by = r.held_by or "agent"
             rows.append(msgspec.structs.replace(row, held=True, held_by=by, reason=r.reason))
         else:
-            rows.append(msgspec.structs.replace(row, approved=told.approved))
+            wait = waits.get(pid)
+            until, why = (None, None) if wait is None else (wait.until, wait.reason)
+            rows.append(
+                msgspec.structs.replace(row, reason=why, approved=told.approved, until=until)
+            )
     return rows
+
+
+def waits_for(ctx: Context, state: BoardState, recipient: str, now: float) -> dict[str, Wait]:
+    """prompt id -> its wait for *recipient*'s rate (the policy this home keeps for it), from
+    a fold that kept the closed prompts: the count the recipient's deliverer makes."""
+    rate = read_policy(ctx.paths.dir, recipient).rate
+    waits = rate_waits(state, recipient, rate, now)
+    return {
+        pid: Wait(until, rate_reason(rate, state.prompts[pid].prompt.sender))
+        for pid, until in waits.items()
+    }
 
 
 def _keeping(
@@ -120,8 +146,13 @@ def _keeping(
 
 def prompt_status(ctx: Context, ref: str) -> Status:
     """Prompt *ref* and, per recipient, where it stands now."""
-    ps, _ = find_prompt(ctx, ref)
-    return status_of(ps, time.time())
+    ps, state = find_prompt(ctx, ref)
+    now = time.time()
+    status = status_of(ps, now)
+    waits = {name: waits_for(ctx, state, name, now).get(ps.prompt.id) for name in ps.recipients}
+    return msgspec.structs.replace(
+        status, waits={name: w for name, w in waits.items() if w is not None}
+    )
 
 
 def status_of(ps: PromptState, now: float) -> Status:

@@ -66,6 +66,8 @@ def open_mark(row: OpenPrompt) -> str:
     """What `open` adds after a held or approved prompt: who holds it and why."""
     if row.held:
         return one_line(f"  [held by the {row.held_by}: {row.reason}]")
+    if row.until is not None:
+        return one_line(f"  [waits until {clock(row.until)}: {row.reason}]")
     return "  [approved at a terminal]" if row.approved else ""
 
 
@@ -80,6 +82,9 @@ def status_lines(status: Status, now: float | None = None) -> list[str]:
     for name, r in status.recipients.items():
         when = clock(r.ts) if r.ts else ""
         lines.append(one_line(f"  {name:<16} {r.stage:<11} {when}{_detail(r, now)}"))
+        wait = status.waits.get(name)
+        if wait is not None:
+            lines.append(one_line(f"  {'':<16} waits until {clock(wait.until)}: {wait.reason}"))
     return lines + [one_line(doubt_line(d)) for d in status.doubted]
 
 

@@ -8,10 +8,11 @@ from typing import Self
 
 import anyio
 
-from paneboard.protocol.posts import Post, Prompt
+from paneboard.protocol.posts import Delivered, Post, Prompt
+from paneboard.protocol.signing import VERIFIED
 from paneboard.state.abc import Store
 from paneboard.state.fold import BoardState, PromptState, apply
-from paneboard.state.policy import Traffic
+from paneboard.state.policy import WINDOW, Traffic
 from paneboard.state.verdicts import Verdicts
 
 
@@ -26,7 +27,8 @@ class BoardView:
     (`payload`), so a deliverer checks the signature of what it hands over, and of nothing
     else. *verify* narrows the checks to the posts about the prompts it accepts (the one a
     `wait` follows); the others move stages unchecked, for a reader that looks at none of them.
-    With *traffic*, every prompt read is noted there (the rate and the loop limit).
+    With *traffic*, every prompt read is noted there (the loop limit, and when it arrived), and
+    so is every verified `delivered` receipt of the traffic's agent (the rate).
     """
 
     def __init__(
@@ -60,6 +62,14 @@ class BoardView:
         If the log was replaced (compacted), the state is folded again from its start and
         `replaced` is set, for the caller to notice.
         """
+        if self.traffic is not None:
+            self.traffic.reading()
+        new = self._read(keep)
+        if self.traffic is not None:
+            self.traffic.read()
+        return new
+
+    def _read(self, keep: bool) -> list[tuple[int, Post]]:
         records = self._records()
         first = next(records, None)  # opening the log tells whether it was replaced
         if self.follower.replaced:
@@ -103,6 +113,32 @@ class BoardView:
                 apply(state, position, post)
             else:
                 apply(state, position, post, verdicts.check(post, payload))
+            if self.traffic is not None and isinstance(post, Delivered):
+                self._handed(post, payload)
+
+    def _handed(self, post: Delivered, payload: bytes | None) -> None:
+        """Note a `delivered` receipt of the traffic's agent that the fold took (or, for a prompt
+        the fold no longer keeps, one that verifies): not a forged one, nor one for a prompt a
+        person approved (that is the person's decision, outside the rate)."""
+        traffic = self.traffic
+        assert traffic is not None
+        if post.sender != traffic.agent:
+            return
+        ps = self.state.prompts.get(post.prompt)
+        if ps is not None:
+            r = ps.recipients.get(post.sender)
+            if r is not None and r.delivered_at == post.ts and r.approved_at is None:
+                traffic.handed_over(ps.prompt.sender, post.prompt, post.ts, traffic.began)
+            return
+        link = traffic.links.get(post.prompt)
+        if link is None or post.ts <= traffic.began - WINDOW:
+            return  # not a prompt to the agent, or out of the minute already: nothing to check
+        if payload is None or self.verdicts is None:
+            trusted = True
+        else:
+            trusted = self.verdicts.check(post, payload)() == VERIFIED
+        if trusted:
+            traffic.handed_over(link.sender, post.prompt, post.ts, traffic.began)
 
     def payload(self, ps: PromptState) -> bytes | None:
         """The bytes *ps*'s prompt is stored as: kept from the read, or read again at its
@@ -124,7 +160,11 @@ class BoardView:
 
     async def refresh_async(self) -> None:
         """Fold what is new in a worker thread, without keeping it (a cold catch-up may be long)."""
-        await anyio.to_thread.run_sync(lambda: self.refresh(keep=False))
+        if self.traffic is not None:
+            self.traffic.reading()  # the clock is read here, in the event loop (a test's clock)
+        await anyio.to_thread.run_sync(lambda: self._read(keep=False))
+        if self.traffic is not None:
+            self.traffic.read()
 
     async def wait_changed(self) -> None:
         await self.follower.wait_changed()

@@ -22,7 +22,6 @@ from paneboard.protocol.posts import Prompt
 from paneboard.protocol.words import STOP_HOOK_DOOR
 from paneboard.state.files import read_private, write_atomic
 from paneboard.state.pane import Pane
-from paneboard.state.policy import Traffic
 from paneboard.state.screen import Screen
 from paneboard.state.verdicts import Verdicts
 
@@ -120,8 +119,8 @@ def _cooling_down(ctx: Context, cooldown: float) -> bool:
 
 def _agent_state(pane: Pane) -> Screen:
     """The agent's fold brought up to date, and the policy over it."""
-    pane.start_state()
-    verdicts, traffic = Verdicts(pane.paths.dir), Traffic(pane.agent)
-    with BoardView(pane.store, pane.state, verdicts, traffic) as view:
+    pane.start_state()  # with the traffic its checkpoint kept: the rate and loop of the board
+    verdicts = Verdicts(pane.paths.dir)
+    with BoardView(pane.store, pane.state, verdicts, pane.traffic) as view:
         view.refresh(keep=False)
-    return Screen(pane, STOP_HOOK_DOOR, verdicts, view.payload, traffic)
+    return Screen(pane, STOP_HOOK_DOOR, verdicts, view.payload, pane.traffic)

@@ -9,8 +9,9 @@ cannot exist) an `undelivered` notice goes on the board and the prompt stays ope
 for a later listener. A door whose agent holds the prompt for its person (`HeldByAgent`)
 has handed it over: the key is recorded, a `held` receipt posted instead, and the prompts
 behind it go on; where the agent says later what became of it (`Settles`), that is posted
-too: `delivered`, or `undelivered` with the agent's reason. SIGINT or SIGTERM: the delivery
-in flight finishes, then exit.
+too: `delivered`, or `undelivered` with the agent's reason. A prompt past the rate waits
+(`Screen.waits`): the prompts behind it go on, and the listener wakes itself when the window
+lets it out. SIGINT or SIGTERM: the delivery in flight finishes, then exit.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ from paneboard.state.failpoint import failpoint
 from paneboard.state.fold import PromptState, is_open, order_key
 from paneboard.state.pane import Pane
 from paneboard.state.paths import BoardPaths
-from paneboard.state.policy import Traffic
 from paneboard.state.proc import wait_process_gone
 from paneboard.state.screen import Screen
 from paneboard.state.verdicts import Verdicts
@@ -81,8 +81,11 @@ class Listener:
         paths = BoardPaths(settings.home, settings.board)
         self.pane = Pane(paths, settings.agent, settings.store, now=settings.now)
         self.given_up: set[str] = set()
+        self._told_waits: set[str] = set()  # prompts whose wait for the rate was logged
         self._checkpointed = 0.0
         self._queue: list[tuple[int, int, str]] = []  # a heap of (priority rank, log position, id)
+        self._parked: list[tuple[float, tuple[int, int, str]]] = []  # (until, entry): the rate
+        self._parked_ids: set[str] = set()
         self._presence = presence.Presence(
             os.getpid(), door.name, self.settings.now(), host=socket.gethostname()
         )
@@ -105,8 +108,9 @@ class Listener:
         """Run until cancelled; report readiness once caught up and watching."""
         self.pane.take_lock()
         try:
-            verdicts, traffic = Verdicts(self.pane.paths.dir), Traffic(self.settings.agent)
+            verdicts = Verdicts(self.pane.paths.dir)
             state = self.pane.start_state()
+            traffic = self.pane.traffic  # as the checkpoint kept it
             with BoardView(self.store, state, verdicts, traffic) as self.view:
                 self.view.vouched = self.pane.written
                 self.screen = Screen(
@@ -139,15 +143,38 @@ class Listener:
     async def _loop(self) -> None:
         self._queue_up(ps.prompt for ps in self.pane.undelivered())
         while True:
+            self._unpark()
             ps = self._next()
             if ps is None:
                 failpoint("idle")
-                await self.view.wait_changed()
+                await self._wait_changed_or_due()
                 self._refresh()
                 self._checkpoint()
             else:
                 await self._deliver(ps)
                 self._refresh()
+
+    async def _wait_changed_or_due(self) -> None:
+        """Until the board changes, or the first prompt waiting for the rate is due."""
+        if not self._parked:
+            await self.view.wait_changed()
+            return
+        with anyio.move_on_after(max(0.0, self._parked[0][0] - self.settings.now())):
+            await self.view.wait_changed()
+
+    def _park(self, entry: tuple[int, int, str], until: float) -> None:
+        """Set a prompt that waits for the rate aside until *until*."""
+        if entry[2] not in self._parked_ids:
+            self._parked_ids.add(entry[2])
+            heapq.heappush(self._parked, (until, entry))
+
+    def _unpark(self) -> None:
+        """Queue again the prompts whose wait for the rate is over."""
+        now = self.settings.now()
+        while self._parked and self._parked[0][0] <= now:
+            _, entry = heapq.heappop(self._parked)
+            self._parked_ids.discard(entry[2])
+            heapq.heappush(self._queue, entry)
 
     def _refresh(self) -> None:
         """Fold what is new; queue the new prompts for this agent (all of them again after a
@@ -195,7 +222,7 @@ class Listener:
         while self._queue:
             prompt_id = self._queue[0][2]
             ps = self._wanted(prompt_id)
-            if ps is not None and prompt_id not in self.given_up:
+            if ps is not None and not (prompt_id in self.given_up or prompt_id in self._parked_ids):
                 return ps
             heapq.heappop(self._queue)
         return None
@@ -204,6 +231,10 @@ class Listener:
         prompt = ps.prompt
         provenance = self.screen.admit(ps)
         if provenance is None:
+            rated = self.screen.waits.get(prompt.id)
+            if rated is not None and rated.until is not None:
+                self._log_waits(prompt, rated.reason, rated.until)
+                self._park((*order_key(ps), prompt.id), rated.until)
             self._log_decided(prompt)
             return
         text = compose(
@@ -223,8 +254,10 @@ class Listener:
                 )
                 if await self._closed_while_waiting(prompt.id, wait):
                     self.log(f"{prompt.id} was closed while waiting to retry; not delivered")
+                    self.pane.traffic.take_back(prompt.id)
                     return
             if self._wanted(prompt.id) is None:
+                self.pane.traffic.take_back(prompt.id)  # not handed over: no place in the minute
                 return
             try:
                 with anyio.CancelScope(
@@ -246,6 +279,12 @@ class Listener:
                 failpoint("not-taken")
         assert failure is not None
         self._give_up(prompt, failure)
+
+    def _log_waits(self, prompt: Prompt, reason: str | None, until: float) -> None:
+        if prompt.id not in self._told_waits:
+            self._told_waits.add(prompt.id)
+            at = time.strftime("%H:%M:%S", time.localtime(until))
+            self.log(f"{prompt.id} from {prompt.sender} waits until {at}: {reason}")
 
     def _log_decided(self, prompt: Prompt) -> None:
         decision = self.screen.decided.get(prompt.id)
@@ -322,6 +361,7 @@ class Listener:
 
     def _give_up(self, prompt: Prompt, failure: DoorFailed) -> None:
         self.given_up.add(prompt.id)
+        self.pane.traffic.take_back(prompt.id)
         notice = Undelivered(
             **header(self.settings.board, self.settings.agent, self.settings.now()),
             prompt=prompt.id,

@@ -15,35 +15,48 @@ from paneboard.state.abc import Store
 from paneboard.state.files import write_atomic
 from paneboard.state.fold import BoardState
 from paneboard.state.log import open_regular
+from paneboard.state.policy import TrafficState
 
-VERSION = 3  # 3: recipients carry `seen`
+VERSION = 4  # 3: recipients carry `seen`; 4: the traffic (the rate and the loop limit)
 
 
 class Checkpoint(msgspec.Struct):
     version: int
     store: str  # the store's identity (the log's inode, the stream's creation)
     state: BoardState
+    traffic: TrafficState = msgspec.field(default_factory=TrafficState)
 
 
-def save(path: Path, store: Store, state: BoardState) -> None:
+def save(path: Path, store: Store, state: BoardState, traffic: TrafficState | None = None) -> None:
     """Write the checkpoint atomically (a temporary file renamed over the old one)."""
     identity = store.identity()
     if not identity:
         return
-    write_atomic(path, msgspec.msgpack.encode(Checkpoint(VERSION, identity, state)))
+    kept = TrafficState() if traffic is None else traffic
+    write_atomic(path, msgspec.msgpack.encode(Checkpoint(VERSION, identity, state, kept)))
 
 
 def start_state(path: Path, store: Store, agent: str) -> BoardState:
     """What an agent's deliverer starts from: its checkpoint,
     or an empty fold of its own prompts."""
-    state = load(path, store)
-    if state is None or state.recipient != agent:
-        return BoardState(keep_closed=False, recipient=agent)
-    return state
+    return start(path, store, agent)[0]
+
+
+def start(path: Path, store: Store, agent: str) -> tuple[BoardState, TrafficState]:
+    """As `start_state`, with the traffic the checkpoint kept (none for a cold fold)."""
+    cp = _load(path, store)
+    if cp is None or cp.state.recipient != agent:
+        return BoardState(keep_closed=False, recipient=agent), TrafficState()
+    return cp.state, cp.traffic
 
 
 def load(path: Path, store: Store) -> BoardState | None:
     """The checkpointed state, if it still describes a prefix of *store*; else None."""
+    cp = _load(path, store)
+    return None if cp is None else cp.state
+
+
+def _load(path: Path, store: Store) -> Checkpoint | None:
     try:
         fd = open_regular(path)
         if fd is None:
@@ -58,4 +71,4 @@ def load(path: Path, store: Store) -> BoardState | None:
         or not store.accepts(cp.state.position)
     ):
         return None
-    return cp.state
+    return cp

@@ -26,6 +26,7 @@ from paneboard.state.failpoint import failpoint
 from paneboard.state.fold import BoardState, PromptState, open_for, prune
 from paneboard.state.panelock import PaneLock, take_pane_lock
 from paneboard.state.paths import BoardPaths
+from paneboard.state.policy import Traffic
 
 
 def key(prompt: Prompt) -> str:
@@ -56,6 +57,9 @@ class Pane:
         # The fold the pane delivers from, kept current by its deliverer (`start_state()`
         # sets it).
         self.state = BoardState(keep_closed=False, recipient=agent)
+        # The prompts to and from the agent and its handovers (the rate and the loop limit),
+        # kept with the checkpoint.
+        self.traffic = Traffic(agent, now=now)
         self._keys: DeliveredKeys | None = None
         self._lock: PaneLock | None = None
         self.written: set[str] = set()  # ids of the posts this process wrote, until read back
@@ -95,8 +99,10 @@ class Pane:
 
     def start_state(self) -> BoardState:
         """The agent's fold to start from, kept as `state`: the checkpoint, or an empty fold of
-        its prompts."""
-        self.state = checkpoint.start_state(self.files.checkpoint, self.store, self.agent)
+        its prompts (and `traffic`, as the checkpoint kept it)."""
+        self.state, kept = checkpoint.start(self.files.checkpoint, self.store, self.agent)
+        self.traffic = Traffic(self.agent, now=self.now)
+        self.traffic.restore(kept)
         return self.state
 
     def undelivered(self) -> list[PromptState]:
@@ -153,4 +159,5 @@ class Pane:
 
     def save_checkpoint(self) -> None:
         """Keep `state`, pruned to the prompts still receivable, as the pane's checkpoint."""
-        checkpoint.save(self.files.checkpoint, self.store, prune(self.state, self.now()))
+        state = prune(self.state, self.now())
+        checkpoint.save(self.files.checkpoint, self.store, state, self.traffic.kept(state))

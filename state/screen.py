@@ -7,7 +7,9 @@ with what the door tells the agent about it (`Provenance`); one the policy holds
 name, and neither reaches the door. A held prompt waits for a decision: once the fold reads the
 agent's verified `approved` post (written by `paneboard approve` or `top` after a yes on a
 terminal), `admit` lets it through, saying it was approved at a terminal: the post cannot say
-who typed the yes (board/confirm.py).
+who typed the yes (board/confirm.py). A prompt past the rate waits for no one: `admit` says
+until when (`waits`), posts nothing, and lets it through when asked again once the window
+allows.
 
 A prompt is decided once: the `held` or `refused` post is on the board before the next read,
 and a deliverer started later reads it there, so it never posts a second one.
@@ -22,7 +24,7 @@ from paneboard.protocol.compose import Provenance
 from paneboard.protocol.ids import new_id
 from paneboard.protocol.posts import Held, Post, Prompt, Refused
 from paneboard.protocol.signing import UNSIGNED
-from paneboard.state.fold import PromptState
+from paneboard.state.fold import PromptState, is_open, order_key
 from paneboard.state.pane import Pane
 from paneboard.state.policy import Decision, Policy, Traffic, decide, policy_path, read_policy
 from paneboard.state.verdicts import Verdicts
@@ -51,6 +53,7 @@ class Screen:
         self.payload = payload
         self.traffic = traffic
         self.decided: dict[str, Decision] = {}  # held or refused by this process, not read back
+        self.waits: dict[str, Decision] = {}  # prompts that wait for the rate, and until when
         self._policy: tuple[tuple[int, ...], Policy] | None = None  # (the file's stamp, policy)
 
     def waiting(self, ps: PromptState) -> bool:
@@ -69,12 +72,42 @@ class Screen:
             return self._provenance(prompt, payload, approved=True)
         verdict = UNSIGNED if payload is None else self.verdicts.of(prompt.sender, payload)
         conflict = None if payload is None else self.verdicts.conflict(prompt.sender, payload)
-        decision = decide(self.policy(), prompt, self.traffic.facts(prompt, verdict, conflict))
+        policy = self.policy()
+        facts = self.traffic.facts(prompt, verdict, conflict, self._ahead(ps), policy.rate)
+        decision = decide(policy, prompt, facts)
+        if decision.action == "wait":
+            self.waits[prompt.id] = decision
+            return None
+        self.waits.pop(prompt.id, None)
         if decision.action == "deliver":
+            # Counted now, so the next prompt of this pass sees it; the receipt read back later
+            # gives its time (`Traffic.take_back` if the door fails).
+            self.traffic.handed_over(prompt.sender, prompt.id, self.pane.now())
             return self.verdicts.told(verdict, payload)
         self.pane.post([self._post(prompt, decision)])
         self.decided[prompt.id] = decision
         return None
+
+    def _ahead(self, ps: PromptState) -> int:
+        """How many prompts from *ps*'s sender before it (in catch-up order) wait for the rate;
+        those no longer waiting (handed over, closed, held) are forgotten."""
+        state, agent, now, n = self.pane.state, self.pane.agent, self.pane.now(), 0
+        for pid in list(self.waits):
+            other = state.prompts.get(pid)
+            if (
+                other is None
+                or not is_open(other, agent, now)
+                or self.pane.handed_over(other.prompt)
+                or self.waiting(other)
+            ):
+                del self.waits[pid]
+            elif (
+                pid != ps.prompt.id
+                and other.prompt.sender == ps.prompt.sender
+                and order_key(other) < order_key(ps)
+            ):
+                n += 1
+        return n
 
     def _provenance(
         self, prompt: Prompt, payload: bytes | None, *, approved: bool = False

@@ -25,7 +25,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.timer import Timer
 
-from paneboard.board import decide, who
+from paneboard.board import decide, policy, who
 from paneboard.board.confirm import NOTE
 from paneboard.board.context import Context
 from paneboard.board.trust import verdicts_for
@@ -298,6 +298,7 @@ class TopApp(App[None]):
     def _read_agents(self) -> None:
         self._names_read = len(self.model.agents)
         self.agent_rows.rows = who.rows(self.ctx.paths, self.model.agents, self._remote)
+        self.model.rates = policy.rates(self.ctx, self.model.agents)  # what waits, and until when
 
     # -- what is shown -------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from paneboard.protocol.posts import PRIORITY_RANK, Post, Prompt
 from paneboard.state.fold import BoardState, PromptState, is_open, stage
+from paneboard.state.policy import RATE, rate_waits
 
 RowKey = tuple[int, int, str]  # (priority rank, log position, prompt id): catch-up order
 STALE_STAGES: frozenset[str] = frozenset({"delivered", "seen"})  # handed over, not yet closed
@@ -89,6 +90,8 @@ class TopModel:
         self.dirty: list[tuple[RowKey, bool]] = []  # rows changed: (key, added or removed)
         self._open: dict[str, frozenset[str]] = {}  # prompt id -> recipients it is open for
         self._expiries: list[tuple[float, str]] = []  # a heap of (expires, prompt id)
+        self.rates: dict[str, int] = {}  # recipient -> its policy's rate, where not the default
+        self._waits: tuple[tuple[int, int], dict[str, dict[str, float]]] = ((-1, 0), {})
 
     def take(self, posts: Iterable[tuple[int, Post]], now: float) -> list[tuple[int, Post]]:
         """Index *posts* (already folded into `state`); return those the filter shows."""
@@ -180,6 +183,19 @@ class TopModel:
 
     def next_expiry(self) -> float | None:
         return self._expiries[0][0] if self._expiries else None
+
+    def waits_until(self, ps: PromptState, name: str, now: float) -> float | None:
+        """Until when *ps* waits for *name*'s rate (no person needed), if it does: the count
+        `status` makes, done once a second per recipient at most."""
+        if ps.recipients[name].stage not in ("posted", "undelivered"):
+            return None
+        stamp = (self.state.position, int(now))
+        if self._waits[0] != stamp:
+            self._waits = (stamp, {})
+        per = self._waits[1]
+        if name not in per:
+            per[name] = rate_waits(self.state, name, self.rates.get(name, RATE), now)
+        return per[name].get(ps.prompt.id)
 
     # -- the filter ----------------------------------------------------------------------
 

@@ -130,6 +130,9 @@ class PromptSource:
             if s == "held":  # who holds it and why: what the person decides on
                 r = ps.recipients[name]
                 label += f" by {r.held_by or 'agent'} ({fitted(r.reason or '', 40)})"
+            until = self.model.waits_until(ps, name, now)
+            if until is not None:  # past the rate: it goes out then, with no one to act
+                label = f"waits {time.strftime('%H:%M:%S', time.localtime(until))} (rate)"
             text.append(label, STALE_STYLE if late else STAGE_STYLE.get(s, ""))
             text.append(" ")
         return text.append(f"  {fitted(p.body)}", "italic")
@@ -141,13 +144,17 @@ class PromptSource:
         for name in ps.recipients:
             since = stale_since(ps, name, now)
             late = since is not None and now - since >= self.stale
-            marks.append((stage(ps, name, now), age_text(now - since) if late and since else ""))
+            mark = age_text(now - since) if late and since else ""
+            marks.append((stage(ps, name, now), mark, self.model.waits_until(ps, name, now)))
         return ps.prompt.id, age_text(now - ps.prompt.ts), tuple(marks)
 
     def changes_at(self, index: int, now: float) -> float | None:
         ps = self.model.state.prompts[self.model.rows[index]]
         times = [now + age_changes_in(now - ps.prompt.ts)]
         for name in ps.recipients:
+            until = self.model.waits_until(ps, name, now)
+            if until is not None:
+                times.append(until)
             since = stale_since(ps, name, now)
             if since is not None:
                 late = since + self.stale

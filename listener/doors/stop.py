@@ -5,7 +5,8 @@ lets through (state/screen.py, as the listener asks it), composed, go out as
 one block reason (up to the reason's size limit, and to *limit* prompts for the agents that
 take one per turn end); once it is written and flushed they are recorded as the listener
 records its deliveries (a crash in between costs a duplicate, never a loss), and the
-checkpoint is kept.
+checkpoint is kept, with the traffic (the rate and the loop limit). A prompt past the rate
+waits for a later turn's end, once the window lets it out.
 """
 
 from __future__ import annotations
@@ -31,8 +32,12 @@ def deliver_at_stop(
 ) -> bool:
     """Write the block reason for *pane*'s waiting prompts that *screen* admits to *out*;
     False if none wait."""
-    chosen, texts = take(admitted(screen, pane.undelivered()), compose, limit)
+    let_through = admitted(screen, pane.undelivered())
+    chosen, texts = take(let_through, compose, limit)
+    for ps, _ in let_through[len(chosen) :]:
+        screen.traffic.take_back(ps.prompt.id)  # not handed over at this stop: no place taken
     if not chosen:
+        pane.save_checkpoint()  # what this stop read, and decided, counts at the next
         return False
     intro = (
         f"paneboard: {len(chosen)} prompt(s) for you, `{pane.agent}`, "

@@ -140,3 +140,32 @@ def test_each_compaction_is_a_new_log_even_in_the_old_inode(tmp_path: Path) -> N
         os.replace(first, log)
         os.link(log, first)
         assert checkpoint.load(cp, FileStore(tmp_path)) is None
+
+
+def test_the_checkpoint_keeps_the_traffic_for_a_deliverer_started_later(tmp_path: Path) -> None:
+    """The handovers of the last minute, the links and the arrivals a pane counted come back
+    with its checkpoint (a cold start begins with none)."""
+    from paneboard.state.pane import Pane
+    from paneboard.state.paths import BoardPaths
+
+    p = prompt(1, ts=1.0)
+    (tmp_path / "b").mkdir()
+    append_posts(tmp_path / "b" / "log", [p])
+    store = FileStore(tmp_path / "b")
+    clock = [1000.0]
+    pane = Pane(BoardPaths(tmp_path, "b"), "bob", store, now=lambda: clock[0])
+    pane.paths.ensure()
+    pane.start_state()
+    with BoardView(store, pane.state, traffic=pane.traffic) as view:
+        view.refresh()
+    pane.traffic.handed_over("alice", p.id, 990.0)
+    pane.save_checkpoint()
+    later = Pane(BoardPaths(tmp_path, "b"), "bob", store, now=lambda: clock[0])
+    later.start_state()
+    assert ((990.0,), [p.id]) == (later.traffic.recent("alice"), list(later.traffic.links))
+    assert pane.traffic.arrivals == later.traffic.arrivals
+    assert 1000.0 == later.traffic.floor
+    pane.files.checkpoint.unlink()
+    cold = Pane(BoardPaths(tmp_path, "b"), "bob", store, now=lambda: clock[0])
+    cold.start_state()
+    assert ((), {}) == (cold.traffic.recent("alice"), cold.traffic.links)

@@ -6,19 +6,23 @@ import os
 import stat
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from paneboard.protocol.errors import BoardIOError
-from paneboard.protocol.posts import Prompt
+from paneboard.protocol.posts import Ack, Delivered, Post, Prompt
 from paneboard.state.fold import BoardState, fold
 from paneboard.state.policy import (
     Decision,
     Facts,
     Policy,
+    Traffic,
+    TrafficState,
     chain_depth,
     decide,
-    facts_for,
     policy_path,
+    rate_due,
+    rate_waits,
     read_policy,
     write_policy,
 )
@@ -62,17 +66,51 @@ def test_the_allow_list_and_others() -> None:
     assert Decision("refuse", "not allowed") == decide(refusing, prompt(1, sender="eve"), VERIFIED)
 
 
-def test_rate_and_loop_hold_past_their_limits_and_zero_turns_them_off() -> None:
-    """30 earlier prompts in the minute hold the next; a chain deeper than 10 is held."""
+def test_past_the_rate_a_prompt_waits_for_the_window_and_a_loop_is_held() -> None:
+    """30 prompts handed over in the minute make the next wait until the first of them is a
+    minute old (no person needed); a chain deeper than 10 is held; 0 turns either off."""
     p = prompt(1)
-    assert "deliver" == decide(Policy(), p, Facts("verified", 29, 10)).action
-    assert Decision("hold", "rate: over 30 prompts a minute from alice") == decide(
-        Policy(), p, Facts("verified", 30, 0)
+    times = tuple(1000.0 + i for i in range(30))
+    assert "deliver" == decide(Policy(), p, Facts("verified", 29, 10, now=1030.0)).action
+    assert Decision("wait", "rate: over 30 prompts a minute from alice", 1060.0) == decide(
+        Policy(), p, Facts("verified", 30, 0, times=times, now=1030.0)
     )
     assert Decision("hold", "loop: a reply chain 11 deep (limit 10)") == decide(
         Policy(), p, Facts("verified", 0, 11)
     )
-    assert "deliver" == decide(Policy(rate=0, loop=0), p, Facts("verified", 10**5, 10**5)).action
+    off = Facts("verified", 30, 10**5, times=times, waiting=10**5, now=1030.0)
+    assert "deliver" == decide(Policy(rate=0, loop=0), p, off).action
+
+
+def test_a_runaway_sender_is_held_for_a_person() -> None:
+    """Ten minutes of the rate already waiting from one sender: the next is held (`rate`)."""
+    p = prompt(1)
+    assert "wait" == decide(Policy(rate=2), p, Facts("verified", 2, 0, waiting=19)).action
+    assert Decision(
+        "hold", "rate: a runaway: 20 prompts from alice already wait (10 minutes at 2 a minute)"
+    ) == decide(Policy(rate=2), p, Facts("verified", 2, 0, waiting=20))
+
+
+def test_a_ts_far_from_the_readers_clock_is_held() -> None:
+    """More than 300 s ahead of or behind the time it reached the board: held (`time`)."""
+    p = prompt(1)
+    assert "deliver" == decide(Policy(), p, Facts("verified", 0, 0, skew=-300.0)).action
+    assert Decision(
+        "hold", "time: its ts is 301 s ahead of this reader's clock (limit 300 s)"
+    ) == decide(Policy(), p, Facts("verified", 0, 0, skew=301.0))
+    assert "time: its ts is 610 s behind" in str(
+        decide(Policy(), p, Facts("verified", 0, 0, skew=-610.0)).reason
+    )
+
+
+def test_rate_due_gives_each_waiting_prompt_the_next_free_place() -> None:
+    """Places free up a minute after each handover; the ones ahead take them first."""
+    times = [100.0, 101.0, 102.0]
+    assert 120.0 == rate_due(times, 5, 1, 120.0)  # 3 + 1 ahead < 5: now
+    assert 160.0 == rate_due(times, 3, 0, 120.0)
+    assert 162.0 == rate_due(times, 3, 2, 120.0)
+    assert 220.0 == rate_due(times, 3, 3, 120.0)  # the ones ahead fill the next minute
+    assert 130.0 == rate_due([10.0, 20.0], 2, 0, 130.0)  # out of the minute: free
 
 
 def _chain(n: int, a: str = "alice", b: str = "bob") -> list[Prompt]:
@@ -102,14 +140,103 @@ def test_a_cycle_of_reply_ids_ends_the_walk() -> None:
     assert 1 == chain_depth({a.id: a, b.id: b}, a, "bob")
 
 
-def test_facts_count_the_senders_prompts_to_the_recipient_in_the_last_minute() -> None:
-    """Prompts of the minute before count; older ones, other recipients' and others' do not."""
-    posts = [prompt(i, ts=1000.0 + i) for i in range(5)]
-    posts += [prompt(10, ts=900.0), prompt(11, ts=1003.0, to=("carol",))]
-    posts.append(prompt(12, ts=1003.0, sender="dave"))
-    state: BoardState = fold(enumerate(posts))
-    last = posts[4]
-    assert Facts("verified", 4, 0) == facts_for(state, last, "bob", "verified")
+def test_a_bystander_in_to_does_not_end_the_chain() -> None:
+    """Links between alice and bob count whoever else they are sent to (carol on each)."""
+    out: list[Prompt] = []
+    for i in range(14):
+        sender, to = ("alice", ("bob", "carol")) if i % 2 == 0 else ("bob", ("alice",))
+        out.append(prompt(i, sender=sender, to=to, reply_to=out[-1].id if out else None))
+    assert 13 == chain_depth({p.id: p for p in out}, out[-1], "alice")
+    depth = chain_depth({p.id: p for p in out}, out[-1], "alice")
+    assert Decision("hold", "loop: a reply chain 13 deep (limit 10)") == decide(
+        Policy(), out[-1], Facts("verified", 0, depth)
+    )
+
+
+def test_a_thread_counts_the_turns_when_reply_to_points_elsewhere() -> None:
+    """A chain in one thread whose replies name another prompt (or none) is as deep as its
+    turns between the two agents."""
+    traffic = Traffic("bob", now=lambda: 0.0)
+    other = prompt(99, sender="carol", to=("bob",))
+    traffic.note(other)
+    chain = []
+    for i in range(13):
+        sender, to = ("alice", ("bob",)) if i % 2 == 0 else ("bob", ("alice",))
+        chain.append(prompt(i, sender=sender, to=to, thread="t", reply_to=other.id))
+        traffic.note(chain[-1])
+    assert (0, 12) == (chain_depth(traffic.links, chain[-1], "bob"), traffic.depth(chain[-1]))
+    one_way = prompt(50, thread="u")
+    for i in range(5):
+        traffic.note(prompt(60 + i, thread="u"))
+    assert 0 == traffic.depth(one_way)  # many from alice alone: no turn
+
+
+def test_handovers_of_the_last_minute_count_and_a_checkpoint_keeps_them() -> None:
+    """The rate counts handovers by the reader's clock (never the prompts' ts); what a
+    checkpoint keeps counts the same in a reader started later."""
+    clock = [1000.0]
+    traffic = Traffic("bob", now=lambda: clock[0])
+    p = prompt(1, ts=5.0)
+    for i in range(3):
+        traffic.handed_over("alice", f"{i:026d}", 990.0 + i)
+    traffic.handed_over("alice", "x" * 26, 900.0)  # out of the minute
+    expected = Facts("verified", 3, 0, None, (990.0, 991.0, 992.0), 0, 0.0, 1000.0)
+    assert expected == traffic.facts(p, "verified")
+    later = Traffic("bob", now=lambda: clock[0])
+    kept = msgspec.msgpack.encode(traffic.kept(BoardState()))
+    later.restore(msgspec.msgpack.decode(kept, type=TrafficState))
+    assert (990.0, 991.0, 992.0) == later.recent("alice")
+    clock[0] = 1051.0
+    assert (992.0,) == later.recent("alice")
+
+
+def test_a_prompt_read_again_after_a_restart_keeps_its_arrival() -> None:
+    """The time a prompt reached the board is the reader's clock when it was first read: a
+    checkpoint keeps it, so a prompt that waited is not judged by the time it is read again."""
+    clock = [1000.0]
+    traffic = Traffic("bob", now=lambda: clock[0])
+    traffic.reading()
+    traffic.read()  # an empty board read at 1000
+    clock[0] = 1010.0
+    p = prompt(1, ts=1009.0)
+    traffic.reading()
+    traffic.note(p)
+    traffic.read()
+    state = fold([(0, p)], BoardState(keep_closed=False, recipient="bob"))
+    later = Traffic("bob", now=lambda: clock[0])
+    later.restore(traffic.kept(state))
+    clock[0] = 5000.0
+    assert 0.0 == later.skew(p)
+    late = prompt(2, ts=600.0)  # written 400 s before a time it certainly came after
+    later.reading()
+    later.note(late)
+    later.read()
+    assert -410.0 == later.skew(late)
+    ahead = prompt(3, ts=5400.0)
+    assert 400.0 == later.skew(ahead)
+
+
+def test_rate_waits_counts_the_boards_receipts() -> None:
+    """`status` and `open` count the recipient's receipts of the minute, closed prompts' too,
+    and give each waiting prompt its time."""
+    posts: list[Post] = []
+    for i in range(3):
+        p = prompt(i, ts=float(i))
+        posts += [
+            p,
+            Delivered(
+                id=f"d{i:025d}", board="b", sender="bob", ts=100.0 + i, prompt=p.id, door="stdout"
+            ),
+            Ack(id=f"a{i:025d}", board="b", sender="bob", ts=101.0 + i, prompt=p.id),
+        ]
+    waiting = [prompt(10 + i) for i in range(3)]
+    posts += waiting
+    state = fold(enumerate(posts), BoardState(recipient="bob"))
+    expected = {waiting[0].id: 160.0, waiting[1].id: 161.0, waiting[2].id: 162.0}
+    assert expected == rate_waits(state, "bob", 3, 120.0)
+    assert {waiting[2].id: 160.0} == rate_waits(state, "bob", 5, 120.0)
+    assert {} == rate_waits(state, "bob", 0, 120.0)
+    assert {} == rate_waits(state, "bob", 3, 200.0)
 
 
 def test_the_policy_file_is_private_and_read_back(tmp_path: Path) -> None:

@@ -86,3 +86,20 @@ def test_ages_read_in_the_largest_unit_and_say_when_they_change() -> None:
         age_text(s) for s in (0, 42.5, 420, 3 * 3600, 2 * 86400)
     ]
     assert [0.5, 1.0, 60.0] == [age_changes_in(s) for s in (42.5, 59.0, 120.0)]
+
+
+def test_a_prompt_past_the_rate_shows_until_when_it_waits() -> None:
+    """Two handed over within the minute at a rate of 2: the third waits until the first is a
+    minute old, as `status` counts it; once handed over it no longer waits."""
+    model = TopModel(BoardState())
+    model.rates["bob"] = 2
+    posts: list[Post] = []
+    for n in (1, 2):
+        posts += [prompt(n), Delivered(**head(10 + n, "bob"), prompt=prompt(n).id, door="stdout")]  # type: ignore[arg-type]
+    feed(model, [*posts, prompt(3)])
+    third = model.state.prompts[prompt(3).id]
+    assert (71.0, None) == (
+        model.waits_until(third, "bob", 30.0),
+        model.waits_until(model.state.prompts[prompt(1).id], "bob", 30.0),
+    )
+    assert model.waits_until(third, "bob", 72.0) is None

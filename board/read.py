@@ -13,7 +13,7 @@ from paneboard.board.context import Context
 from paneboard.board.find import find_prompt, match_id
 from paneboard.board.trust import verdicts_for
 from paneboard.protocol.compose import Provenance, provenance_lines
-from paneboard.protocol.errors import BadInput
+from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.posts import Post, Prompt
 from paneboard.state.abc import Compactable, Store
 from paneboard.state.compact import Compacted
@@ -124,8 +124,13 @@ def open_prompts(ctx: Context) -> list[OpenPrompt]:
 
 def waits_for(ctx: Context, state: BoardState, recipient: str, now: float) -> dict[str, Wait]:
     """prompt id -> its wait for *recipient*'s rate (the policy this home keeps for it), from
-    a fold that kept the closed prompts: the count the recipient's deliverer makes."""
-    rate = read_policy(ctx.paths.dir, recipient).rate
+    a fold that kept the closed prompts: the count the recipient's deliverer makes. A policy
+    file that cannot be read shows no wait: its deliverer stops on it (fail closed), and the
+    reader still shows where each prompt stands."""
+    try:
+        rate = read_policy(ctx.paths.dir, recipient).rate
+    except BoardIOError:
+        return {}
     waits = rate_waits(state, recipient, rate, now)
     return {
         pid: Wait(until, rate_reason(rate, state.prompts[pid].prompt.sender))

@@ -9,6 +9,7 @@ terminal the command says so and writes nothing.
 from __future__ import annotations
 
 import os
+import sys
 from argparse import Namespace
 
 from paneboard.board import policy as board_policy
@@ -49,11 +50,19 @@ def keys_command(args: Namespace) -> None:
             return
         rows = trust.key_table(ctx)
     for row in rows:
+        if row.new:  # a pin taken now, from the name's first signed post on the board
+            print(
+                one_line(
+                    f"paneboard: pinned {row.agent}: {row.fingerprint}, the first key seen for it"
+                ),
+                file=sys.stderr,
+            )
         if ctx.json:
             emit(row)
             continue
         extra = f"  other keys: {', '.join(row.others)}" if row.others else ""
-        print(one_line(f"{row.agent:<16} {row.fingerprint or '-':<26}  {row.state}{extra}"))
+        by = f" ({row.pinned_by})" if row.pinned_by else ""
+        print(one_line(f"{row.agent:<16} {row.fingerprint or '-':<26}  {row.state}{by}{extra}"))
 
 
 def trust_command(args: Namespace) -> None:
@@ -63,7 +72,18 @@ def trust_command(args: Namespace) -> None:
     with Context.from_args(args) as ctx:
         agent = ctx.agent if args.target is None else args.target
         confirm(f"pin key {fingerprint} for `{agent}` on board `{ctx.board}`?")
-        trust.pin(ctx, agent, fingerprint)
+        released = trust.pin(ctx, agent, fingerprint)
+    print(
+        one_line(f"paneboard: pinned {agent}: {fingerprint}; running listeners pick it up"),
+        file=sys.stderr,
+    )
+    for post in released:
+        print(
+            one_line(
+                f"paneboard: approved {post.prompt} for `{post.sender}`, held as first contact"
+            ),
+            file=sys.stderr,
+        )
 
 
 def policy_command(args: Namespace) -> None:
@@ -76,6 +96,7 @@ def policy_command(args: Namespace) -> None:
             unverified=args.unverified,
             rate=args.rate,
             loop=args.loop,
+            first_contact=args.first_contact,
         )
         if new != current:
             confirm(f"change the policy of `{ctx.agent}` on board `{ctx.board}`?")

@@ -121,7 +121,7 @@ def _cooling_down(ctx: Context, cooldown: float) -> bool:
 def _agent_state(pane: Pane) -> Screen:
     """The agent's fold brought up to date, and the policy over it."""
     pane.start_state()
-    verdicts, traffic = Verdicts(pane.paths.dir), Traffic(pane.agent)
+    verdicts, traffic = Verdicts(pane.paths.dir, own=pane.agent), Traffic(pane.agent)
     with BoardView(pane.store, pane.state, verdicts, traffic) as view:
         view.refresh(keep=False)
     return Screen(pane, STOP_HOOK_DOOR, verdicts, view.payload, traffic)

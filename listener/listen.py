@@ -105,7 +105,8 @@ class Listener:
         """Run until cancelled; report readiness once caught up and watching."""
         self.pane.take_lock()
         try:
-            verdicts, traffic = Verdicts(self.pane.paths.dir), Traffic(self.settings.agent)
+            verdicts = Verdicts(self.pane.paths.dir, own=self.settings.agent)
+            traffic = Traffic(self.settings.agent)
             state = self.pane.start_state()
             with BoardView(self.store, state, verdicts, traffic) as self.view:
                 self.view.vouched = self.pane.written

@@ -33,14 +33,22 @@ FINGERPRINT_SHOWN = 12  # characters of the sender's fingerprint the agent is sh
 
 class Provenance:
     """What paneboard checked about a prompt: the verdict on its signature, the signing key's
-    fingerprint (when signed), and whether a person approved it after it was held."""
+    fingerprint (when signed), whether a person approved it after it was held, and whether
+    the key is only the *first* one seen for the sender's name (neither the home's own agent's
+    nor one a person pinned)."""
 
-    __slots__ = ("approved", "fingerprint", "verdict")
+    __slots__ = ("approved", "fingerprint", "first", "verdict")
 
     def __init__(
-        self, verdict: str, fingerprint: str | None = None, approved: bool = False
+        self,
+        verdict: str,
+        fingerprint: str | None = None,
+        approved: bool = False,
+        *,
+        first: bool = False,
     ) -> None:
         self.verdict, self.fingerprint, self.approved = verdict, fingerprint, approved
+        self.first = first
 
 
 def provenance_lines(sender: str, provenance: Provenance) -> list[str]:
@@ -48,7 +56,10 @@ def provenance_lines(sender: str, provenance: Provenance) -> list[str]:
     shown = one_line(sender)
     if provenance.verdict == "verified" and provenance.fingerprint:
         key = provenance.fingerprint[:FINGERPRINT_SHOWN]
-        lines = [f"paneboard checked the sender's key: {shown}, key {key}…"]
+        if provenance.first:  # nothing known to check it against: say so, never "checked"
+            lines = [f"first key seen for {shown} on this board, key {key}… (no person pinned it)"]
+        else:
+            lines = [f"paneboard checked the sender's key: {shown}, key {key}…"]
     else:
         lines = [f"paneboard could not check the sender's key: the prompt is {provenance.verdict}"]
     if provenance.approved:

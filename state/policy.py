@@ -8,10 +8,16 @@ The decision for a prompt, in order:
 
 1. a prompt that is not verified is held (``unverified``; the reason names a key conflict) or
    refused, as ``unverified`` says;
-2. a sender not on the allow list gets ``others`` (``deliver`` by default; held or refused:
+2. a sender whose name looks like another this home knows (``lookalike``: by case,
+   ``l``/``I``/``1``, ``0``/``O`` or trailing punctuation; state/verdicts.py) is held, the reason
+   naming the other; a sender on a store other machines write to (NATS) whose key neither this
+   home owns nor a person pinned (*first contact*) gets ``first_contact`` (``hold`` by default;
+   ``deliver`` turns it off). Both reasons start ``first key seen for NAME``; a person's
+   `trust` of that key lets the held prompts through (board/trust.py);
+3. a sender not on the allow list gets ``others`` (``deliver`` by default; held or refused:
    ``not allowed``);
-3. a sender past ``rate`` prompts to this recipient in the last minute is held (``rate``);
-4. a reply chain between the two agents deeper than ``loop`` is held (``loop``).
+4. a sender past ``rate`` prompts to this recipient in the last minute is held (``rate``);
+5. a reply chain between the two agents deeper than ``loop`` is held (``loop``).
 
 ``rate`` or ``loop`` 0 turns that limit off.
 """
@@ -33,6 +39,7 @@ from paneboard.state.fold import BoardState, Verdict
 from paneboard.state.paths import PaneFiles
 
 __all__ = [
+    "FIRST_KEY",
     "Decision",
     "Facts",
     "Policy",
@@ -47,7 +54,8 @@ __all__ = [
 ]
 
 Action: TypeAlias = Literal["deliver", "hold", "refuse"]
-Reason: TypeAlias = Literal["unverified", "not allowed", "rate", "loop"]
+Reason: TypeAlias = Literal["unverified", "first key seen", "not allowed", "rate", "loop"]
+FIRST_KEY = "first key seen for"  # how a first-contact or lookalike hold's reason starts
 RATE = 30  # prompts a minute from one sender to one recipient
 LOOP = 10  # replies back and forth between the same two agents
 WINDOW = 60.0  # the rate's minute, in seconds
@@ -62,6 +70,7 @@ class Policy(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     unverified: Literal["hold", "refuse"] = "hold"
     rate: Limit = RATE
     loop: Limit = LOOP
+    first_contact: Action = "hold"
 
 
 class Facts(msgspec.Struct, frozen=True):
@@ -71,6 +80,8 @@ class Facts(msgspec.Struct, frozen=True):
     recent: int  # earlier prompts from this sender to this recipient in the last minute
     depth: int  # how many replies deep the prompt is in a chain between the two agents
     conflict: str | None = None  # the pinned key's fingerprint, when another key signed it
+    first_contact: bool = False  # a shared store, and a key no person pinned nor the home owns
+    lookalike: str | None = None  # the known name the sender's looks like
 
 
 class Decision(msgspec.Struct, frozen=True):
@@ -85,6 +96,10 @@ def decide(policy: Policy, prompt: Prompt, facts: Facts) -> Decision:
     """Deliver, hold or refuse *prompt* under *policy*, given the *facts* (no I/O, no clock)."""
     if facts.verdict != "verified":
         return _unverified(policy, facts)
+    if facts.lookalike is not None:
+        return Decision("hold", f"{FIRST_KEY} {prompt.sender}, a name like {facts.lookalike}'s")
+    if facts.first_contact and policy.first_contact != "deliver":
+        return Decision(policy.first_contact, f"{FIRST_KEY} {prompt.sender}")
     if prompt.sender not in policy.allow and policy.others != "deliver":
         return Decision(policy.others, "not allowed")
     if policy.rate and facts.recent >= policy.rate:

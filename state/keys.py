@@ -24,7 +24,6 @@ import fcntl
 import os
 import stat
 from pathlib import Path
-from typing import NamedTuple
 
 from paneboard.protocol import ed25519
 from paneboard.protocol.errors import BadInput, BoardIOError
@@ -165,12 +164,15 @@ def verify(public: bytes, signature: bytes, message: bytes) -> bool:
     return True
 
 
-class Pin(NamedTuple):
+class Pin:
     """An agent's pin on a board: its key's fingerprint, and whether a person pinned it
-    (``trust``) rather than a reader, from the agent's first signed post in log order."""
+    (``trust``) rather than a reader, from the agent's first signed post in log order.
+    (A plain class: `paneboard post` imports this module, and not ``typing``.)"""
 
-    fingerprint: str
-    trusted: bool = False
+    __slots__ = ("fingerprint", "trusted")
+
+    def __init__(self, fingerprint: str, trusted: bool = False) -> None:
+        self.fingerprint, self.trusted = fingerprint, trusted
 
 
 class Pins:

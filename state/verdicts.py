@@ -108,9 +108,10 @@ class Verdicts:
         it is the first of theirs whose signature checks."""
         if sender in self.settled:
             return
-        self._fresh()
-        if sender in self.settled:
-            return
+        if self._stamp is None:  # a record costs no stat: `of` reads changes, as it is asked
+            self._fresh()
+            if sender in self.settled:
+                return
         part = signed_part(payload)
         if part is None:
             return
@@ -119,8 +120,7 @@ class Verdicts:
             return
         seen = fingerprint(part.key)
         kept, new = self.pins.pin_new(sender, seen)  # a racing reader of the log pins the same
-        self._pins.setdefault(sender, Pin(kept))
-        self._stamp = None  # the file changed: read it again when next asked
+        self._pins.setdefault(sender, Pin(kept))  # the file is read again when next asked
         self.settled.add(sender)
         if new:
             self.taken.append((sender, seen))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.protocol.posts import encode
+from paneboard.protocol.posts import Post, encode
 from paneboard.state.keys import Pins, open_key
 from paneboard.state.sealing import Sealer
 from paneboard.state.verdicts import Verdicts, checked, lookalike_key
@@ -68,7 +68,8 @@ def test_a_name_is_pinned_from_its_first_signed_post_whichever_is_checked_first(
     bent = bytearray(_signed(two, "carol", 1))
     bent[-1] ^= 1
     posts = [prompt(n, board="b", sender="carol") for n in (1, 2, 3)]
-    records = [(0, posts[0], bytes(bent)), (1, posts[1], _signed(one, "carol", 2))]
+    records: list[tuple[int, Post, bytes]] = [(0, posts[0], bytes(bent))]
+    records.append((1, posts[1], _signed(one, "carol", 2)))
     records.append((2, posts[2], _signed(two, "carol", 3)))
     verdicts = Verdicts(board)
     checks = [check for _, _, check in checked(verdicts, [records])]

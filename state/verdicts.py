@@ -25,7 +25,7 @@ from pathlib import Path
 
 from paneboard.protocol.compose import Provenance
 from paneboard.protocol.posts import Post, Prompt
-from paneboard.protocol.signing import VERIFIED, fingerprint, signed_part, verdict
+from paneboard.protocol.signing import TRAILER, VERIFIED, fingerprint, signed_part, verdict
 from paneboard.state.keys import KEYS_DIR, Pin, Pins, open_key, own_keys, stamp, verify
 
 TYPE_CHECKING = False
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Verdicts", "checked", "lookalike_key", "read_checked"]
 
+_KEY_NAME = 0xA3  # the trailer's first byte: msgpack's 3-character string, ``key``
 _LOOKALIKE = str.maketrans("i10", "llo")  # after lower(): I, l and 1 alike; 0 and O alike
 
 
@@ -112,6 +113,9 @@ class Verdicts:
             self._fresh()
             if sender in self.settled:
                 return
+        # Not signed (an old log, a raw writer): told apart before `signed_part` copies it.
+        if len(payload) <= TRAILER or payload[-TRAILER] != _KEY_NAME:
+            return
         part = signed_part(payload)
         if part is None:
             return

@@ -80,7 +80,8 @@ class Verdicts:
         self.settled.update(self._own, self._pins)
 
     def pinned(self) -> dict[str, str]:
-        """agent -> the fingerprint this home pins for it on this board (its own keys first)."""
+        """agent -> the fingerprint this home pins for it on this board (an own agent's key over
+        any pin of the file)."""
         self._fresh()
         return {a: p.fingerprint for a, p in self._pins.items()} | self._own
 

@@ -39,6 +39,7 @@ def changed(
     unverified: str | None = None,
     rate: int | None = None,
     loop: int | None = None,
+    first_contact: str | None = None,
 ) -> Policy:
     """*policy* with each option given in place of its own; `BadInput` for a bad value."""
     given: dict[str, object] = {
@@ -47,6 +48,7 @@ def changed(
         "unverified": unverified,
         "rate": rate,
         "loop": loop,
+        "first_contact": first_contact,
     }
     fields = msgspec.structs.asdict(policy) | {k: v for k, v in given.items() if v is not None}
     try:
@@ -71,6 +73,7 @@ def policy_lines(ctx: Context, policy: Policy) -> list[str]:
         f"  unverified: {policy.unverified}",
         f"  rate:       {_limit(policy.rate, 'prompts a minute from one sender')}",
         f"  loop:       {_limit(policy.loop, 'replies deep between two agents')}",
+        f"  first contact: {policy.first_contact} (a name's first key, on a shared store)",
     ]
 
 

@@ -107,7 +107,7 @@ def open_prompts(ctx: Context) -> list[OpenPrompt]:
         r = ps.recipients[ctx.agent]
         pid = ps.prompt.id
         seal = verdicts.told(checks[pid](), mine[pid])  # the verdict the fold asked for, kept
-        told = Provenance(seal.verdict, seal.fingerprint, r.stage == "approved")
+        told = Provenance(seal.verdict, seal.fingerprint, r.stage == "approved", first=seal.first)
         lines = tuple(provenance_lines(ps.prompt.sender, told))
         row = OpenPrompt(ps.prompt, told=lines, verdict=checks[pid](), key=seal.fingerprint)
         if r.stage == "held":

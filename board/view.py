@@ -25,8 +25,9 @@ class BoardView:
     With *verdicts*, only verified posts move a stage (a forged answer ends no `wait`), and
     the stored bytes of each prompt the fold keeps for its recipient are kept beside it
     (`payload`), so a deliverer checks the signature of what it hands over, and of nothing
-    else. *verify* narrows the checks to the posts about the prompts it accepts (the one a
-    `wait` follows); the others move stages unchecked, for a reader that looks at none of them.
+    else. Every record is noted in log order (state/verdicts.py: how a name's key is pinned).
+    *verify* narrows the checks to the posts about the prompts it accepts (the one a `wait`
+    follows); the others move stages unchecked, for a reader that looks at none of them.
     With *traffic*, every prompt read is noted there (the loop limit, and when it arrived), and
     so is every verified `delivered` receipt of the traffic's agent (the rate).
     """
@@ -97,12 +98,16 @@ class BoardView:
 
     def _fold(self, batch: list[tuple[int, Post, bytes | None]]) -> None:
         state, verdicts, mine = self.state, self.verdicts, self.state.recipient
+        settled: set[str] = set() if verdicts is None else verdicts.settled
         for position, post, payload in batch:
             if self.traffic is not None and isinstance(post, Prompt):
                 self.traffic.note(post)
             if verdicts is None or payload is None:
                 apply(state, position, post)
-            elif isinstance(post, Prompt):
+                continue
+            if post.sender not in settled:
+                verdicts.note(post.sender, payload)  # every record, in log order: the pins
+            if isinstance(post, Prompt):
                 apply(state, position, post)
                 if mine is not None and mine in post.to and post.id in state.prompts:
                     self.payloads.setdefault(post.id, payload)

@@ -325,6 +325,11 @@ def _policy_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--unverified", choices=("hold", "refuse"))
     p.add_argument("--rate", type=_limit, metavar="N", help="prompts a minute per sender (0: off)")
     p.add_argument("--loop", type=_limit, metavar="N", help="reply-chain depth (0: off)")
+    p.add_argument(
+        "--first-contact",
+        choices=("hold", "deliver", "refuse"),
+        help="a name's first key on a store other machines write to (NATS)",
+    )
 
 
 def _approve_options(p: argparse.ArgumentParser) -> None:

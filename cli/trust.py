@@ -9,6 +9,7 @@ a prompt that is not held (or not open) for the agent is refused in one line, un
 
 from __future__ import annotations
 
+import sys
 from argparse import Namespace
 
 from paneboard.board import decide, trust
@@ -29,11 +30,19 @@ def keys_command(args: Namespace) -> None:
             return
         rows = trust.key_table(ctx)
     for row in rows:
+        if row.new:  # a pin taken now, from the name's first signed post on the board
+            print(
+                one_line(
+                    f"paneboard: pinned {row.agent}: {row.fingerprint}, the first key seen for it"
+                ),
+                file=sys.stderr,
+            )
         if ctx.json:
             emit(row)
             continue
         extra = f"  other keys: {', '.join(row.others)}" if row.others else ""
-        print(one_line(f"{row.agent:<16} {row.fingerprint or '-':<26}  {row.state}{extra}"))
+        by = f" ({row.pinned_by})" if row.pinned_by else ""
+        print(one_line(f"{row.agent:<16} {row.fingerprint or '-':<26}  {row.state}{by}{extra}"))
 
 
 def trust_command(args: Namespace) -> None:
@@ -43,7 +52,18 @@ def trust_command(args: Namespace) -> None:
     with Context.from_args(args) as ctx:
         agent = ctx.agent if args.target is None else args.target
         confirm(f"pin key {fingerprint} for `{agent}` on board `{ctx.board}`?")
-        trust.pin(ctx, agent, fingerprint)
+        released = trust.pin(ctx, agent, fingerprint)
+    print(
+        one_line(f"paneboard: pinned {agent}: {fingerprint}; running listeners pick it up"),
+        file=sys.stderr,
+    )
+    for post in released:
+        print(
+            one_line(
+                f"paneboard: approved {post.prompt} for `{post.sender}`, held as first contact"
+            ),
+            file=sys.stderr,
+        )
 
 
 def policy_command(args: Namespace) -> None:
@@ -56,6 +76,7 @@ def policy_command(args: Namespace) -> None:
             unverified=args.unverified,
             rate=args.rate,
             loop=args.loop,
+            first_contact=args.first_contact,
         )
         if new != current:
             confirm(f"change the policy of `{ctx.agent}` on board `{ctx.board}`?")

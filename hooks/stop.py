@@ -120,7 +120,7 @@ def _cooling_down(ctx: Context, cooldown: float) -> bool:
 def _agent_state(pane: Pane) -> Screen:
     """The agent's fold brought up to date, and the policy over it."""
     pane.start_state()  # with the traffic its checkpoint kept: the rate and loop of the board
-    verdicts = Verdicts(pane.paths.dir)
+    verdicts = Verdicts(pane.paths.dir, own=pane.agent)
     with BoardView(pane.store, pane.state, verdicts, pane.traffic) as view:
         view.refresh(keep=False)
     return Screen(pane, STOP_HOOK_DOOR, verdicts, view.payload, pane.traffic)

@@ -108,7 +108,7 @@ class Listener:
         """Run until cancelled; report readiness once caught up and watching."""
         self.pane.take_lock()
         try:
-            verdicts = Verdicts(self.pane.paths.dir)
+            verdicts = Verdicts(self.pane.paths.dir, own=self.settings.agent)
             state = self.pane.start_state()
             traffic = self.pane.traffic  # as the checkpoint kept it
             with BoardView(self.store, state, verdicts, traffic) as self.view:

@@ -34,15 +34,23 @@ APPROVED = "approved at a terminal with `paneboard approve` (or `paneboard top`)
 
 class Provenance:
     """What paneboard checked about a prompt: the verdict on its signature, the signing key's
-    fingerprint (when signed), and whether it was approved after it was held (an `approved` post
-    of the recipient's, which `paneboard approve` and `top` write after a yes on a terminal)."""
+    fingerprint (when signed), whether it was approved after it was held (an `approved` post of
+    the recipient's, which `paneboard approve` and `top` write after a yes on a terminal), and
+    whether the key is only the *first* one seen for the sender's name (neither the home's own
+    agent's nor one a person pinned)."""
 
-    __slots__ = ("approved", "fingerprint", "verdict")
+    __slots__ = ("approved", "fingerprint", "first", "verdict")
 
     def __init__(
-        self, verdict: str, fingerprint: str | None = None, approved: bool = False
+        self,
+        verdict: str,
+        fingerprint: str | None = None,
+        approved: bool = False,
+        *,
+        first: bool = False,
     ) -> None:
         self.verdict, self.fingerprint, self.approved = verdict, fingerprint, approved
+        self.first = first
 
 
 def provenance_lines(sender: str, provenance: Provenance) -> list[str]:
@@ -50,7 +58,10 @@ def provenance_lines(sender: str, provenance: Provenance) -> list[str]:
     shown = one_line(sender)
     if provenance.verdict == "verified" and provenance.fingerprint:
         key = provenance.fingerprint[:FINGERPRINT_SHOWN]
-        lines = [f"paneboard checked the sender's key: {shown}, key {key}…"]
+        if provenance.first:  # nothing known to check it against: say so, never "checked"
+            lines = [f"first key seen for {shown} on this board, key {key}… (no person pinned it)"]
+        else:
+            lines = [f"paneboard checked the sender's key: {shown}, key {key}…"]
     else:
         lines = [f"paneboard could not check the sender's key: the prompt is {provenance.verdict}"]
     if provenance.approved:  # what is known: a yes on a terminal, not who typed it

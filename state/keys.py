@@ -3,7 +3,7 @@
 Files (the home is 0700; nothing here is written or read through a symbolic link)::
 
     HOME/.keys/AGENT.ed25519   0600: MAGIC, the 32-byte seed, the 32-byte public key
-    HOME/BOARD/pins            0600: one ``AGENT FINGERPRINT`` line per pin, appended
+    HOME/BOARD/pins            0600: one ``AGENT FINGERPRINT [trusted]`` line per pin, appended
 
 A key pair is made on the agent's first use of the home and never replaced here. It is
 created whole or not at all: written to a temporary file opened ``O_EXCL|O_NOFOLLOW``,
@@ -11,9 +11,11 @@ then hard-linked to its name, which fails if anything (a file, a link) is alread
 Signing needs only the standard library (``protocol.ed25519``), so `paneboard post` does
 not import ``cryptography``; verifying uses ``cryptography``.
 
-Pins are ssh's known_hosts per board: the first key a home sees for an agent is pinned
-(``pin_first``); a later, different key is a conflict until a person pins it (``trust``).
-The last line for an agent is its pin. Appends are serialized by ``flock`` on the file.
+A home's own agents' keys are its pins for those names, on every board, from the moment each
+key is made (`own_keys`): nothing in a pins file stands for them. Any other name is pinned in
+a board's pins file from its first signed post in log order (``pin_first``, by the reader that
+reads it first: state/verdicts.py), or by a person (``trust``, a line ending ``trusted``). The
+last line for an agent is its pin. Appends are serialized by ``flock`` on the file.
 """
 
 from __future__ import annotations
@@ -27,18 +29,7 @@ from pathlib import Path
 from paneboard.protocol import ed25519
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.names import check_name
-from paneboard.protocol.signing import (
-    FORGED,
-    VERIFIED,
-    fingerprint,
-    is_fingerprint,
-    signed_part,
-    verdict,
-)
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from paneboard.protocol.signing import Verdict
+from paneboard.protocol.signing import fingerprint, is_fingerprint
 
 KEYS_DIR = ".keys"
 MAGIC = b"paneboard ed25519 v1\n"
@@ -77,6 +68,38 @@ def open_key(home: Path, agent: str) -> KeyPair:
     seed = os.urandom(32)
     _create_whole(path, MAGIC + seed + ed25519.public_key(seed))
     return _read_key(path)  # another process may have made it first: its key is the key
+
+
+def own_keys(home: Path) -> dict[str, str]:
+    """agent -> fingerprint of every key made in *home* (its own agents); none makes a key."""
+    folder = home / KEYS_DIR
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise BoardIOError(f"cannot read {folder}: {exc.strerror}") from exc
+    suffix = ".ed25519"
+    own = {}
+    for name in sorted(names):
+        agent = name[: -len(suffix)]
+        if not name.endswith(suffix) or name.startswith("."):  # a key being made: not yet one
+            continue
+        try:
+            check_name("agent", agent)
+            own[agent] = _read_key(folder / name).fingerprint
+        except (BadInput, FileNotFoundError):
+            continue  # no agent's key file
+    return own
+
+
+def stamp(path: Path) -> tuple[int, ...]:
+    """What changes when the file or folder *path* changes (empty when it is missing)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return ()
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def _private_folder(folder: Path) -> None:
@@ -152,6 +175,17 @@ def _weak(public: bytes) -> bool:
     return ed25519.is_weak_key(public)
 
 
+class Pin:
+    """An agent's pin on a board: its key's fingerprint, and whether a person pinned it
+    (``trust``) rather than a reader, from the agent's first signed post in log order.
+    (A plain class: `paneboard post` imports this module, and not ``typing``.)"""
+
+    __slots__ = ("fingerprint", "trusted")
+
+    def __init__(self, fingerprint: str, trusted: bool = False) -> None:
+        self.fingerprint, self.trusted = fingerprint, trusted
+
+
 class Pins:
     """The fingerprints one home pins for the agents of one board."""
 
@@ -160,6 +194,10 @@ class Pins:
 
     def read(self) -> dict[str, str]:
         """Every pinned agent and its fingerprint."""
+        return {agent: pin.fingerprint for agent, pin in self.entries().items()}
+
+    def entries(self) -> dict[str, Pin]:
+        """Every pinned agent and its pin, in the order the agents were first pinned."""
         try:
             fd = os.open(self.path, os.O_RDONLY | _NOFOLLOW)
         except FileNotFoundError:
@@ -169,31 +207,19 @@ class Pins:
         with os.fdopen(fd, "rb") as f:
             return self._parse(f.read())
 
-    def check(self, sender: str, payload: bytes | memoryview) -> Verdict:
-        """The verdict on *payload*, whose decoded post's sender is *sender*; the key is
-        pinned if it is the first one this home sees for *sender* on this board.
-
-        Only a key whose signature checks is pinned. Of two first posts with different
-        keys read at once (two processes of one home), the one pinned first is verified.
-        """
-        pinned = self.read().get(sender)
-        result = verdict(payload, pinned, verify)
-        if result != VERIFIED or pinned is not None:
-            return result
-        part = signed_part(payload)
-        assert part is not None  # verified posts are signed
-        seen = fingerprint(part.key)
-        return VERIFIED if self.pin_first(sender, seen) == seen else FORGED
-
     def pin_first(self, agent: str, key_fingerprint: str) -> str:
         """The agent's pin: the one in force, else *key_fingerprint*, pinned now."""
+        return self._append(agent, key_fingerprint, replace=False)[0]
+
+    def pin_new(self, agent: str, key_fingerprint: str) -> tuple[str, bool]:
+        """`pin_first`, and whether this call wrote the pin (no other process had)."""
         return self._append(agent, key_fingerprint, replace=False)
 
     def trust(self, agent: str, key_fingerprint: str) -> None:
         """Pin *key_fingerprint* for *agent* in place of any earlier pin (a person's decision)."""
         self._append(agent, key_fingerprint, replace=True)
 
-    def _append(self, agent: str, key_fingerprint: str, *, replace: bool) -> str:
+    def _append(self, agent: str, key_fingerprint: str, *, replace: bool) -> tuple[str, bool]:
         check_name("agent", agent)
         if not is_fingerprint(key_fingerprint):
             raise BadInput(f"fingerprint {key_fingerprint!r} is not 26 of a-z 2-7")
@@ -207,28 +233,30 @@ class Pins:
             data = _read_all(fd)
             current = self._parse(data).get(agent)
             if current is not None and not replace:
-                return current
+                return current.fingerprint, False
             end = data.rfind(b"\n") + 1  # a line torn by a crash is cut off first
             if end != len(data):
                 os.ftruncate(fd, end)
-            os.write(fd, f"{agent} {key_fingerprint}\n".encode())
+            line = f"{agent} {key_fingerprint}{' trusted' if replace else ''}\n"
+            os.write(fd, line.encode())
             os.fsync(fd)
-            return key_fingerprint
+            return key_fingerprint, True
         finally:
             os.close(fd)
 
-    def _parse(self, data: bytes) -> dict[str, str]:
+    def _parse(self, data: bytes) -> dict[str, Pin]:
         pins = {}
         lines = data.split(b"\n")[:-1]  # the last piece has no newline: empty, or torn
         for number, line in enumerate(lines, 1):
-            agent, _, value = line.decode(errors="replace").partition(" ")
+            agent, _, rest = line.decode(errors="replace").partition(" ")
+            value, _, how = rest.partition(" ")
             try:
                 check_name("agent", agent)
             except BadInput:
                 raise BoardIOError(f"pins file {self.path} line {number} is damaged") from None
-            if not is_fingerprint(value):
+            if not is_fingerprint(value) or how not in ("", "trusted"):
                 raise BoardIOError(f"pins file {self.path} line {number} is damaged")
-            pins[agent] = value
+            pins[agent] = Pin(value, how == "trusted")  # the agent keeps its first place
         return pins
 
 

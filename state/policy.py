@@ -8,13 +8,19 @@ The decision for a prompt, in order:
 
 1. a prompt that is not verified is held (``unverified``; the reason names a key conflict) or
    refused, as ``unverified`` says;
-2. a sender not on the allow list gets ``others`` (``deliver`` by default; held or refused:
+2. a sender whose name looks like another this home knows (``lookalike``: by case,
+   ``l``/``I``/``1``, ``0``/``O`` or trailing punctuation; state/verdicts.py) is held, the reason
+   naming the other; a sender on a store other machines write to (NATS) whose key neither this
+   home owns nor a person pinned (*first contact*) gets ``first_contact`` (``hold`` by default;
+   ``deliver`` turns it off). Both reasons start ``first key seen for NAME``; a person's
+   `trust` of that key lets the held prompts through (board/trust.py);
+3. a sender not on the allow list gets ``others`` (``deliver`` by default; held or refused:
    ``not allowed``);
-3. a prompt whose ``ts`` is more than `SKEW` seconds from the reader's clock when it reached
+4. a prompt whose ``ts`` is more than `SKEW` seconds from the reader's clock when it reached
    the board is held (``time``);
-4. a reply chain (or a thread) between the two agents deeper than ``loop`` is held (``loop``);
-5. a runaway sender, with `RUNAWAY` minutes of its rate already waiting, is held (``rate``);
-6. a sender with ``rate`` prompts handed to this recipient in the last minute waits: the
+5. a reply chain (or a thread) between the two agents deeper than ``loop`` is held (``loop``);
+6. a runaway sender, with `RUNAWAY` minutes of its rate already waiting, is held (``rate``);
+7. a sender with ``rate`` prompts handed to this recipient in the last minute waits: the
    prompt goes out when the window allows (``wait``, with the time), no person needed.
 
 ``rate`` or ``loop`` 0 turns that limit off. Every count is of the board's posts, by the
@@ -39,6 +45,7 @@ from paneboard.state.fold import BoardState, PromptState, Verdict, is_open, orde
 from paneboard.state.paths import PaneFiles
 
 __all__ = [
+    "FIRST_KEY",
     "Decision",
     "Facts",
     "Policy",
@@ -55,7 +62,8 @@ __all__ = [
 ]
 
 Action: TypeAlias = Literal["deliver", "hold", "refuse"]
-Reason: TypeAlias = Literal["unverified", "not allowed", "time", "rate", "loop"]
+Reason: TypeAlias = Literal["unverified", "first key seen", "not allowed", "time", "rate", "loop"]
+FIRST_KEY = "first key seen for"  # how a first-contact or lookalike hold's reason starts
 RATE = 30  # prompts a minute from one sender to one recipient
 LOOP = 10  # replies back and forth between the same two agents
 WINDOW = 60.0  # the rate's minute, in seconds
@@ -73,6 +81,7 @@ class Policy(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     unverified: Literal["hold", "refuse"] = "hold"
     rate: Limit = RATE
     loop: Limit = LOOP
+    first_contact: Action = "hold"
 
 
 class Facts(msgspec.Struct, frozen=True):
@@ -86,6 +95,8 @@ class Facts(msgspec.Struct, frozen=True):
     waiting: int = 0  # earlier prompts from this sender to this recipient that wait
     skew: float = 0.0  # seconds the ts is ahead of (+) or behind (-) the reader's clock
     now: float = 0.0  # the reader's clock
+    first_contact: bool = False  # a shared store, and a key no person pinned nor the home owns
+    lookalike: str | None = None  # the known name the sender's looks like
 
 
 class Decision(msgspec.Struct, frozen=True):
@@ -102,6 +113,10 @@ def decide(policy: Policy, prompt: Prompt, facts: Facts) -> Decision:
     no clock: the reader's clock is `facts.now`)."""
     if facts.verdict != "verified":
         return _unverified(policy, facts)
+    if facts.lookalike is not None:
+        return Decision("hold", f"{FIRST_KEY} {prompt.sender}, a name like {facts.lookalike}'s")
+    if facts.first_contact and policy.first_contact != "deliver":
+        return Decision(policy.first_contact, f"{FIRST_KEY} {prompt.sender}")
     if prompt.sender not in policy.allow and policy.others != "deliver":
         return Decision(policy.others, "not allowed")
     if abs(facts.skew) > SKEW:

@@ -20,13 +20,23 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+import msgspec
+
 from paneboard.protocol.compose import Provenance
 from paneboard.protocol.ids import new_id
 from paneboard.protocol.posts import Held, Post, Prompt, Refused
-from paneboard.protocol.signing import UNSIGNED
+from paneboard.protocol.signing import UNSIGNED, VERIFIED
 from paneboard.state.fold import PromptState, is_open, order_key
 from paneboard.state.pane import Pane
-from paneboard.state.policy import Decision, Policy, Traffic, decide, policy_path, read_policy
+from paneboard.state.policy import (
+    Decision,
+    Facts,
+    Policy,
+    Traffic,
+    decide,
+    policy_path,
+    read_policy,
+)
 from paneboard.state.verdicts import Verdicts
 
 __all__ = ["Screen"]
@@ -73,7 +83,9 @@ class Screen:
         verdict = UNSIGNED if payload is None else self.verdicts.of(prompt.sender, payload)
         conflict = None if payload is None else self.verdicts.conflict(prompt.sender, payload)
         policy = self.policy()
-        facts = self.traffic.facts(prompt, verdict, conflict, self._ahead(ps), policy.rate)
+        facts = self._first_contact(
+            prompt, self.traffic.facts(prompt, verdict, conflict, self._ahead(ps), policy.rate)
+        )
         decision = decide(policy, prompt, facts)
         if decision.action == "wait":
             self.waits[prompt.id] = decision
@@ -108,6 +120,17 @@ class Screen:
             ):
                 n += 1
         return n
+
+    def _first_contact(self, prompt: Prompt, facts: Facts) -> Facts:
+        """*facts* with what the pins say of the sender's name: a lookalike of a known one, or
+        a first key on a store other machines write to."""
+        if facts.verdict != VERIFIED:
+            return facts
+        first = (
+            self.pane.store.presence.shared and self.verdicts.pinned_by(prompt.sender) == "first"
+        )
+        lookalike = self.verdicts.lookalike(prompt.sender)
+        return msgspec.structs.replace(facts, first_contact=first, lookalike=lookalike)
 
     def _provenance(
         self, prompt: Prompt, payload: bytes | None, *, approved: bool = False

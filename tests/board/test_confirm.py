@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from paneboard.board.confirm import NOTE
-from tests.cli.agentpty import on_pty, through_script
 from testing.helpers import PANEBOARD, cli_env, post
+from tests.cli.agentpty import on_pty, through_script
 
 ASK = """
 import sys

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from paneboard.board.context import header
 from paneboard.protocol.posts import Answer, Held
-from tests.forgeries import append_as, forged_board
 from testing.helpers import run_cli
+from tests.forgeries import append_as, forged_board
 
 
 def _held(pid: str) -> Held:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from paneboard.board.confirm import NOTE
 from paneboard.state.policy import Policy, write_policy
-from tests.cli.agentpty import Shown, on_pty
 from testing.helpers import PANEBOARD, cli_env, post, run_cli, run_hook
+from tests.cli.agentpty import Shown, on_pty
 
 BODY = "line 1\nline 2 \x1b[2J\nline 3\nline 4\nline 5\nline 6\nline 7"
 

@@ -8,8 +8,8 @@ import signal
 import subprocess
 from pathlib import Path
 
-from tests.forgeries import Forged, forged_board
 from testing.helpers import PANEBOARD, cli_env, run_cli
+from tests.forgeries import Forged, forged_board
 
 
 def _lines(home: Path, *args: str) -> list[str]:

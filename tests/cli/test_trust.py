@@ -169,8 +169,8 @@ def test_refused_makes_the_senders_wait_exit_1_naming_the_reason(
 def test_keys_lists_pinned_unsigned_and_conflict(
     home: Path, store_url: str, tmp_path: Path
 ) -> None:
-    """The first key seen is pinned; a post under the same name with another key is a
-    conflict; an agent whose posts are unsigned is unsigned."""
+    """The home's own agents are pinned to their keys; a post under such a name with another key
+    is a conflict; an agent whose posts are unsigned is unsigned."""
     pid = post(home, "--to", "bob", "hello")
     impostor = tmp_path / "impostor"
     impostor.mkdir(mode=0o700)
@@ -186,8 +186,8 @@ def test_keys_lists_pinned_unsigned_and_conflict(
     alice, bob = open_key(home, "alice").fingerprint, open_key(home, "bob").fingerprint
     other = open_key(impostor, "alice").fingerprint
     assert [
-        f"alice            {alice}  conflict  other keys: {other}",
-        f"bob              {bob}  pinned",
+        f"alice            {alice}  conflict (own)  other keys: {other}",
+        f"bob              {bob}  pinned (own)",
         "carol            -                           unsigned",
     ] == done.stdout.splitlines()
 
@@ -213,21 +213,31 @@ def test_status_shows_a_forged_ack_apart(home: Path, store_url: str, tmp_path: P
 def test_trust_pins_another_key_after_confirmation(
     home: Path, store_url: str, tmp_path: Path
 ) -> None:
-    """`trust AGENT FINGERPRINT` on the terminal makes the other key alice's pin."""
+    """`trust AGENT FINGERPRINT` on the terminal makes the other key dave's pin, and says that
+    running listeners pick it up; the home's own agent keeps its own key."""
     pid = post(home, "--to", "bob", "hello")
-    run_cli(home, "keys")  # pins alice's first key
-    laptop = tmp_path / "laptop"
+    laptop, desk = tmp_path / "laptop", tmp_path / "desk"
     laptop.mkdir(mode=0o700)
-    _append(home, Ack(**header("test", "alice"), prompt=pid), signer_home=laptop)
-    other = open_key(laptop, "alice").fingerprint
-    own = run_cli(laptop, "keys", "--own", "--as", "alice")
+    desk.mkdir(mode=0o700)
+    _append(home, Ack(**header("test", "dave"), prompt=pid), signer_home=laptop)
+    run_cli(home, "keys")  # pins dave's first key
+    _append(home, Ack(**header("test", "dave"), prompt=pid), signer_home=desk)
+    other = open_key(desk, "dave").fingerprint
+    own = run_cli(desk, "keys", "--own", "--as", "dave")
     assert (0, f"{other}\n") == (own.returncode, own.stdout)
-    refused = no_terminal(home, "trust", "alice", other)
+    refused = no_terminal(home, "trust", "dave", other)
     assert 1 == refused.returncode and "nothing written" in refused.stderr
-    done, shown = on_terminal(home, "trust", "alice", other)
-    assert (0, "") == (done.returncode, done.stderr), shown
+    done, shown = on_terminal(home, "trust", "dave", other)
+    said = f"paneboard: pinned dave: {other}; running listeners pick it up\n"
+    assert (0, said) == (done.returncode, done.stderr), shown
     keys = run_cli(home, "keys").stdout.splitlines()
-    assert keys[0].startswith(f"alice            {other}  conflict  other keys: ")
+    assert keys[1].startswith(f"dave             {other}  conflict (trusted)  other keys: ")
+    alice = open_key(home, "alice").fingerprint
+    mine, _ = on_terminal(home, "trust", "alice", other)
+    assert (
+        1,
+        f"paneboard: `alice` is this home's own agent: its key {alice} is its pin on every board\n",
+    ) == (mine.returncode, mine.stderr)
 
 
 def test_trust_refuses_what_is_not_a_fingerprint(home: Path) -> None:
@@ -248,6 +258,7 @@ def test_policy_alone_prints_it_and_a_change_is_confirmed(home: Path) -> None:
         "  unverified: hold",
         "  rate:       30 prompts a minute from one sender",
         "  loop:       10 replies deep between two agents",
+        "  first contact: hold (a name's first key, on a shared store)",
     ] == shown.stdout.splitlines()
     refused = no_terminal(home, "policy", "--as", "bob", "--others", "hold")
     assert 1 == refused.returncode

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.agentpty import Shown, on_pty, through_script
 from testing.helpers import PANEBOARD, Listening, NatsServer
+from tests.cli.agentpty import Shown, on_pty, through_script
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not all(map(shutil.which, ("useradd", "userdel", "setpriv", "script"))),

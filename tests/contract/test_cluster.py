@@ -129,9 +129,10 @@ def _deliveries(listener: Listening, ids: set[str], timeout: float = 90) -> list
 
 
 def _listen(home: Path, agent: str, url: str) -> Listening:
-    """*agent*'s listener in *home*, its rate limit off (each sender posts 50 at once)."""
+    """*agent*'s listener in *home*, its rate limit off (each sender posts 50 at once), and its
+    first-contact hold (the senders' home is another machine's, whose keys it has no pin for)."""
     (home / "test" / "panes").mkdir(mode=0o700, parents=True, exist_ok=True)
-    write_policy(home / "test", agent, Policy(rate=0))
+    write_policy(home / "test", agent, Policy(rate=0, first_contact="deliver"))
     env = cli_env(home, PANEBOARD_STORE=url)
     return Listening(home, agent, "--door", "stdout", env=env)
 

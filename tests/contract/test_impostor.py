@@ -17,7 +17,7 @@ import anyio
 import nats
 
 from paneboard.protocol.posts import Ack, Post, Prompt, encode
-from paneboard.state.keys import open_key
+from paneboard.state.keys import Pins, open_key
 from paneboard.state.natsstore import NatsStore
 from paneboard.state.verdicts import Verdicts, read_checked
 from testing.helpers import Listening, NatsServer, cli_env, run_cli
@@ -83,7 +83,7 @@ def test_the_impostor_is_forged_and_a_plain_client_unsigned(
     keys = run_cli(bob_home, "keys", PANEBOARD_STORE=url).stdout.splitlines()
     pinned, other = open_key(alice_home, "alice").fingerprint, open_key(impostor_home, "alice")
     assert [
-        f"alice            {pinned}  conflict  other keys: {other.fingerprint}",
+        f"alice            {pinned}  conflict (first)  other keys: {other.fingerprint}",
         "carol            -                           unsigned",
     ] == keys
     status = run_cli(bob_home, "status", real, PANEBOARD_STORE=url).stdout.splitlines()
@@ -99,14 +99,17 @@ def test_bobs_listener_holds_the_impostor_and_the_plain_client_and_delivers_alic
 ) -> None:
     """Bob's real listener, on a real nats-server: alice's prompts are delivered; the
     impostor's is held (`unverified`, naming the key conflict), and so is a plain client's
-    unsigned prompt; each gets one `held` post, and none reaches the door."""
+    unsigned prompt; each gets one `held` post, and none reaches the door. Bob's person has
+    pinned alice's key, read out from her machine (`keys --own`)."""
     url = f"{nats_server.url}/t{uuid.uuid4().hex[:12]}"
     alice_home, bob_home, impostor_home = _homes(tmp_path)
+    (bob_home / "test").mkdir(mode=0o700)
+    Pins(bob_home / "test").trust("alice", open_key(alice_home, "alice").fingerprint)
     with Listening(
         bob_home, "bob", "--door", "stdout", env=cli_env(bob_home, PANEBOARD_STORE=url)
     ) as bob:
         real = _post(alice_home, url, "the real alice")
-        assert real == json.loads(bob.line())["id"]  # bob's home pins alice's first key
+        assert real == json.loads(bob.line())["id"]
         fake = _post(impostor_home, url, "I am alice, run this")
         said = bob.wait_err(f"held {fake} from alice by policy: unverified: the post is forged")
         pinned = open_key(alice_home, "alice").fingerprint

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from paneboard.state.keys import Pins
 from paneboard.state.natsstore import NatsStore
 from paneboard.state.natsurl import FORM
 from testing.helpers import Listening, NatsServer, cli_env, run_cli
@@ -41,10 +42,13 @@ def _url(server: NatsServer) -> str:
 
 
 def test_two_machines_share_a_board(tmp_path: Path, nats_server: NatsServer) -> None:
-    """A listener with one home, a sender with another: delivered, and `who` on the sender's
-    side sees it."""
+    """A listener with one home, a sender with another whose key the listener's home pinned:
+    delivered, and `who` on the sender's side sees it."""
     url = _url(nats_server)
     laptop, buildbox = tmp_path / "laptop", tmp_path / "buildbox"
+    own = run_cli(buildbox, "keys", "--own", "--as", "alice", PANEBOARD_STORE=url)
+    (laptop / "test").mkdir(mode=0o700, parents=True)
+    Pins(laptop / "test").trust("alice", own.stdout.strip())  # what `paneboard trust` writes
     with Listening(laptop, "bob", "--door", "stdout", env=_env(laptop, url)) as bob:
         done = run_cli(
             buildbox,

@@ -13,8 +13,8 @@ from paneboard.board.context import header
 from paneboard.protocol.posts import Approved, Prompt, encode
 from paneboard.state.append import append_payloads
 from paneboard.state.sealing import Sealer
-from tests.forgeries import forged_board
 from testing.helpers import post, run_cli
+from tests.forgeries import forged_board
 from tests.mcpserver.test_tools import board_client, call, text
 from tests.mcpserver.test_trust import WHY, _hold
 

@@ -22,6 +22,7 @@ from paneboard.state.append import append_payloads
 from paneboard.state.framing import generation_of, scan
 from paneboard.state.keys import MAGIC, Pins, key_path, open_key, verify
 from paneboard.state.log import read_posts
+from paneboard.state.verdicts import Verdicts
 from testing.helpers import NatsServer
 from tests.factories import prompt
 
@@ -269,27 +270,32 @@ def signed_by(home: Path, agent: str, sender: str = "alice") -> bytes:
     return seal(encode(post), pair.public, pair.sign)
 
 
-def test_first_verified_key_is_pinned(home: Path) -> None:
-    """A sender's first verified post pins its key; another key for that sender is then forged."""
-    alice = signed_by(home, "alice")
-    impostor = signed_by(home, "mallory")
-    pins = Pins(home)
+def test_first_verified_key_is_pinned(home: Path, tmp_path: Path) -> None:
+    """A name's first post whose signature checks pins its key; another key is then forged."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    alice, impostor = signed_by(elsewhere, "alice"), signed_by(elsewhere, "mallory")
+    (home / "b").mkdir()
+    verdicts = Verdicts(home / "b")
     assert (VERIFIED, VERIFIED, FORGED) == (
-        pins.check("alice", alice),
-        pins.check("alice", alice),
-        pins.check("alice", impostor),
+        verdicts.of("alice", alice),
+        verdicts.of("alice", alice),
+        verdicts.of("alice", impostor),
     )
-    assert {"alice": open_key(home, "alice").fingerprint} == Pins(home).read()
+    assert {"alice": open_key(elsewhere, "alice").fingerprint} == Pins(home / "b").read()
 
 
-def test_bad_signature_pins_nothing(home: Path) -> None:
+def test_bad_signature_pins_nothing(home: Path, tmp_path: Path) -> None:
     """A post whose signature does not check is forged and pins no key."""
-    bent = bytearray(signed_by(home, "alice"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    bent = bytearray(signed_by(elsewhere, "alice"))
     bent[-1] ^= 1
-    assert FORGED == Pins(home).check("alice", bytes(bent))
-    assert {} == Pins(home).read()
-    assert UNSIGNED == Pins(home).check("alice", encode(prompt(ts=1.0, body="hi")))
-    assert not (home / "pins").exists()
+    (home / "b").mkdir()
+    verdicts = Verdicts(home / "b")
+    assert FORGED == verdicts.of("alice", bytes(bent))
+    assert UNSIGNED == verdicts.of("alice", encode(prompt(ts=1.0, body="hi")))
+    assert not (home / "b" / "pins").exists()
 
 
 def test_log_of_signed_and_unsigned_posts_reads_whole(home: Path) -> None:
@@ -301,8 +307,8 @@ def test_log_of_signed_and_unsigned_posts_reads_whole(home: Path) -> None:
     append_payloads(log, [encode(old), seal(encode(new), pair.public, pair.sign)])
     assert [old, new] == [post for _, post in read_posts(log)]
     payloads = [bytes(p) for _, p in scan(log.read_bytes()).frames if generation_of(p) is None]
-    pins = Pins(home)
-    assert [UNSIGNED, VERIFIED] == [pins.check("alice", p) for p in payloads]
+    verdicts = Verdicts(home / "b")
+    assert [UNSIGNED, VERIFIED] == [verdicts.of("alice", p) for p in payloads]
 
 
 @pytest.mark.skipif(shutil.which("nats-server") is None, reason="nats-server is missing")
@@ -322,4 +328,4 @@ def test_nats_stream_keeps_a_signed_post_byte_for_byte(home: Path, nats_server: 
         assert [post] == [p for _, p in store.read_all()]
     finally:
         store.close()
-    assert (payload, VERIFIED) == (stored, Pins(home).check("alice", stored))
+    assert (payload, VERIFIED) == (stored, Verdicts(home / "test").of("alice", stored))

@@ -48,16 +48,17 @@ def test_an_old_unsigned_log_is_read_and_its_posts_are_unsigned(home: Path) -> N
 
 
 def test_the_first_key_is_pinned_and_another_is_forged(home: Path, tmp_path: Path) -> None:
-    """A home pins the first verified key for an agent; a post signed by another is forged."""
+    """A home pins the first verified key of a name it does not own; another key is forged."""
     folder = home / "b"
     folder.mkdir()
-    other = tmp_path / "other"
+    laptop, other = tmp_path / "laptop", tmp_path / "other"
+    laptop.mkdir(mode=0o700)
     other.mkdir(mode=0o700)
-    first = Sealer(home, "alice").seal(encode(prompt(1, board="b")))
+    first = Sealer(laptop, "alice").seal(encode(prompt(1, board="b")))
     second = Sealer(other, "alice").seal(encode(prompt(2, board="b")))
     verdicts = Verdicts(folder)
     assert ["verified", "forged"] == [verdicts.of("alice", first), verdicts.of("alice", second)]
-    assert {"alice": open_key(home, "alice").fingerprint} == Pins(folder).read()
+    assert {"alice": open_key(laptop, "alice").fingerprint} == Pins(folder).read()
     bent = first[:-1] + bytes([first[-1] ^ 1])
     assert "forged" == Verdicts(folder).of("alice", bent)
 
@@ -82,7 +83,8 @@ def test_a_catch_up_verifies_only_the_posts_that_move_the_prompts_it_keeps(home:
     assert ("delivered", 1) == (state.prompts[mine.id].recipients["bob"].stage, verdicts.verified)
     assert list(state.prompts) == [mine.id]
     assert (402, 1) == (len(list(checked(verdicts, [_records(folder)]))), verdicts.verified)
-    assert fingerprint(open_key(home, "bob").public) == Pins(folder).read()["bob"]
+    assert fingerprint(open_key(home, "bob").public) == verdicts.pinned()["bob"]  # its own key
+    assert not (folder / "pins").exists()
 
 
 def test_the_provenance_a_door_composes_names_the_verified_key(home: Path, tmp_path: Path) -> None:

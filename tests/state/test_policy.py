@@ -255,3 +255,20 @@ def test_a_damaged_policy_file_is_an_error_naming_it(tmp_path: Path) -> None:
     policy_path(tmp_path, "bob").write_bytes(b'{"rate": -1}')
     with pytest.raises(BoardIOError, match=r"policy file .*bob.policy is damaged"):
         read_policy(tmp_path, "bob")
+
+
+def test_first_contact_is_held_unless_the_policy_delivers_it() -> None:
+    """A first key on a shared store is held by default, naming the sender; `first_contact`
+    says otherwise; a lookalike name is held whatever it says, naming the known name."""
+    p = prompt(1, sender="carol")
+    first = Facts("verified", 0, 0, first_contact=True)
+    assert Decision("hold", "first key seen for carol") == decide(Policy(), p, first)
+    assert Decision("refuse", "first key seen for carol") == decide(
+        Policy(first_contact="refuse"), p, first
+    )
+    assert Decision("deliver") == decide(Policy(first_contact="deliver"), p, first)
+    like = Facts("verified", 0, 0, lookalike="caro1")
+    assert Decision("hold", "first key seen for carol, a name like caro1's") == decide(
+        Policy(first_contact="deliver"), p, like
+    )
+    assert "unverified" in str(decide(Policy(), p, Facts("forged", 0, 0, first_contact=True)))

@@ -15,8 +15,9 @@ from paneboard.protocol.posts import Prompt, encode
 from paneboard.protocol.signing import VERIFIED, seal
 from paneboard.state.abc import Compactable, HealthReport, Store
 from paneboard.state.filestore import FileStore
-from paneboard.state.keys import Pins, open_key
+from paneboard.state.keys import open_key
 from paneboard.state.limit import OpenLimit
+from paneboard.state.verdicts import Verdicts
 from testing.helpers import NatsServer
 from tests.factories import prompt
 
@@ -59,7 +60,7 @@ def test_append_encoded_keeps_the_bytes_given(home: Path, store: Store) -> None:
     finally:
         follower.close()
     assert [(position, post, payload)] == records
-    assert VERIFIED == Pins(home).check("alice", records[0][2])
+    assert VERIFIED == Verdicts(home / "b").of("alice", records[0][2])
 
 
 def test_a_limit_refuses_the_prompt_beyond_it(store: Store, home: Path) -> None:

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from testing.helpers import cli_env, post, run_cli
+from tests.mcpserver.test_trust import WHY, _hold
 from tests.top.test_terminal import Tmux
 from tests.top.test_terminal import pytestmark as needs_tmux
-from tests.mcpserver.test_trust import WHY, _hold
 
 pytestmark = needs_tmux
 

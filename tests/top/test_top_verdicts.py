@@ -13,8 +13,8 @@ from paneboard.board.context import Context
 from paneboard.state.fold import stage
 from paneboard.top.app import TopApp
 from paneboard.top.model import not_counted
-from tests.forgeries import forged_board
 from testing.helpers import run_cli
+from tests.forgeries import forged_board
 from tests.top.test_app import SIZE, until
 
 pytestmark = pytest.mark.anyio

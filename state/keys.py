@@ -29,6 +29,7 @@ from paneboard.protocol.names import check_name
 from paneboard.protocol.signing import (
     FORGED,
     VERIFIED,
+    board_of,
     fingerprint,
     is_fingerprint,
     signed_part,
@@ -166,7 +167,7 @@ class Pins:
         keys read at once (two processes of one home), the one pinned first is verified.
         """
         pinned = self.read().get(sender)
-        result = verdict(payload, pinned, verify)
+        result = verdict(payload, pinned, verify, board_of(bytes(payload)))  # its own board
         if result != VERIFIED or pinned is not None:
             return result
         part = signed_part(payload)

@@ -30,6 +30,7 @@ class Verdicts:
 
     def __init__(self, board_dir: Path) -> None:
         self.pins = Pins(board_dir)
+        self.board = board_dir.name  # the board read: what each signature must name
         self._pinned: dict[str, str] | None = None
         self.verified = 0  # how many signatures were checked: what laziness saves, counted
 
@@ -43,7 +44,7 @@ class Verdicts:
         """Verified, unsigned or forged; the first verified key of an agent is pinned."""
         pinned = self.pinned().get(sender)
         self.verified += 1
-        result = verdict(payload, pinned, verify)
+        result = verdict(payload, pinned, verify, self.board)
         if result != VERIFIED or pinned is not None:
             return result
         part = signed_part(payload)

@@ -60,8 +60,9 @@ class LogPage(msgspec.Struct, frozen=True):
 
 def open_prompts(ctx: Context) -> list[OpenPrompt]:
     """The prompts open for the context's agent, in catch-up order (only the posts about its
-    own prompts are verified)."""
-    verdicts, mine = verdicts_for(ctx), dict[str, bytes]()
+    own prompts are verified). Each is the record the fold kept (of two with one id, the
+    first), shown with that record's own verdict."""
+    verdicts, mine = verdicts_for(ctx), dict[int, bytes]()
     follower = ctx.store().follow(0)
     try:
         records = list(checked(verdicts, _keeping(follower.records(), ctx.agent, mine)))
@@ -69,11 +70,11 @@ def open_prompts(ctx: Context) -> list[OpenPrompt]:
         follower.close()
     state = fold_checked(records, BoardState(recipient=ctx.agent))
     rows = []
-    checks = {post.id: check for _, post, check in records if post.id in mine}
+    checks = {position: check for position, _, check in records if position in mine}
     for ps in open_for(state, ctx.agent, time.time()):
         r = ps.recipients[ctx.agent]
-        pid = ps.prompt.id
-        seal = verdicts.told(checks[pid](), mine[pid])  # the verdict the fold asked for, kept
+        at = ps.position
+        seal = verdicts.told(checks[at](), mine[at])  # the verdict the fold asked for, kept
         told = Provenance(seal.verdict, seal.fingerprint, r.stage == "approved")
         lines = tuple(provenance_lines(ps.prompt.sender, told))
         if r.stage == "held":
@@ -84,13 +85,16 @@ def open_prompts(ctx: Context) -> list[OpenPrompt]:
 
 
 def _keeping(
-    batches: Iterable[list[tuple[int, Post, bytes]]], agent: str, mine: dict[str, bytes]
+    batches: Iterable[list[tuple[int, Post, bytes]]], agent: str, mine: dict[int, bytes]
 ) -> Iterator[list[tuple[int, Post, bytes]]]:
-    """*batches* as they are, keeping in *mine* the stored bytes of each prompt to *agent*."""
+    """*batches* as they are, keeping in *mine* the stored bytes of each prompt to *agent*, by
+    its position."""
     for batch in batches:
-        for _, post, payload in batch:
-            if isinstance(post, Prompt) and agent in post.to:
-                mine[post.id] = payload
+        mine.update(
+            (position, payload)
+            for position, post, payload in batch
+            if isinstance(post, Prompt) and agent in post.to
+        )
         yield batch
 
 

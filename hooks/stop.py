@@ -124,4 +124,5 @@ def _agent_state(pane: Pane) -> Screen:
     verdicts, traffic = Verdicts(pane.paths.dir), Traffic(pane.agent)
     with BoardView(pane.store, pane.state, verdicts, traffic) as view:
         view.refresh(keep=False)
+    pane.remember_finished()
     return Screen(pane, STOP_HOOK_DOOR, verdicts, view.payload, traffic)

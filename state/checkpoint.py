@@ -16,7 +16,7 @@ from paneboard.state.files import write_atomic
 from paneboard.state.fold import BoardState
 from paneboard.state.log import open_regular
 
-VERSION = 3  # 3: recipients carry `seen`
+VERSION = 4  # 3: recipients carry `seen`; 4: the pane records the prompts it saw finished
 
 
 class Checkpoint(msgspec.Struct):

@@ -20,17 +20,17 @@ re-encodes decoded values, so a field added later (it goes before ``key``: the w
 the trailer to whatever map it encoded) is covered, and an older verifier checks it too.
 The same payload goes to the file log and to NATS.
 
-**Posts signed before boards were (version 1).** Until then the trailer's last entry was
-``a3 "sig" c4 40`` (108 bytes) and the message ``paneboard post signature v1`` and a newline,
-then ``payload[:-64]``: no board. Readers still verify those, so a board written then keeps
-its posts' verdicts. What that leaves: a version-1 signature does not name a board, but it
-covers the post's ``board`` field, and a record whose ``board`` is not the board read is
-damaged before any verdict (state/log.py, state/natsfollow.py); so a version-1 post copied
-to another board is skipped there, as any damaged record, and only a reader that skipped
-that check would take it. A version-2 post cannot be passed off as version 1 (the message
-differs, so its signature does not check as one), and every post written now is version 2.
-A reader from before version 2 reads a version-2 post as forged (a ``key`` entry without
-its trailer): every machine of a board runs the same version.
+**Posts signed before signatures named the board (version 1).** Then the trailer's last
+entry was ``a3 "sig" c4 40`` (108 bytes) and the message ``paneboard post signature v1``
+and a newline, then ``payload[:-64]``: no board. Readers still verify those, so a board
+written then keeps its posts' verdicts. What that leaves: a version-1 signature does not
+name a board, but it covers the post's ``board`` field, and a record whose ``board`` is not
+the board read is damaged before any verdict (state/log.py, state/natsfollow.py); so a
+version-1 post copied to another board is skipped there, as any damaged record, and only a
+reader that skipped that check would take it. A version-2 post cannot be passed off as
+version 1 (the message differs, so its signature does not check as one), and every post
+written now is version 2. A reader from before version 2 reads a version-2 post as forged
+(a ``key`` entry without its trailer): every machine of a board runs the same version.
 
 Why not sign the map without ``sig2`` and decrement the header when verifying: a map of 15
 entries has a one-byte header and one of 16 a three-byte one, so the verifier would have
@@ -111,7 +111,7 @@ FORGED: Verdict = "forged"
 
 class Signed:
     """What a signed payload's trailer says: the key, the signature, the bytes it signs, and
-    the trailer's version (1: before boards were signed; 2)."""
+    the trailer's version (1: before signatures named the board; 2)."""
 
     __slots__ = ("key", "sig", "signed", "version")
 

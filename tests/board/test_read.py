@@ -65,7 +65,7 @@ def test_log_follow_takes_no_page(home: Path) -> None:
 V1 = Path(__file__).parent.parent / "fixtures" / "board-79ca2e6"
 
 
-def test_a_board_signed_before_boards_were_reads_with_its_verdicts(home: Path) -> None:
+def test_a_board_signed_before_signatures_named_it_reads_with_its_verdicts(home: Path) -> None:
     """A log paneboard 79ca2e6 wrote (tests/fixtures/board-79ca2e6), read in a new home: `open`
     lists what 79ca2e6 listed, each with what was checked of its sender (alice's signature
     verified, the unsigned one unsigned, the other key's forged), and bob's signed ack and
@@ -92,9 +92,9 @@ def test_a_board_signed_before_boards_were_reads_with_its_verdicts(home: Path) -
     assert ["acked", "answered"] == stages
 
 
-def test_a_board_signed_before_boards_were_is_damaged_as_another_board() -> None:
+def test_a_board_signed_before_signatures_named_it_is_damaged_as_another_board() -> None:
     """The same log read as board `c`: every record names `b`, so every one is damaged (a post
-    signed before boards were, copied to another board, is skipped there)."""
+    signed before signatures named the board, copied to another, is skipped there)."""
     import warnings
 
     from paneboard.protocol.errors import DamagedRecord

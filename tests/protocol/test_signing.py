@@ -309,7 +309,7 @@ def v1_records() -> list[tuple[Post, bytes]]:
     ]
 
 
-def test_posts_signed_before_boards_were_keep_their_verdicts() -> None:
+def test_posts_signed_before_signatures_named_the_board_keep_their_verdicts() -> None:
     """Every record of a log 79ca2e6 wrote has the verdict 79ca2e6 gave it; the signed ones
     carry the version-1 trailer."""
     expected = json.loads((V1 / "expected.json").read_text())

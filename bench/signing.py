@@ -28,6 +28,8 @@ from paneboard.protocol.signing import fingerprint, seal, signed_part, verdict
 from paneboard.state.keys import open_key, verify
 from paneboard.state.verdicts import Verdicts
 
+BOARD = "bench"  # the board of `bench.latency.prompt`'s posts
+
 _PROTOTYPE = """
 import sys
 from paneboard.cli import main
@@ -162,9 +164,9 @@ def in_process(n: int) -> dict[str, Any]:
             lambda p: seal(p, public, lambda m: ed25519.sign(seed, public, m)), payloads
         ),
         "trailer_check_us": _per_call_us(signed_part, sealed),
-        "verify_us": _per_call_us(lambda s: verify(s.key, s.sig, s.message), parts),
-        "verdict_us": _per_call_us(lambda s: verdict(s, pinned, verify), sealed),
-        "unsigned_verdict_us": _per_call_us(lambda p: verdict(p, pinned, verify), payloads),
+        "verify_us": _per_call_us(lambda s: verify(s.key, s.sig, s.message(BOARD)), parts),
+        "verdict_us": _per_call_us(lambda s: verdict(s, pinned, verify, BOARD), sealed),
+        "unsigned_verdict_us": _per_call_us(lambda p: verdict(p, pinned, verify, BOARD), payloads),
         "home_verdict_us": _home_verdicts(public, sealed),
         "bytes_per_post_unsigned": sum(map(len, payloads)) / n,
         "bytes_per_post_signed": sum(map(len, sealed)) / n,
@@ -176,7 +178,8 @@ def _home_verdicts(public: bytes, sealed: list[bytes]) -> dict[str, Any]:
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:
-        verdicts = Verdicts(Path(folder))
+        (Path(folder) / BOARD).mkdir()
+        verdicts = Verdicts(Path(folder) / BOARD)
         verdicts.pins.pin_first("alice", fingerprint(public))
         return _per_call_us(lambda s: verdicts.of("alice", s), sealed)
 

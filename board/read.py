@@ -92,8 +92,9 @@ def with_verdict(post: Post, verdict: Verdict) -> dict[str, Any]:
 
 def open_prompts(ctx: Context) -> list[OpenPrompt]:
     """The prompts open for the context's agent, in catch-up order (only the posts about its
-    own prompts are verified)."""
-    verdicts, mine = verdicts_for(ctx), dict[str, bytes]()
+    own prompts are verified). Each is the record the fold kept (of two with one id, the
+    first), shown with that record's own verdict."""
+    verdicts, mine = verdicts_for(ctx), dict[int, bytes]()
     follower = ctx.store().follow(0)
     try:
         records = list(checked(verdicts, _keeping(follower.records(), ctx.agent, mine)))
@@ -102,11 +103,11 @@ def open_prompts(ctx: Context) -> list[OpenPrompt]:
     state = fold_checked(records, BoardState(recipient=ctx.agent))
     waits = waits_for(ctx, state, ctx.agent, time.time())
     rows = []
-    checks = {post.id: check for _, post, check in records if post.id in mine}
+    checks = {position: check for position, _, check in records if position in mine}
     for ps in open_for(state, ctx.agent, time.time()):
         r = ps.recipients[ctx.agent]
-        pid = ps.prompt.id
-        seal = verdicts.told(checks[pid](), mine[pid])  # the verdict the fold asked for, kept
+        at = ps.position
+        seal = verdicts.told(checks[at](), mine[at])  # the verdict the fold asked for, kept
         told = Provenance(seal.verdict, seal.fingerprint, r.stage == "approved", first=seal.first)
         lines = tuple(provenance_lines(ps.prompt.sender, told))
         row = OpenPrompt(ps.prompt, told=lines, verdict=checks[pid](), key=seal.fingerprint)
@@ -139,13 +140,16 @@ def waits_for(ctx: Context, state: BoardState, recipient: str, now: float) -> di
 
 
 def _keeping(
-    batches: Iterable[list[tuple[int, Post, bytes]]], agent: str, mine: dict[str, bytes]
+    batches: Iterable[list[tuple[int, Post, bytes]]], agent: str, mine: dict[int, bytes]
 ) -> Iterator[list[tuple[int, Post, bytes]]]:
-    """*batches* as they are, keeping in *mine* the stored bytes of each prompt to *agent*."""
+    """*batches* as they are, keeping in *mine* the stored bytes of each prompt to *agent*, by
+    its position."""
     for batch in batches:
-        for _, post, payload in batch:
-            if isinstance(post, Prompt) and agent in post.to:
-                mine[post.id] = payload
+        mine.update(
+            (position, payload)
+            for position, post, payload in batch
+            if isinstance(post, Prompt) and agent in post.to
+        )
         yield batch
 
 

@@ -109,8 +109,9 @@ class BoardView:
                 verdicts.note(post.sender, payload)  # every record, in log order: the pins
             if isinstance(post, Prompt):
                 apply(state, position, post)
-                if mine is not None and mine in post.to and post.id in state.prompts:
-                    self.payloads.setdefault(post.id, payload)
+                kept = state.prompts.get(post.id)
+                if mine is not None and kept is not None and kept.position == position:
+                    self.payloads[post.id] = payload  # the record the fold kept, not a copy
             elif post.id in self.vouched:
                 self.vouched.discard(post.id)
                 apply(state, position, post)

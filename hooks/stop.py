@@ -123,4 +123,5 @@ def _agent_state(pane: Pane) -> Screen:
     verdicts = Verdicts(pane.paths.dir, own=pane.agent)
     with BoardView(pane.store, pane.state, verdicts, pane.traffic) as view:
         view.refresh(keep=False)
+    pane.remember_finished()
     return Screen(pane, STOP_HOOK_DOOR, verdicts, view.payload, pane.traffic)

@@ -181,6 +181,17 @@ def decode(payload: bytes | memoryview) -> Post:
     return _checked(_decoder.decode, payload)
 
 
+def decode_on(board: str, payload: bytes | memoryview) -> Post:
+    """One post of board *board*, as `decode` reads it; a post that names another board is
+    damaged too (``msgspec.ValidationError``): a record copied from one board to another."""
+    post = _checked(_decoder.decode, payload)
+    if post.board != board:
+        raise msgspec.ValidationError(
+            f"`{post.board}` is not the board read, `{board}` - at `$.board`"
+        )
+    return post
+
+
 def _checked(decode: Callable[[Any], Post], data: Any) -> Post:
     try:
         return decode(data)

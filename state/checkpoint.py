@@ -17,8 +17,8 @@ from paneboard.state.fold import BoardState
 from paneboard.state.log import open_regular
 from paneboard.state.policy import TrafficState
 
-VERSION = 5  # 3: recipients carry `seen`; 4: the traffic (the rate and the loop limit); 5: the pins
-# of every name before `position` are taken
+VERSION = 4  # 3: recipients carry `seen`; 4: the traffic (the rate and the loop limit), the pins
+# of every name before `position` taken, and the prompts the pane saw finished
 
 
 class Checkpoint(msgspec.Struct):

@@ -60,7 +60,7 @@ def _keep(log: Path, now: float) -> tuple[list[bytes], int]:
     byte for byte, so its signature still checks."""
     state = BoardState()
     records: list[tuple[str, bytes]] = []  # (the prompt id it belongs to, payload)
-    for batch in LogReader(log).records():
+    for batch in LogReader(log, board=log.parent.name).records():  # another board's: dropped
         for position, post, payload in batch:
             apply(state, position, post)
             records.append((post.id if isinstance(post, Prompt) else post.prompt, payload))

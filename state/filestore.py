@@ -87,7 +87,7 @@ class FileStore:
     def read_all(self) -> list[tuple[int, Post]]:
         from paneboard.state.log import read_posts
 
-        return read_posts(self.log)
+        return read_posts(self.log, board=self.folder.name)
 
     def follow(self, position: int) -> Follower:
         from paneboard.state.follow import FileFollower
@@ -158,7 +158,7 @@ class FileStore:
 
         if not self.log.exists():
             return Health("warn", f"`{self.folder.name}` has no posts yet ({self.log})")
-        reader = LogReader(self.log)
+        reader = LogReader(self.log, board=self.folder.name)
         with warnings.catch_warnings(record=True) as damaged:
             warnings.simplefilter("always", DamagedRecord)
             count = sum(len(batch) for batch in reader.batches())

@@ -4,11 +4,14 @@
 board of a million posts cannot afford a copy per post). Questions that depend on
 time (is it expired? is it open?) take ``now`` as an argument.
 
-Prompt ids are unique on a board: writers draw 80 random bits per id and the NATS
-store drops a republished id. A repeated prompt id is ignored where the first is in
-the state; a listener's fold keeps only its own prompts, so it may take a later copy
-addressed to it (only a forged log has one), and its delivered keys still hand a
-prompt from one sender over once.
+Prompt ids are unique on a board: writers draw 80 random bits per id. A second prompt
+record with an id the fold knows is damaged, whatever it says (a copy, republished
+byte for byte, or another body under that id): ignored, so every reader keeps the first
+record and what it says, body and signature alike. The fold knows the prompts it keeps
+and, in a pane's fold (``keep_closed=False`` with a ``recipient``), the ids of the
+prompts it dropped once finished (`BoardState.finished`): a closed prompt published
+again is never new to it. The pane keeps those ids across restarts (state/pane.py)
+without relying on any store's own dedupe, which on NATS is the publisher's header.
 
 A post that does not fit the rules (an ack by someone who is not a recipient, a
 cancel by someone who is not the sender, anything about an unknown prompt) changes
@@ -106,13 +109,16 @@ class BoardState(msgspec.Struct):
 
     With ``keep_closed=False`` a prompt is dropped once no recipient can still
     receive it (every one closed it, or it was cancelled); with ``recipient`` set,
-    only prompts addressed to that agent are kept: what a listener needs.
+    only prompts addressed to that agent are kept: what a listener needs. Such a pane's
+    fold remembers the ids it dropped in ``finished`` (`prune` leaves them out: the pane
+    keeps them, state/pane.py).
     """
 
     prompts: dict[str, PromptState] = msgspec.field(default_factory=dict)
     position: int = 0
     keep_closed: bool = True
     recipient: str | None = None
+    finished: set[str] = msgspec.field(default_factory=set)
 
 
 def fold(posts: Iterable[tuple[int, Post]], state: BoardState | None = None) -> BoardState:
@@ -136,7 +142,11 @@ def fold_checked(
 def apply(state: BoardState, position: int, post: Post, check: Check | None = None) -> BoardState:
     """Update *state* with the post at *position* in the log (*check*: its verdict, asked late)."""
     if isinstance(post, Prompt):
-        if post.id not in state.prompts and (state.recipient is None or state.recipient in post.to):
+        if (
+            (state.recipient is None or state.recipient in post.to)
+            and post.id not in state.prompts
+            and post.id not in state.finished
+        ):
             state.prompts[post.id] = PromptState(
                 post, position, {name: Recipient(ts=post.ts) for name in post.to}
             )
@@ -146,6 +156,8 @@ def apply(state: BoardState, position: int, post: Post, check: Check | None = No
             _apply_to(ps, post, check)
             if not state.keep_closed and _finished(ps):
                 del state.prompts[post.prompt]
+                if state.recipient is not None:
+                    state.finished.add(post.prompt)
     state.position = max(state.position, position + 1)
     return state
 
@@ -252,7 +264,8 @@ def open_for(state: BoardState, agent: str, now: float) -> list[PromptState]:
 
 
 def prune(state: BoardState, now: float) -> BoardState:
-    """A copy of *state* holding only prompts someone can still receive (for a checkpoint)."""
+    """A copy of *state* holding only prompts someone can still receive (for a checkpoint);
+    its ``finished`` ids are left out (a pane keeps them in its delivered-key log)."""
     keep = {
         pid: ps for pid, ps in state.prompts.items() if not _finished(ps) and not expired(ps, now)
     }

@@ -12,7 +12,7 @@ from paneboard.state.tail import LogWatcher
 
 class FileFollower:
     def __init__(self, folder: Path, position: int) -> None:
-        self.reader = LogReader(folder / "log", position)
+        self.reader = LogReader(folder / "log", position, board=folder.name)
         self.watcher = LogWatcher(folder)
 
     @property

@@ -12,7 +12,7 @@ from pathlib import Path
 import msgspec
 
 from paneboard.protocol.errors import BoardIOError, DamagedRecord
-from paneboard.protocol.posts import Post, damage_reason, decode, encode
+from paneboard.protocol.posts import Post, damage_reason, decode, decode_on, encode
 from paneboard.state.append import append_payloads
 from paneboard.state.framing import OVERHEAD, generation_of, scan
 
@@ -22,14 +22,17 @@ CHUNK = 4 << 20
 class LogReader:
     """Reads a board log forward from a position (its byte offset), remembering where it stopped.
 
-    A torn or unfinished record at the end is left for the next read. A damaged
-    span followed by valid records is skipped with a `DamagedRecord` warning, after
-    reading it again under a shared lock (so a writer repairing a torn tail at that
-    moment is never mistaken for damage).
+    With *board* (what every store passes: a board's log is ``HOME/BOARD/log``), a record that
+    names another board is damaged; without, any board's records are read (a log outside a
+    board's folder: an archive, a test's). A torn or unfinished record at the end is left for
+    the next read. A damaged span followed by valid records is skipped with a `DamagedRecord`
+    warning, after reading it again under a shared lock (so a writer repairing a torn tail at
+    that moment is never mistaken for damage).
     """
 
-    def __init__(self, path: Path, position: int = 0) -> None:
+    def __init__(self, path: Path, position: int = 0, *, board: str | None = None) -> None:
         self.path = path
+        self.board = board
         self.position = position
         self.inode: int | None = None
         self.replaced = False  # set when the log was replaced (compacted) since the last read
@@ -106,7 +109,8 @@ class LogReader:
                 self.generation = generation
                 continue
             try:
-                out.append((offset, decode(payload)))
+                post = decode(payload) if self.board is None else decode_on(self.board, payload)
+                out.append((offset, post))
             except msgspec.DecodeError as exc:  # the only error `decode` raises
                 self.damaged += 1
                 end = offset + len(payload) + OVERHEAD
@@ -141,9 +145,9 @@ def _read_locked(fd: int, start: int) -> bytes:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def read_posts(path: Path, offset: int = 0) -> list[tuple[int, Post]]:
-    """Every complete post in the log at *path* from *offset*."""
-    return LogReader(path, offset).read_new()
+def read_posts(path: Path, offset: int = 0, *, board: str | None = None) -> list[tuple[int, Post]]:
+    """Every complete post in the log at *path* from *offset* (of *board*, when given)."""
+    return LogReader(path, offset, board=board).read_new()
 
 
 def append_posts(path: Path, posts: list[Post]) -> list[int]:

@@ -14,7 +14,7 @@ import anyio
 import msgspec
 
 from paneboard.protocol.errors import DamagedRecord
-from paneboard.protocol.posts import Post, damage_reason, decode
+from paneboard.protocol.posts import Post, damage_reason, decode_on
 
 if TYPE_CHECKING:
     from paneboard.state.natsstore import NatsStore
@@ -86,11 +86,13 @@ class NatsFollower:
                 pass
 
     def _decode(self, chunk: list[tuple[int, bytes]]) -> list[tuple[int, Post]]:
-        """The posts of *chunk*; a message that is no post is skipped with a warning."""
+        """The posts of *chunk*; a message that is no post of this board is skipped with a
+        warning."""
         out: list[tuple[int, Post]] = []
+        board = self.store.board
         for position, data in chunk:
             try:
-                out.append((position, decode(data)))
+                out.append((position, decode_on(board, data)))
             except msgspec.DecodeError as exc:  # the only error `decode` raises
                 import warnings
 

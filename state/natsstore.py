@@ -4,7 +4,10 @@ One stream per board, ``PREFIX_BOARD`` with the subject ``PREFIX.BOARD.posts`` (
 a board's name is written ``~``), file storage, created on first use with the address's
 ``replicas``; a stream that exists already is used as it is, whatever its settings
 (`stream_report` tells them). A post is published with its id as ``Nats-Msg-Id`` and
-`append` returns only after JetStream acknowledged it. A position is the stream sequence.
+`append` returns only after JetStream acknowledged it. That header makes a retried publish
+one message, and no more: any client sets its own (or none), so no reader relies on it; a
+copy of a post is damaged or known to every reader (state/fold.py). A position is the
+stream sequence.
 Followers tail with an ordered consumer from their position, and wake the listener through
 a pipe, as inotify does for the file log. Presence (for `who`) lives in the key-value
 bucket ``PREFIX_presence`` with a time-to-live.

@@ -3,11 +3,13 @@
 Both deliverers (the listener and the Stop hook) go through a `Pane`:
 
 - `take_lock()`: one deliverer per pane at a time (`PaneLocked` otherwise);
-- `start_state()`: the agent's fold, from the checkpoint when it still fits the log;
+- `start_state()`: the agent's fold, from the checkpoint when it still fits the log, knowing
+  the prompts the pane saw finished (a copy of one is never new: state/fold.py);
 - `undelivered()`: the open prompts whose key is not recorded, in catch-up order;
 - `record(prompts, door)`: each delivered key, durably, then the receipts on the board, so a
   crash between the two costs a missing receipt, never a second delivery;
-- `save_checkpoint()`: the pruned fold, for a quick start next time.
+- `remember_finished()`: the ids of the prompts the fold saw finished, durably;
+- `save_checkpoint()`: those, then the pruned fold, for a quick start next time.
 """
 
 from __future__ import annotations
@@ -103,6 +105,7 @@ class Pane:
         self.state, kept = checkpoint.start(self.files.checkpoint, self.store, self.agent)
         self.traffic = Traffic(self.agent, now=self.now)
         self.traffic.restore(kept)
+        self.state.finished.update(self.keys.closed)
         return self.state
 
     def undelivered(self) -> list[PromptState]:
@@ -157,7 +160,15 @@ class Pane:
             self.store.append(list(posts))
             self.written.update(p.id for p in posts)
 
+    def remember_finished(self) -> None:
+        """Record the ids of the prompts `state` dropped once finished, in one write: the
+        checkpoint leaves them out, and a copy of one on the board is never new after a restart
+        (whatever the store's own dedupe)."""
+        self.keys.record_closed(self.state.finished)
+
     def save_checkpoint(self) -> None:
-        """Keep `state`, pruned to the prompts still receivable, as the pane's checkpoint."""
+        """Keep `state`, pruned to the prompts still receivable, as the pane's checkpoint (the
+        finished ids first: a checkpoint never starts past a close they do not hold)."""
+        self.remember_finished()
         state = prune(self.state, self.now())
         checkpoint.save(self.files.checkpoint, self.store, state, self.traffic.kept(state))

@@ -60,6 +60,7 @@ class Verdicts:
     def __init__(self, board_dir: Path, own: str | None = None) -> None:
         self.home = board_dir.parent
         self.pins = Pins(board_dir)
+        self.board = board_dir.name  # the board read: what each signature must name
         if own is not None:
             open_key(self.home, own)
         self.verified = 0  # how many signatures were checked: what laziness saves, counted
@@ -121,7 +122,7 @@ class Verdicts:
         if part is None:
             return
         self.verified += 1
-        if not verify(part.key, part.sig, part.message):
+        if not verify(part.key, part.sig, part.message(self.board)):
             return
         seen = fingerprint(part.key)
         kept, new = self.pins.pin_new(sender, seen)  # a racing reader of the log pins the same
@@ -135,7 +136,7 @@ class Verdicts:
         self.note(sender, payload)  # a reader of this one post alone: it may be the first
         pinned = self.pin_of(sender)
         self.verified += 1
-        found = verdict(payload, pinned, verify)
+        found = verdict(payload, pinned, verify, self.board)
         # No pin: no post of the name so far has a signature that checks, this one included.
         return "forged" if pinned is None and found == VERIFIED else found
 

@@ -6,6 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from paneboard.board.context import Context
+from paneboard.board.read import open_prompts
+from paneboard.state.keys import Pins
 from testing.helpers import post, run_cli
 
 
@@ -59,3 +62,49 @@ def test_log_follow_takes_no_page(home: Path) -> None:
     done = run_cli(home, "log", "--follow", "--limit", "1")
     message = "paneboard: log --follow prints every post from the start: drop --after and --limit\n"
     assert (1, "", message) == (done.returncode, done.stdout, done.stderr)
+
+
+V1 = Path(__file__).parent.parent / "fixtures" / "board-79ca2e6"
+
+
+def test_a_board_signed_before_signatures_named_it_reads_with_its_verdicts(home: Path) -> None:
+    """A log paneboard 79ca2e6 wrote (tests/fixtures/board-79ca2e6), read in a new home: `open`
+    lists what 79ca2e6 listed, each with what was checked of its sender (alice's signature
+    verified, the unsigned one unsigned, the other key's forged), and bob's signed ack and
+    answer still close their prompts."""
+    expected = json.loads((V1 / "expected.json").read_text())
+    (home / "b").mkdir(mode=0o700)
+    (home / "b" / "log").write_bytes((V1 / "log").read_bytes())
+    (home / "b" / "log").chmod(0o600)
+    Pins(home / "b").pin_first("alice", expected["pins"]["alice"])
+    with Context(home, "b", "bob") as ctx:
+        rows = open_prompts(ctx)
+    assert expected["open"] == [row.prompt.id for row in rows]
+    alice = expected["pins"]["alice"][:12]
+    assert [
+        (f"[paneboard] paneboard checked the sender's key: alice, key {alice}…",),
+        ("[paneboard] paneboard could not check the sender's key: the prompt is unsigned",),
+        ("[paneboard] paneboard could not check the sender's key: the prompt is forged",),
+    ] == [row.told for row in rows]
+    closed = [r["id"] for r in expected["records"] if r["kind"] == "prompt"][1:3]
+    stages = [
+        _json(home, "status", pid, "--board", "b")[0]["recipients"]["bob"]["stage"]
+        for pid in closed
+    ]
+    assert ["acked", "answered"] == stages
+
+
+def test_a_board_signed_before_signatures_named_it_is_damaged_as_another_board() -> None:
+    """The same log read as board `c`: every record names `b`, so every one is damaged (a post
+    signed before signatures named the board, copied to another, is skipped there)."""
+    import warnings
+
+    from paneboard.protocol.errors import DamagedRecord
+    from paneboard.state.log import LogReader
+
+    reader = LogReader(V1 / "log", board="c")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DamagedRecord)
+        assert [] == reader.read_new()
+    assert (7, 7) == (reader.damaged, len(caught))
+    assert all("(`board`: `b` is not the board read, `c`)" in str(w.message) for w in caught)

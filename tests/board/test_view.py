@@ -16,8 +16,16 @@ from tests.factories import prompt
 pytestmark = pytest.mark.anyio
 
 
+def _board_folder(tmp_path: Path) -> Path:
+    """Board `b`'s folder (tests.factories' board): a store reads only its own board's posts."""
+    folder = tmp_path / "b"
+    folder.mkdir()
+    return folder
+
+
 async def test_an_append_wakes_the_view(tmp_path: Path) -> None:
     """A view waiting on the log returns after another writer appends, and sees the post."""
+    tmp_path = _board_folder(tmp_path)
     with anyio.fail_after(5), BoardView(FileStore(tmp_path)) as view:
         assert [] == view.refresh()
         assert view.follower.watcher.uses_inotify
@@ -54,6 +62,7 @@ async def test_without_inotify_the_view_polls(
     from paneboard.state import watch
 
     monkeypatch.setattr(watch, "inotify_watch", lambda folder, mask: None)
+    tmp_path = _board_folder(tmp_path)
     with anyio.fail_after(5), BoardView(FileStore(tmp_path)) as view:
         assert not view.follower.watcher.uses_inotify
         view.refresh()

@@ -29,8 +29,8 @@ from paneboard.state.natsstore import NatsStore
 from paneboard.state.policy import Policy, write_policy
 from paneboard.state.sealing import Sealer
 from testing.helpers import PANEBOARD, Listening, NatsServer, cli_env, post, run_cli, run_hook
-from tests.mcpserver.test_tools import board_client, text
 from tests.cli.test_trust import on_terminal
+from tests.mcpserver.test_tools import board_client, text
 
 
 class Mallory:

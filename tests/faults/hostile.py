@@ -90,6 +90,12 @@ def _entries() -> list[Hostile]:
         record("to of the wrong type", "`to`: Expected `array`, got `str`", 15, to="bob"),
         record("an unknown kind", "`kind`: Invalid value 'takeover'", 16, kind="takeover"),
         record("a traversal id", f"`id`: {NAME}", 17, id="x/../../../../escape"),
+        record(
+            "another board's record",
+            "`board`: `other` is not the board read, `test`",
+            19,
+            board="other",
+        ),
         Hostile(
             "an ack of a traversal id",
             msgspec.msgpack.encode(

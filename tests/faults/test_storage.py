@@ -117,7 +117,7 @@ def test_damaged_log(home: Path, rng: random.Random, round_: int) -> None:
     expected = [p.id for i, p in enumerate(posts) if i not in damaged]
     assert set(expected) <= set(got) <= {p.id for p in posts}
     # a flip inside a record's signature leaves it readable and forged: held, not delivered
-    signed = {p.id for _, p, raw in records if verdict(raw, None, verify) == "verified"}
+    signed = {p.id for _, p, raw in records if verdict(raw, None, verify, "test") == "verified"}
     (home / "test" / "panes").mkdir(mode=0o700)
     write_policy(home / "test", "bob", Policy(rate=0))  # 60 prompts within a minute
     with Listening(home, "bob", "--door", "stdout") as bob:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import msgspec
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -11,11 +14,11 @@ from hypothesis import strategies as st
 from paneboard.protocol import ed25519
 from paneboard.protocol.posts import Post, decode, encode
 from paneboard.protocol.signing import (
-    DOMAIN,
     FORGED,
     TRAILER,
     UNSIGNED,
     VERIFIED,
+    board_of,
     fingerprint,
     is_fingerprint,
     seal,
@@ -24,12 +27,14 @@ from paneboard.protocol.signing import (
 )
 from paneboard.protocol.wire import pack_post
 from paneboard.state.keys import verify
+from paneboard.state.log import LogReader
 from tests.factories import prompt
 from tests.strategies import posts
 
 seeds = st.binary(min_size=32, max_size=32)
 # Every example signs in pure Python, on machines shared with other work: no per-example deadline.
 slow = settings(deadline=None)
+BOARD = "b"  # the board of tests.factories' posts
 ALICE = bytes(range(32))
 MALLORY = bytes(range(1, 33))
 
@@ -121,8 +126,8 @@ def test_signer_refuses_a_short_seed() -> None:
 def test_signed_post_is_verified(post: Post) -> None:
     """Any post, sealed, is verified against its signer's pin and with no pin yet."""
     payload = sealed(encode(post))
-    assert VERIFIED == verdict(payload, pin(ALICE), verify)
-    assert VERIFIED == verdict(payload, None, verify)
+    assert VERIFIED == verdict(payload, pin(ALICE), verify, post.board)
+    assert VERIFIED == verdict(payload, None, verify, post.board)
 
 
 @slow
@@ -136,8 +141,8 @@ def test_signed_post_reads_with_todays_decoder(post: Post) -> None:
 @given(posts)
 def test_unsigned_record_is_unsigned(post: Post) -> None:
     """A record as every log before signing holds it is unsigned, whatever is pinned."""
-    assert UNSIGNED == verdict(encode(post), pin(ALICE), verify)
-    assert UNSIGNED == verdict(encode(post), None, verify)
+    assert UNSIGNED == verdict(encode(post), pin(ALICE), verify, post.board)
+    assert UNSIGNED == verdict(encode(post), None, verify, post.board)
 
 
 @slow
@@ -145,8 +150,8 @@ def test_unsigned_record_is_unsigned(post: Post) -> None:
 def test_another_key_than_the_pinned_one_is_forged(post: Post) -> None:
     """A good signature by a key other than the pinned one is forged."""
     payload = sealed(encode(post), MALLORY)
-    assert VERIFIED == verdict(payload, pin(MALLORY), verify)
-    assert FORGED == verdict(payload, pin(ALICE), verify)
+    assert VERIFIED == verdict(payload, pin(MALLORY), verify, post.board)
+    assert FORGED == verdict(payload, pin(ALICE), verify, post.board)
 
 
 @slow
@@ -155,17 +160,17 @@ def test_any_flipped_byte_is_forged(post: Post, data: st.DataObject) -> None:
     """Any byte changed outside the trailer's entry names makes the post forged."""
     payload = sealed(encode(post))
     names = {*range(len(payload) - TRAILER, len(payload) - TRAILER + 6)}
-    names |= {*range(len(payload) - 70, len(payload) - 64)}
+    names |= {*range(len(payload) - 71, len(payload) - 64)}
     where = data.draw(st.integers(0, len(payload) - 1).filter(lambda i: i not in names))
     mask = data.draw(st.integers(1, 255))
     bent = bytearray(payload)
     bent[where] ^= mask
-    assert FORGED == verdict(bytes(bent), None, verify)
+    assert FORGED == verdict(bytes(bent), None, verify, post.board)
 
 
-@pytest.mark.parametrize("offset", [*range(-TRAILER, -TRAILER + 6), *range(-70, -64)])
+@pytest.mark.parametrize("offset", [*range(-TRAILER, -TRAILER + 6), *range(-71, -64)])
 def test_bent_entry_names_are_forged_or_damaged(offset: int) -> None:
-    """A changed byte in `key`'s or `sig`'s name or length: forged if msgpack, else damaged."""
+    """A changed byte in `key`'s or `sig2`'s name or length: forged if msgpack, else damaged."""
     post = prompt(ts=1.0, body="hi")
     for mask in (0x01, 0x20, 0x80, 0xFF):
         bent = bytearray(sealed(encode(post)))
@@ -174,41 +179,44 @@ def test_bent_entry_names_are_forged_or_damaged(offset: int) -> None:
             msgspec.msgpack.decode(bytes(bent), type=dict[str, msgspec.Raw])
         except msgspec.DecodeError:
             with pytest.raises(msgspec.DecodeError):
-                verdict(bytes(bent), None, verify)
+                verdict(bytes(bent), None, verify, BOARD)
         else:
-            assert FORGED == verdict(bytes(bent), None, verify)
+            assert FORGED == verdict(bytes(bent), None, verify, BOARD)
 
 
 def test_a_sig_entry_without_the_trailer_is_forged() -> None:
     """A `sig` entry that is not the last entry's exact form is forged, not unsigned."""
     fields = {"kind": "ack", "id": "0" * 26, "board": "b", "sender": "alice", "ts": 1.0}
     payload = msgspec.msgpack.encode({**fields, "prompt": "1" * 26, "sig": "x" * 64})
-    assert FORGED == verdict(payload, None, verify)
+    assert FORGED == verdict(payload, None, verify, BOARD)
 
 
 @slow
 @given(
     st.dictionaries(
-        st.text(max_size=8).filter(lambda k: k not in ("key", "sig")),
+        st.text(max_size=8).filter(lambda k: k not in ("key", "sig", "sig2", "board")),
         st.integers(-(2**63), 2**64 - 1) | st.text(max_size=40),
         max_size=20,
     )
 )
 def test_any_map_size_seals(entries: dict[str, object]) -> None:
     """Maps of any size (a header of one byte or three) seal, decode and verify."""
-    payload = sealed(msgspec.msgpack.encode(entries))
+    payload = sealed(msgspec.msgpack.encode({"board": BOARD, **entries}))
     public = ed25519.public_key(ALICE)
     decoded = msgspec.msgpack.decode(payload)
-    assert {**entries, "key": public} == {k: v for k, v in decoded.items() if k != "sig"}
-    assert VERIFIED == verdict(payload, pin(ALICE), verify)
+    assert {"board": BOARD, **entries, "key": public} == {
+        k: v for k, v in decoded.items() if k != "sig2"
+    }
+    assert VERIFIED == verdict(payload, pin(ALICE), verify, BOARD)
 
 
-@pytest.mark.parametrize("size", [0, 13, 14, 15, 16, 2**16 - 3, 2**16 - 2])
+@pytest.mark.parametrize("size", [0, 12, 13, 14, 15, 2**16 - 4, 2**16 - 3])
 def test_map_header_widths_seal(size: int) -> None:
     """Across the header's 1-, 3- and 5-byte forms, the sealed map has its entries and two more."""
-    payload = sealed(msgspec.msgpack.encode({str(i): i for i in range(size)}))
-    assert size + 2 == len(msgspec.msgpack.decode(payload))
-    assert VERIFIED == verdict(payload, pin(ALICE), verify)
+    entries = {"board": BOARD} | {str(i): i for i in range(size)}
+    payload = sealed(msgspec.msgpack.encode(entries))
+    assert size + 3 == len(msgspec.msgpack.decode(payload))
+    assert VERIFIED == verdict(payload, pin(ALICE), verify, BOARD)
 
 
 @slow
@@ -219,8 +227,8 @@ def test_a_field_added_later_is_covered(post: Post) -> None:
     payload = sealed(msgspec.msgpack.encode({**fields, "later": "new"}))
     bent = payload.replace(b"\xa3new", b"\xa3old")
     assert post == decode(payload)
-    assert VERIFIED == verdict(payload, pin(ALICE), verify)
-    assert FORGED == verdict(bent, pin(ALICE), verify)
+    assert VERIFIED == verdict(payload, pin(ALICE), verify, post.board)
+    assert FORGED == verdict(bent, pin(ALICE), verify, post.board)
 
 
 def test_post_writer_and_msgspec_seal_alike() -> None:
@@ -230,13 +238,15 @@ def test_post_writer_and_msgspec_seal_alike() -> None:
     assert sealed(encode(post)) == sealed(pack_post(fields))
 
 
-def test_signed_message_is_domain_and_every_byte_but_the_signature() -> None:
-    """The signed message is DOMAIN and the payload up to the signature's 64 bytes."""
+def test_signed_message_is_the_boards_domain_and_every_byte_but_the_signature() -> None:
+    """The signed message is the domain naming the board read, then the payload up to the
+    signature's 64 bytes."""
     post = prompt(ts=1.5, body="hi")
     payload = sealed(encode(post))
     part = signed_part(payload)
     assert part is not None
-    assert (DOMAIN + payload[:-64], payload[-64:]) == (part.message, part.sig)
+    domain = b"paneboard post signature v2\nboard b\n"
+    assert (domain + payload[:-64], payload[-64:]) == (part.message("b"), part.sig)
     assert (ed25519.public_key(ALICE), 13) == (part.key, msgspec.msgpack.decode(payload).__len__())
 
 
@@ -254,3 +264,73 @@ def test_fingerprint_is_26_base32_characters() -> None:
     assert (26, True) == (len(printed), is_fingerprint(printed))
     assert not is_fingerprint(printed.upper())
     assert not is_fingerprint(printed[:-1])
+
+
+@slow
+@given(posts)
+def test_a_signature_names_the_board_it_was_sealed_for(post: Post) -> None:
+    """A post sealed for its board is verified there and forged on any other board."""
+    payload = sealed(encode(post))
+    other = "x" + post.board[:63]
+    assert (VERIFIED, FORGED) == (
+        verdict(payload, pin(ALICE), verify, post.board),
+        verdict(payload, pin(ALICE), verify, other),
+    )
+
+
+@slow
+@given(posts)
+def test_board_of_reads_the_board_of_either_writer(post: Post) -> None:
+    """The standard-library reader finds the board msgspec's encoder and `post`'s writer wrote."""
+    fields = {"kind": post.__struct_config__.tag, **msgspec.structs.asdict(post)}
+    assert (post.board, post.board) == (
+        board_of(encode(post)),
+        board_of(msgspec.msgpack.encode(fields)),
+    )
+
+
+def test_seal_refuses_a_payload_that_names_no_board() -> None:
+    """A map whose first entries are not strings naming a board is not sealed."""
+    for payload in (msgspec.msgpack.encode({"kind": "ack", "n": 1}), msgspec.msgpack.encode({})):
+        with pytest.raises(ValueError) as info:
+            sealed(payload)
+        assert "a post's payload names its board among its first fields" == str(info.value)
+
+
+V1 = Path(__file__).parent.parent / "fixtures" / "board-79ca2e6"
+
+
+def v1_records() -> list[tuple[Post, bytes]]:
+    """The records of the board 79ca2e6 signed (tests/fixtures/board-79ca2e6/README.md)."""
+    return [
+        (post, payload)
+        for batch in LogReader(V1 / "log", board="b").records()
+        for _, post, payload in batch
+    ]
+
+
+def test_posts_signed_before_signatures_named_the_board_keep_their_verdicts() -> None:
+    """Every record of a log 79ca2e6 wrote has the verdict 79ca2e6 gave it; the signed ones
+    carry the version-1 trailer."""
+    expected = json.loads((V1 / "expected.json").read_text())
+    pins = expected["pins"]
+    got = [
+        {
+            "id": post.id,
+            "kind": post.__struct_config__.tag,
+            "sender": post.sender,
+            "verdict": verdict(payload, pins[post.sender], verify, "b"),
+        }
+        for post, payload in v1_records()
+    ]
+    assert expected["records"] == got
+    versions = {(part := signed_part(payload)) and part.version for _, payload in v1_records()}
+    assert {None, 1} == versions
+
+
+def test_a_version_1_post_cannot_pass_for_version_2() -> None:
+    """A version-1 trailer rewritten as version 2 (`sig` renamed `sig2`) is forged."""
+    post, payload = v1_records()[0]
+    assert "prompt" == post.__struct_config__.tag
+    bent = payload[:-70] + b"\xa4sig2" + payload[-66:]
+    assert (2, FORGED) == (signed_part(bent).version, verdict(bent, None, verify, "b"))  # type: ignore[union-attr]

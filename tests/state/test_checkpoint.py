@@ -77,7 +77,8 @@ def test_checkpoint_then_rest_equals_cold_fold(
     split = data.draw(st.integers(0, len(posts)))
     saved_at = data.draw(st.floats(0, 60))
     with tempfile.TemporaryDirectory() as d:
-        folder = Path(d)
+        folder = Path(d) / "b"  # board `b`'s folder
+        folder.mkdir()
         log, cp = folder / "log", folder / "bob.checkpoint"
         append_posts(log, posts[:split])  # with none, a log holding only its generation
         with BoardView(FileStore(folder), BoardState(keep_closed=False, recipient="bob")) as first:
@@ -129,6 +130,8 @@ def test_each_compaction_is_a_new_log_even_in_the_old_inode(tmp_path: Path) -> N
     """Across two compactions, a log put back in its first inode is still not the first log."""
     from paneboard.state.compact import compact
 
+    tmp_path = tmp_path / "b"  # board `b`'s folder: compaction keeps only its posts
+    tmp_path.mkdir()
     log, first = tmp_path / "log", tmp_path / "first-inode"
     append_posts(log, [_prompt("a" * 26, "x"), _prompt("b" * 26, "y")])
     cp = _checkpoint_at_end(tmp_path)

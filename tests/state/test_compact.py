@@ -28,7 +28,8 @@ def _p(pid: str, *, expires: float | None = None) -> Prompt:
 
 def test_compaction_keeps_open_prompts_and_their_posts(tmp_path: Path) -> None:
     """Closed, cancelled and expired prompts go; open ones keep every post about them, in order."""
-    log = tmp_path / "log"
+    (tmp_path / "b").mkdir()
+    log = tmp_path / "b" / "log"  # board `b`'s log: compaction drops another board's records
 
     def ack(who: str, pid: str) -> Ack:
         return Ack(id=_id(f"a-{who}-{pid}"), board="b", sender=who, ts=2.0, prompt=_id(pid))

@@ -110,6 +110,36 @@ def test_a_repeated_prompt_id_is_kept_once() -> None:
     assert 0 == state.prompts["a"].position
 
 
+def test_a_second_record_under_a_known_id_is_ignored_whatever_it_says() -> None:
+    """Of two prompt records with one id, every fold keeps the first, its body and sender
+    alike, the listener's (addressed to it) as the full one."""
+    first = prompt("a", sender="alice")
+    other = factories.prompt(id="a", sender="mallory", ts=2.0, to=("bob",), body="run this")
+    for state in (BoardState(), BoardState(keep_closed=False, recipient="bob")):
+        fold([(0, first), (5, other)], state)
+        assert (first, 0) == (state.prompts["a"].prompt, state.prompts["a"].position)
+
+
+def test_a_panes_fold_remembers_what_it_dropped_and_takes_no_copy_of_it() -> None:
+    """A listener's fold drops a closed prompt, keeps its id in `finished`, and a copy stored
+    after the close is not a new prompt; `prune` (the checkpoint) leaves the ids out."""
+    ack = Ack(id="1", board="b", sender="bob", ts=2.0, prompt="a")
+    state = fold(
+        [(0, prompt("a")), (1, ack), (2, prompt("a")), (3, prompt("b"))],
+        BoardState(keep_closed=False, recipient="bob"),
+    )
+    assert ({"b"}, {"a"}) == (set(state.prompts), state.finished)
+    assert (["b"], set()) == ([*prune(state, now=4.0).prompts], prune(state, now=4.0).finished)
+
+
+def test_only_a_panes_fold_keeps_finished_ids() -> None:
+    """A fold of the whole board keeps every prompt (no ids to remember); one that drops closed
+    prompts for no recipient (a poster's `--max-open` check) keeps no id per closed prompt."""
+    posts = [(0, prompt("a")), (1, Ack(id="1", board="b", sender="bob", ts=2.0, prompt="a"))]
+    assert set() == fold(posts).finished
+    assert set() == fold(posts, BoardState(keep_closed=False)).finished
+
+
 def _seen(pid: str, ts: float, sender: str = "bob") -> Seen:
     return Seen(
         id=f"s{ts}", board="b", sender=sender, ts=ts, prompt=pid, door="claude-inbox", source="t"

@@ -130,3 +130,41 @@ def test_without_a_checkpoint_the_start_is_an_empty_fold_of_the_agents_prompts(h
         state.keep_closed,
         state.recipient,
     )
+
+
+def test_a_prompt_closed_before_a_checkpoint_is_no_prompt_after_it(home: Path) -> None:
+    """The checkpoint leaves a closed prompt out, the key log keeps its id: a copy stored
+    after the restart is not open for the agent (the fold knows the id)."""
+    (home / "b").mkdir()
+    store = FileStore(home / "b")
+    store.append(
+        [prompt(1), Ack(id="a" * 26, board="b", sender="bob", ts=5.0, prompt=prompt(1).id)]
+    )
+    pane = _pane(home)
+    pane.take_lock()
+    _folded(pane)
+    pane.save_checkpoint()
+    pane.release()
+    store.append([prompt(1), prompt(2)])  # the closed one again, then a new one
+    again = _pane(home)
+    again.take_lock()
+    _folded(again)
+    assert ([prompt(2).id], {prompt(1).id}) == (
+        [ps.prompt.id for ps in again.undelivered()],
+        DeliveredKeys(again.files.delivered).closed,
+    )
+    again.release()
+
+
+def test_closed_ids_are_written_once_and_a_torn_one_is_dropped(home: Path) -> None:
+    """`record_closed` appends only the ids not recorded yet, in one write; a line torn by a
+    crash is no id, and the next write starts on a new line; delivered keys stay apart."""
+    path = home / "bob.delivered"
+    path.write_bytes(b"b alice one\nclosed two\nclosed thr")
+    keys = DeliveredKeys(path)
+    assert ({"b alice one"}, {"two"}) == (keys.keys, keys.closed)
+    keys.record_closed(["two", "four", "five"])
+    keys.record_closed(["four"])
+    assert b"b alice one\nclosed two\nclosed five\nclosed four\n" == path.read_bytes()
+    again = DeliveredKeys(path)
+    assert ({"b alice one"}, {"two", "four", "five"}) == (again.keys, again.closed)

@@ -26,7 +26,7 @@ from tests.factories import prompt
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     """The file log in a folder of this test's own, or a stream of its own on one server."""
     if request.param == "file":
-        folder = tmp_path / "board"
+        folder = tmp_path / "test"  # a board's folder is named after it
         folder.mkdir()
         with FileStore(folder) as store:
             yield store

@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 FINGERPRINT_SHOWN = 12  # characters of the sender's fingerprint the agent is shown
-APPROVED = "approved at a terminal with `paneboard approve` (or `paneboard top`)"
+APPROVED = "approved at a terminal (`paneboard approve`, `paneboard trust` or `paneboard top`)"
 
 
 class Provenance:

@@ -34,8 +34,8 @@ pytestmark = pytest.mark.skipif(
     "util-linux; CI runs as root",
 )
 APPROVED_LINE = (
-    "[paneboard] held by paneboard, then approved at a terminal with `paneboard approve` "
-    "(or `paneboard top`)"
+    "[paneboard] held by paneboard, then approved at a terminal (`paneboard approve`, "
+    "`paneboard trust` or `paneboard top`)"
 )
 
 
@@ -167,8 +167,11 @@ def test_the_agents_user_cannot_make_the_persons_decisions_and_the_person_can(
     person, agent = users
     alice = tmp_path / "alice"
     alice.mkdir(mode=0o700)
-    # The person holds what is not from an allowed sender, on a terminal of their own.
-    held_policy = person.on_pty("policy", "--as", "bob", "--others", "hold")
+    # The person holds what is not from an allowed sender, on a terminal of their own (a first
+    # key on the shared board is let through to that rule: first contact is not the subject).
+    held_policy = person.on_pty(
+        "policy", "--as", "bob", "--others", "hold", "--first-contact", "deliver"
+    )
     assert 0 == held_policy.returncode, held_policy.text
     policy_file = person.home / "work" / "panes" / "bob.policy"
     with Listening(

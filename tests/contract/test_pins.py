@@ -275,7 +275,10 @@ def test_first_contact_on_nats_is_held_until_a_person_pins_the_key(
         assert f"paneboard: approved {pid} for `bob`, held as first contact" in done.stderr
         text = json.loads(bob.line())["text"]
         assert f"[paneboard] paneboard checked the sender's key: carol, key {carol[:12]}…" in text
-        assert "[paneboard] a person approved this prompt after paneboard held it" in text
+        approved = (
+            "[paneboard] held by paneboard, then approved at a terminal (`paneboard approve`, "
+        )
+        assert approved + "`paneboard trust` or `paneboard top`)" in text
         (bob_home / "test" / "panes").mkdir(exist_ok=True)
         write_policy(bob_home / "test", "bob", Policy(first_contact="deliver"))
         post(dave_home, "--to", "bob", "dave here", sender="dave")

@@ -18,8 +18,8 @@ from testing.helpers import Listening, post, run_cli, run_hook, wait_until
 from tests.cli.test_trust import on_terminal
 
 APPROVED_LINE = (
-    "[paneboard] held by paneboard, then approved at a terminal with `paneboard approve` "
-    "(or `paneboard top`)"
+    "[paneboard] held by paneboard, then approved at a terminal (`paneboard approve`, "
+    "`paneboard trust` or `paneboard top`)"
 )
 
 

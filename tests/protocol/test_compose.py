@@ -97,8 +97,8 @@ def test_an_approved_prompt_says_it_was_approved_at_a_terminal() -> None:
     lines = compose(_prompt("x"), exe="pb", home="/h", agent="bob", provenance=approved).split("\n")
     assert [
         "[paneboard] paneboard could not check the sender's key: the prompt is unsigned",
-        "[paneboard] held by paneboard, then approved at a terminal with `paneboard approve` "
-        + "(or `paneboard top`)",
+        "[paneboard] held by paneboard, then approved at a terminal (`paneboard approve`, "
+        + "`paneboard trust` or `paneboard top`)",
         "> x",
     ] == lines[1:4]
 

@@ -106,11 +106,11 @@ def open_prompts(ctx: Context) -> list[OpenPrompt]:
     checks = {position: check for position, _, check in records if position in mine}
     for ps in open_for(state, ctx.agent, time.time()):
         r = ps.recipients[ctx.agent]
-        at = ps.position
+        at, pid = ps.position, ps.prompt.id
         seal = verdicts.told(checks[at](), mine[at])  # the verdict the fold asked for, kept
         told = Provenance(seal.verdict, seal.fingerprint, r.stage == "approved", first=seal.first)
         lines = tuple(provenance_lines(ps.prompt.sender, told))
-        row = OpenPrompt(ps.prompt, told=lines, verdict=checks[pid](), key=seal.fingerprint)
+        row = OpenPrompt(ps.prompt, told=lines, verdict=checks[at](), key=seal.fingerprint)
         if r.stage == "held":
             by = r.held_by or "agent"
             rows.append(msgspec.structs.replace(row, held=True, held_by=by, reason=r.reason))

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.board.context import Context
-from paneboard.board.read import open_prompts
 from paneboard.state.keys import Pins
 from testing.helpers import post, run_cli
 
@@ -68,24 +67,40 @@ V1 = Path(__file__).parent.parent / "fixtures" / "board-79ca2e6"
 
 
 def test_a_board_signed_before_signatures_named_it_reads_with_its_verdicts(home: Path) -> None:
-    """A log paneboard 79ca2e6 wrote (tests/fixtures/board-79ca2e6), read in a new home: `open`
-    lists what 79ca2e6 listed, each with what was checked of its sender (alice's signature
-    verified, the unsigned one unsigned, the other key's forged), and bob's signed ack and
-    answer still close their prompts."""
+    """A log paneboard 79ca2e6 wrote (tests/fixtures/board-79ca2e6), read in a home that pins
+    the keys of the home that wrote it: each record gets the verdict 79ca2e6 gave it (alice's
+    signature verified, the unsigned one unsigned, the other key's forged), bob's open prompts
+    are the ones 79ca2e6 listed, and bob's signed ack and answer still close their prompts.
+
+    (Read as bob in a home of its own, bob's old posts would be forged: a home's own agent's key
+    is its pin, and this home's bob key is not the one that signed them.)"""
+    import time
+
+    from paneboard.state.fold import BoardState, fold_checked, open_for
+    from paneboard.state.verdicts import Verdicts, read_checked
+
     expected = json.loads((V1 / "expected.json").read_text())
     (home / "b").mkdir(mode=0o700)
     (home / "b" / "log").write_bytes((V1 / "log").read_bytes())
     (home / "b" / "log").chmod(0o600)
-    Pins(home / "b").pin_first("alice", expected["pins"]["alice"])
+    pins = Pins(home / "b")
+    for agent, fingerprint in expected["pins"].items():
+        pins.trust(agent, fingerprint)
     with Context(home, "b", "bob") as ctx:
-        rows = open_prompts(ctx)
-    assert expected["open"] == [row.prompt.id for row in rows]
-    alice = expected["pins"]["alice"][:12]
-    assert [
-        (f"[paneboard] paneboard checked the sender's key: alice, key {alice}…",),
-        ("[paneboard] paneboard could not check the sender's key: the prompt is unsigned",),
-        ("[paneboard] paneboard could not check the sender's key: the prompt is forged",),
-    ] == [row.told for row in rows]
+        store = ctx.store()
+        verdicts = Verdicts(home / "b")
+        records = read_checked(store, verdicts)
+        follower = store.follow(0)
+        try:
+            payloads = [raw for batch in follower.records() for _, _, raw in batch]
+        finally:
+            follower.close()
+    assert [(r["id"], r["verdict"]) for r in expected["records"]] == [
+        (post.id, verdicts.of(post.sender, raw))
+        for (_, post, _), raw in zip(records, payloads, strict=True)
+    ]
+    state = fold_checked(records, BoardState(recipient="bob"))
+    assert expected["open"] == [ps.prompt.id for ps in open_for(state, "bob", time.time())]
     closed = [r["id"] for r in expected["records"] if r["kind"] == "prompt"][1:3]
     stages = [
         _json(home, "status", pid, "--board", "b")[0]["recipients"]["bob"]["stage"]

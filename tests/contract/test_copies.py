@@ -79,8 +79,8 @@ def test_a_closed_prompt_published_again_is_not_delivered_in_a_fresh_home(
     home: Path, store_url: str, tmp_path: Path
 ) -> None:
     """A prompt bob acked, stored again byte for byte: a listener for bob in a home that never
-    saw the board (no delivered keys, no checkpoint) folds the close and does not take the copy
-    for a new prompt."""
+    saw the board (no delivered keys, no checkpoint; bob's key, as a home restored without its
+    panes has it) folds the close and does not take the copy for a new prompt."""
     closed = post(home, "--to", "bob", "deploy v1 to production")
     assert 0 == run_cli(home, "ack", "--as", "bob", closed).returncode
     [payload] = [raw for _, p, raw in stored(home, store_url, "test") if p.id == closed]
@@ -92,7 +92,9 @@ def test_a_closed_prompt_published_again_is_not_delivered_in_a_fresh_home(
     if not store_url:  # the same board, read in another home
         shutil.copyfile(home / "test" / "log", fresh / "test" / "log")
         (fresh / "test" / "log").chmod(0o600)
-    Pins(fresh / "test").pin_first("alice", open_key(home, "alice").fingerprint)
+    Pins(fresh / "test").trust("alice", open_key(home, "alice").fingerprint)
+    (fresh / ".keys").mkdir(mode=0o700)
+    shutil.copy2(home / ".keys" / "bob.ed25519", fresh / ".keys" / "bob.ed25519")
     with Listening(fresh, "bob", "--door", "stdout") as bob:
         assert after == json.loads(bob.line())["id"]
 

@@ -14,7 +14,8 @@ not installed or bundled": it does not look at a project's plugins): install say
 
 The plugin serves a private Unix socket ``DIR/<pid>.sock`` beside the registry
 ``DIR/<pid>.json`` ``{"pid", "socket", "cwd", "session"}`` in each interactive Hermes process
-(the classic CLI; not `hermes chat -q`, which exits once its query is done), and starts the
+(the classic CLI, Hermes's default; not `hermes chat -q`, which exits once its query is done,
+nor the Ink interface, `hermes --tui`, whose Python side gives plugins no CLI), and starts the
 session's listener (its session-start hook). The door writes ``{"id": ID, "text": TEXT}`` and a
 newline; the plugin puts TEXT on the queue Hermes's own input box feeds (a turn at once when
 idle; the next turn, once the running one has ended, when busy) and answers ``{"ok": true,
@@ -23,7 +24,8 @@ is on that queue of a live Hermes process. Hermes's plugin API `inject_message` 
 a busy session it interrupts the running turn.
 
 No `seen`: Hermes keeps its conversation in SQLite (``$HERMES_HOME/state.db``), not in a file of
-records paneboard follows (its JSON snapshots are off by default, and rewritten whole).
+records paneboard follows (its JSON snapshots are off by default, and rewritten whole). Nor is
+its ACP server (`hermes-acp`) a door: an editor starts it over stdio for a session of its own.
 """
 
 from __future__ import annotations

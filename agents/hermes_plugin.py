@@ -10,7 +10,8 @@ itself; never `hermes chat -q`, which exits once its query is done) it
 * serves a private Unix socket ``DIR/<pid>.sock`` beside a registry file ``DIR/<pid>.json``
   ``{"pid", "socket", "cwd", "session"}``, with DIR = ``$XDG_RUNTIME_DIR/paneboard-hermes``, else
   ``$XDG_CACHE_HOME`` (``~/.cache``)``/paneboard-hermes`` (mode 0700; never a name in /tmp,
-  which another user could make first); a killed process's pair is cleared by the next one;
+  which another user could make first), both removed when Hermes exits; a killed process's
+  pair is cleared by the next one;
 * starts the paneboard listener (`paneboard hook session-start --agent hermes`, told the socket
   in ``$PANEBOARD_HERMES_SOCKET``), which hands prompts to that socket and ends with this
   process;
@@ -25,6 +26,7 @@ itself; never `hermes chat -q`, which exits once its query is done) it
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import socket
@@ -69,6 +71,16 @@ def sweep(folder: str) -> None:
                     pass
         except OSError:
             continue
+
+
+def close_door(server: socket.socket, *paths: str) -> None:
+    """At Hermes's exit: the socket closed, it and the registry removed."""
+    server.close()
+    for path in paths:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
 
 
 class Door:
@@ -119,6 +131,7 @@ class Door:
         fd = os.open(registry, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as out:
             out.write(json.dumps(record) + "\n")
+        atexit.register(close_door, server, path, registry)
         threading.Thread(target=self.serve, args=(server,), daemon=True).start()
         self.start_listener(path, session)
 

@@ -43,7 +43,7 @@ ctx._manager._cli_ref = cli
 while not os.listdir(os.path.join(os.environ["XDG_RUNTIME_DIR"], "paneboard-hermes")):
     time.sleep(0.05)
 print(json.dumps({"first": hooks["pre_llm_call"](is_first_turn=True)}), flush=True)
-time.sleep(600)
+sys.stdin.readline()  # Hermes exits when its stdin closes
 """
 
 
@@ -63,7 +63,9 @@ class Plugin:
             "HERMES_MODE": mode,
         }
         argv = [sys.executable, "-c", HARNESS, str(plugin), str(self.sent)]
-        self.proc = subprocess.Popen(argv, env=env, cwd=folder, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            argv, env=env, cwd=folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         assert self.proc.stdout is not None
         self.before = json.loads(self.proc.stdout.readline())["first"]  # no CLI yet
         self.after = json.loads(self.proc.stdout.readline())["first"]
@@ -77,8 +79,9 @@ class Plugin:
     def close(self) -> None:
         self.proc.kill()
         self.proc.wait()
-        if self.proc.stdout:
-            self.proc.stdout.close()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe:
+                pipe.close()
 
 
 @pytest.fixture
@@ -119,6 +122,13 @@ def test_the_first_turn_gets_the_context_only_in_an_interactive_cli(plugin: Plug
     the session-start hook answered (here a hook that printed nothing, so why it did not)."""
     assert plugin.before is None
     assert {"context": "paneboard: the listener did not start (exit 0): "} == plugin.after
+
+
+def test_hermes_exiting_removes_the_socket_and_the_registry(plugin: Plugin) -> None:
+    assert plugin.socket.exists() and plugin.proc.stdin is not None
+    plugin.proc.stdin.close()
+    assert 0 == plugin.proc.wait(10)
+    assert [] == list(plugin.socket.parent.iterdir())
 
 
 def test_an_empty_or_broken_line_is_refused_by_the_plugin(plugin: Plugin) -> None:

@@ -121,9 +121,11 @@ class Hermes(ScriptAgent):
         return [Change(f"removed paneboard plugin {plugin}", plugin, True)]
 
     def doctor(self, project: Path, env: Mapping[str, str], socket: str | None) -> list[Check]:
-        """The script agent's checks, and whether this environment lets Hermes load it."""
+        """The script agent's checks, and, with the plugin installed, whether this environment
+        lets Hermes load it."""
         checks = super().doctor(project, env, socket)
-        if env.get("HERMES_ENABLE_PROJECT_PLUGINS", "").lower() not in ("1", "true", "yes", "on"):
+        enabled = env.get("HERMES_ENABLE_PROJECT_PLUGINS", "").lower() in ("1", "true", "yes", "on")
+        if SCRIPT.installed(project) and not enabled:
             checks.append(Check("warn", self.kind, f"no HERMES_ENABLE_PROJECT_PLUGINS=1: {ENABLE}"))
         return checks
 

@@ -264,7 +264,11 @@ def test_doctor_says_what_hermes_needs_to_load_the_plugin(home: Path, tmp_path: 
         ("warn", f"no Hermes Agent runs with the plugin's door up (in {folder})"),
         ("warn", f"no HERMES_ENABLE_PROJECT_PLUGINS=1: {hermes.ENABLE}"),
     ] == [(c.level, c.detail) for c in checks]
-    enabled = hermes.HERMES.doctor(
-        project, {"PATH": "", "HERMES_ENABLE_PROJECT_PLUGINS": "1"}, None
-    )
-    assert 2 == len(enabled)
+    enabled = {"PATH": "", "HERMES_ENABLE_PROJECT_PLUGINS": "1"}
+    assert checks[:2] == hermes.HERMES.doctor(project, enabled, None)
+    _hook(home, "uninstall", project)
+    bare = hermes.HERMES.doctor(project, {"PATH": ""}, None)  # nothing installed to enable
+    assert [f"no `hermes` on PATH; no plugin at {path} (paneboard hook install hermes)"] == [
+        c.detail for c in bare[:1]
+    ]
+    assert 2 == len(bare)

@@ -45,10 +45,16 @@ test: compile
 check: compile
 	$(BIN)/python -m pytest -m "not real and not nats and not slow and not wheel"
 
-# Each line of the list into its folder of .ci/tools, with npm, never globally, no auto-updater.
+# Each line of the list into its folder of .ci/tools, with npm, never globally, no auto-updater;
+# a `pypi:` package with pip, into a venv of its own there.
 clients:
 	@command -v npm >/dev/null || { echo "make clients: npm is missing" >&2; exit 1; }
-	@for folder in $$(awk '!/^#/ && NF {print $$2}' $(CLIENTS_LIST) | sort -u); do \
+	@awk '!/^#/ && $$3 ~ /^pypi:/ {print $$2, substr($$3, 6) "==" $$4}' $(CLIENTS_LIST) | \
+	while read folder spec; do \
+	  echo "pip install into $(TOOLS)/$$folder: $$spec"; \
+	  $(PYTHON) -m venv $(TOOLS)/$$folder && $(TOOLS)/$$folder/bin/pip install -q $$spec || exit 1; \
+	done
+	@for folder in $$(awk '!/^#/ && NF && $$3 !~ /^pypi:/ {print $$2}' $(CLIENTS_LIST) | sort -u); do \
 	  specs=$$(awk -v f=$$folder '!/^#/ && $$2 == f {print $$3 "@" $$4}' $(CLIENTS_LIST)); \
 	  echo "npm install into $(TOOLS)/$$folder:" $$specs; \
 	  DISABLE_AUTOUPDATER=1 npm install --silent --no-audit --no-fund --save-exact \

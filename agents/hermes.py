@@ -31,11 +31,10 @@ its ACP server (`hermes-acp`) a door: an editor starts it over stdio for a sessi
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from paneboard.agents.base import Change, Check, Setup
+from paneboard.agents.base import Change, Check, DoctorRequest, Setup
 from paneboard.agents.hookfile import write_project_file
 from paneboard.agents.script import Script, ScriptAgent, ScriptDoor
 from paneboard.protocol.errors import BoardIOError
@@ -120,12 +119,12 @@ class Hermes(ScriptAgent):
                 break  # not empty: someone else's files live there
         return [Change(f"removed paneboard plugin {plugin}", plugin, True)]
 
-    def doctor(self, project: Path, env: Mapping[str, str], socket: str | None) -> list[Check]:
+    def doctor(self, ask: DoctorRequest) -> list[Check]:
         """The script agent's checks, and, with the plugin installed, whether this environment
         lets Hermes load it."""
-        checks = super().doctor(project, env, socket)
-        enabled = env.get("HERMES_ENABLE_PROJECT_PLUGINS", "").lower() in ("1", "true", "yes", "on")
-        if SCRIPT.installed(project) and not enabled:
+        checks = super().doctor(ask)
+        flag = ask.env.get("HERMES_ENABLE_PROJECT_PLUGINS", "").lower()
+        if SCRIPT.installed(ask.project) and flag not in ("1", "true", "yes", "on"):
             checks.append(Check("warn", self.kind, f"no HERMES_ENABLE_PROJECT_PLUGINS=1: {ENABLE}"))
         return checks
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from paneboard.agents import hermes
+from paneboard.agents.base import DoctorRequest
 from paneboard.agents.script import private_folder
 from testing.helpers import Listening, ended_pid, notices, post, run_cli
 from tests.agents.test_opencode import undelivered_at_once
@@ -257,7 +258,7 @@ def test_doctor_says_what_hermes_needs_to_load_the_plugin(home: Path, tmp_path: 
     project = tmp_path / "proj"
     project.mkdir()
     _hook(home, "install", project)
-    checks = hermes.HERMES.doctor(project, {"PATH": ""}, None)
+    checks = hermes.HERMES.doctor(DoctorRequest(project, {"PATH": ""}, None, home))
     path, folder = project / hermes.PLUGIN, private_folder("paneboard-hermes")
     assert [
         ("warn", f"no `hermes` on PATH; plugin {path}"),
@@ -265,9 +266,11 @@ def test_doctor_says_what_hermes_needs_to_load_the_plugin(home: Path, tmp_path: 
         ("warn", f"no HERMES_ENABLE_PROJECT_PLUGINS=1: {hermes.ENABLE}"),
     ] == [(c.level, c.detail) for c in checks]
     enabled = {"PATH": "", "HERMES_ENABLE_PROJECT_PLUGINS": "1"}
-    assert checks[:2] == hermes.HERMES.doctor(project, enabled, None)
+    assert checks[:2] == hermes.HERMES.doctor(DoctorRequest(project, enabled, None, home))
     _hook(home, "uninstall", project)
-    bare = hermes.HERMES.doctor(project, {"PATH": ""}, None)  # nothing installed to enable
+    bare = hermes.HERMES.doctor(
+        DoctorRequest(project, {"PATH": ""}, None, home)
+    )  # nothing installed to enable
     assert [f"no `hermes` on PATH; no plugin at {path} (paneboard hook install hermes)"] == [
         c.detail for c in bare[:1]
     ]

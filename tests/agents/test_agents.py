@@ -64,7 +64,8 @@ def test_an_unknown_kind_is_refused_in_one_line() -> None:
         by_kind("vim")
     assert (
         str(refused.value)
-        == "no agent kind `vim`: one of claude, codex, gemini, copilot, opencode, qwen, pi, droid"
+        == "no agent kind `vim`: one of claude, codex, gemini, copilot, opencode, qwen, pi, droid, "
+        "kilo"
     )
 
 
@@ -91,7 +92,9 @@ def test_install_twice_then_uninstall_leaves_the_project_as_it_was(
     assert first[0].changed and first[0].path is not None and first[0].path.is_file()
     written = first[0].path.read_text()
     assert "/opt/pb/paneboard" in written
-    given = '"--as", "bob"' if kind in ("opencode", "pi") else "--as bob"  # a JSON list in JS
+    given = (
+        '"--as", "bob"' if kind in ("opencode", "pi", "kilo") else "--as bob"
+    )  # a JSON list in JS
     assert given in written
     again = agent.install(setup)
     assert [c.changed for c in again if c.path == first[0].path] == [False]

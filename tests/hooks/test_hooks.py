@@ -270,6 +270,7 @@ def test_doctor_healthy_and_broken(home: Path, tmp_path: Path) -> None:
             agents = ["claude", "hooks", "mcp", "codex", "hooks", "mcp"]  # one agent after another
             more = ["gemini", "copilot", "opencode", "opencode", "qwen", "hooks", "qwen", "qwen"]
             more += ["pi", "pi", "droid"]  # pi: no extension, no door up; Droid: no hooks
+            more += ["kilo", "kilo"]  # Kilo Code: no plugin, no door up
             assert [ln.split()[1] for ln in lines] == [
                 "home",
                 "board",

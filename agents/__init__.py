@@ -17,10 +17,11 @@ from paneboard.agents.gemini import GEMINI
 from paneboard.agents.kilo import KILO
 from paneboard.agents.opencode import OPENCODE
 from paneboard.agents.pi import PI
+from paneboard.agents.qoder import QODER
 from paneboard.agents.qwen import QWEN
 from paneboard.protocol.errors import BadInput
 
-_ALL = (CLAUDE, CODEX, GEMINI, COPILOT, OPENCODE, QWEN, PI, DROID, KILO)
+_ALL = (CLAUDE, CODEX, GEMINI, COPILOT, OPENCODE, QWEN, PI, DROID, KILO, QODER)
 AGENTS: dict[str, Agent] = {a.kind: a for a in _ALL}
 SEEN_SOURCES = {a.kind: a.seen_source for a in AGENTS.values() if a.seen_source}
 

@@ -38,6 +38,7 @@ def test_each_record_is_consistent() -> None:
         "qwen": "qwen-session",
         "pi": "pi-session",
         "droid": "droid-transcript",
+        "qoder": "qoder-transcript",
     }
 
 
@@ -65,7 +66,7 @@ def test_an_unknown_kind_is_refused_in_one_line() -> None:
     assert (
         str(refused.value)
         == "no agent kind `vim`: one of claude, codex, gemini, copilot, opencode, qwen, pi, droid, "
-        "kilo"
+        "kilo, qoder"
     )
 
 

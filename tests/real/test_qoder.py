@@ -5,6 +5,7 @@ transcript, and a busy session and a round trip cannot be had."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -54,6 +55,12 @@ def test_an_idle_session_takes_the_prompt_once_and_its_transcript_shows_it(
     assert text.startswith("Another Qoder session sent a message:\n<cross-session-message")
     assert "> check <\\/cross-session-message> the flaky test" in text
     assert ("peer", "uds") == (record["origin"]["kind"], record["origin"]["transport"])
+    context = f"paneboard: you are `{s.name}` on board `test`"
+    assert [("SessionStart", True)] == [
+        (a["hookEventName"], a["output"].startswith(context))
+        for r in map(json.loads, s.transcript.read_text().splitlines())
+        if (a := r.get("attachment") or {}).get("type") == "hook_output"
+    ]
     doctor = run_cli(s.pb_home, "doctor", "--as", s.name, QODER_MESSAGING_SOCKET=str(s.socket))
     assert f"ok    qoder    inbox socket {s.socket} (a socket, yours)" in doctor.stdout
 

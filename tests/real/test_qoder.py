@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import statistics
 import time
 
 import pytest
@@ -63,6 +64,20 @@ def test_an_idle_session_takes_the_prompt_once_and_its_transcript_shows_it(
     ]
     doctor = run_cli(s.pb_home, "doctor", "--as", s.name, QODER_MESSAGING_SOCKET=str(s.socket))
     assert f"ok    qoder    inbox socket {s.socket} (a socket, yours)" in doctor.stdout
+
+
+def test_post_to_seen_time(session: QoderSession) -> None:
+    """Eight prompts to an idle session, one at a time: each seen once (the model is not
+    reached here: post -> the transcript's user turn is what can be timed)."""
+    s = session
+    times, ids = [], []
+    for n in range(8):
+        t0 = time.time()
+        ids.append(post(s.pb_home, s.name, f"timed {n}"))
+        wait_until(lambda: s.user_records(_header(ids[-1])), "not seen", 30, s.screen, 0.01)
+        times.append(time.time() - t0)
+    print(f"qoder: post -> transcript: median {statistics.median(times):.3f} s of {len(times)}")
+    assert [1] * 8 == [len(s.user_records(_header(p))) for p in ids]
 
 
 @pytest.mark.timeout(300)

@@ -56,7 +56,7 @@ def test_an_idle_session_takes_the_prompt_once(session: KiloSession) -> None:
     assert "delivered" == _stage(s, prompt)[0]
 
 
-def test_kilo_run_opens_a_door_but_starts_no_listener(session: KiloSession) -> None:
+def test_kilo_run_starts_no_listener(session: KiloSession) -> None:
     """`kilo run` exits at its first idle moment: a prompt handed to it would never run."""
     s = session
     done = subprocess.run(

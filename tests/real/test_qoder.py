@@ -26,6 +26,14 @@ QODER = PINNED["qoder"]
 session = live_fixture(QoderSession, QODER.installed, "qoder-bob", QODER.missing)
 
 
+def _post_as(sender: str, s: QoderSession, text: str) -> str:
+    """`paneboard post` as *sender* (paneboard holds a sender's 31st prompt within a minute,
+    and alice has posted the other tests' prompts)."""
+    done = run_cli(s.pb_home, "post", "--as", sender, "--to", s.name, text)
+    assert 0 == done.returncode, done.stderr
+    return done.stdout.strip()
+
+
 def _stage(s: QoderSession, prompt: str) -> tuple[str, str, str]:
     return stage(s.pb_home, prompt, s.name, "source")
 
@@ -35,8 +43,8 @@ def _reached(s: QoderSession, prompt: str, stage: str, timeout: float = 30) -> N
     wait_until(lambda: _stage(s, prompt)[0] == stage, what, timeout, s.screen, every=0.1)
 
 
-def _header(prompt: str) -> str:
-    return f"[paneboard] prompt {prompt} from alice on board test"
+def _header(prompt: str, sender: str = "alice") -> str:
+    return f"[paneboard] prompt {prompt} from {sender} on board test"
 
 
 def test_an_idle_session_takes_the_prompt_once_and_its_transcript_shows_it(
@@ -84,11 +92,15 @@ def test_post_to_seen_time(session: QoderSession) -> None:
 def test_a_burst_of_twenty_is_seen_once_each(session: QoderSession) -> None:
     """Twenty prompts posted one after another: each delivered, each one user turn."""
     s = session
-    ids = [post(s.pb_home, s.name, f"burst {n}") for n in range(20)]
+    ids = [_post_as("carol", s, f"burst {n}") for n in range(20)]  # paneboard holds a 31st a minute
     wait_until(
-        lambda: all(s.user_records(_header(p)) for p in ids), "not all 20 seen", 120, s.screen, 0.5
+        lambda: all(s.user_records(_header(p, "carol")) for p in ids),
+        "not all 20",
+        120,
+        s.screen,
+        0.5,
     )
-    assert [1] * 20 == [len(s.user_records(_header(p))) for p in ids]
+    assert [1] * 20 == [len(s.user_records(_header(p, "carol"))) for p in ids]
     _reached(s, ids[-1], "seen")
 
 

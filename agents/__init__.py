@@ -15,12 +15,14 @@ from paneboard.agents.copilot import COPILOT
 from paneboard.agents.droid import DROID
 from paneboard.agents.gemini import GEMINI
 from paneboard.agents.hermes import HERMES
+from paneboard.agents.kilo import KILO
 from paneboard.agents.opencode import OPENCODE
 from paneboard.agents.pi import PI
+from paneboard.agents.qoder import QODER
 from paneboard.agents.qwen import QWEN
 from paneboard.protocol.errors import BadInput
 
-_ALL = (CLAUDE, CODEX, GEMINI, COPILOT, OPENCODE, QWEN, PI, DROID, HERMES)
+_ALL = (CLAUDE, CODEX, GEMINI, COPILOT, OPENCODE, QWEN, PI, DROID, HERMES, KILO, QODER)
 AGENTS: dict[str, Agent] = {a.kind: a for a in _ALL}
 SEEN_SOURCES = {a.kind: a.seen_source for a in AGENTS.values() if a.seen_source}
 

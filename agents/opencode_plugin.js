@@ -68,7 +68,9 @@ async function open(client, directory) {
 }
 
 // The listener starts with the first session: there is no session to hand prompts to before.
+// A session's id starts with "ses"; Kilo Code's title requests run as "title-<id>", no session.
 function sessionStarted(id, directory) {
+  if (!String(id).startsWith("ses")) return;
   state.session = id;
   if (state.socket && !state.listener && !ONE_SHOT) state.listener = startListener(state.socket, directory);
 }

@@ -45,19 +45,40 @@ SHARED = "// paneboard: the shared parts (agents/script_common.js) go here.\n"
 class Script:
     """The file paneboard writes into a project: at *path* (relative to the project), made from
     *template* (a file beside this module), the first line *mark*; *word* is what the agent
-    calls it (plugin, extension)."""
+    calls it (plugin, extension).
+
+    A script for a fork of another agent is that agent's: *template* is then only its own
+    header (comment lines), followed by the body of *base* (the other's template, after its
+    header) with each of *names* (the other's word for a thing, this agent's) replaced."""
 
     path: Path
     template: str
     mark: str
     kind: str
     word: str
+    base: str = ""
+    names: tuple[tuple[str, str], ...] = ()
+
+    def source(self) -> str:
+        """The template, the body of its base (with this agent's names) appended."""
+        here = Path(__file__).parent
+        template = (here / self.template).read_text(encoding="utf-8")
+        if not self.base:
+            return template
+        lines = (here / self.base).read_text(encoding="utf-8").splitlines(keepends=True)
+        start = next(n for n, line in enumerate(lines) if not line.startswith("//"))
+        body = "".join(lines[start:])
+        for theirs, ours in self.names:
+            if theirs not in body:
+                raise ValueError(f"{self.base} has no {theirs!r} to name {ours!r}")
+            body = body.replace(theirs, ours)
+        return template + body
 
     def text(self, exe: str, options: Sequence[str]) -> str:
         """The script, its command the session-start hook with *options*, and the parts every
         script shares (``script_common.js``) where its template marks them."""
         here = Path(__file__).parent
-        template = (here / self.template).read_text(encoding="utf-8")
+        template = self.source()
         common = (here / "script_common.js").read_text(encoding="utf-8")
         default = ["paneboard", "hook", "session-start", "--agent", self.kind]
         command = [exe, *default[1:], *options]

@@ -41,9 +41,30 @@ DOORS = (
     "qwen-inbox",
     "pi-extension",
     "hermes-plugin",
+    "kilo",
+    "qoder-inbox",
 )
 STOP_HOOK_DOOR = "stop-hook"  # the door a Stop hook's receipts name
 # Doors whose agent keeps a conversation file that paneboard reads to prove `seen`.
-SEEING_DOORS = ("claude-inbox", "codex-queue", "qwen-inbox", "pi-extension", STOP_HOOK_DOOR)
+SEEING_DOORS = (
+    "claude-inbox",
+    "codex-queue",
+    "qwen-inbox",
+    "pi-extension",
+    "qoder-inbox",
+    STOP_HOOK_DOOR,
+)
 # The agent kinds, as `paneboard.agents.AGENTS` lists them (tests/agents keeps the two equal).
-HOOK_AGENTS = ("claude", "codex", "gemini", "copilot", "opencode", "qwen", "pi", "droid", "hermes")
+HOOK_AGENTS = (
+    "claude",
+    "codex",
+    "gemini",
+    "copilot",
+    "opencode",
+    "qwen",
+    "pi",
+    "droid",
+    "hermes",
+    "kilo",
+    "qoder",
+)

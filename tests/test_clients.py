@@ -62,5 +62,16 @@ def test_the_list_is_read_whole() -> None:
     assert len(lines) == len(PINNED)
     assert all(re.fullmatch(r"\d+(\.\d+)+", c.version) for c in PINNED.values())
     assert PINNED["opencode-plugin"].version == PINNED["opencode"].version
-    agents = {"claude", "codex", "gemini", "copilot", "opencode", "qwen", "pi", "droid"}
+    agents = {
+        "claude",
+        "codex",
+        "gemini",
+        "copilot",
+        "opencode",
+        "qwen",
+        "pi",
+        "droid",
+        "kilo",
+        "qoder",
+    }
     assert agents <= set(PINNED)

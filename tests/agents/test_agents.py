@@ -38,6 +38,7 @@ def test_each_record_is_consistent() -> None:
         "qwen": "qwen-session",
         "pi": "pi-session",
         "droid": "droid-transcript",
+        "qoder": "qoder-transcript",
     }
 
 
@@ -70,7 +71,7 @@ def test_an_unknown_kind_is_refused_in_one_line() -> None:
     assert (
         str(refused.value)
         == "no agent kind `vim`: one of claude, codex, gemini, copilot, opencode, qwen, pi, droid, "
-        "hermes"
+        "hermes, kilo, qoder"
     )
 
 
@@ -97,7 +98,9 @@ def test_install_twice_then_uninstall_leaves_the_project_as_it_was(
     assert first[0].changed and first[0].path is not None and first[0].path.is_file()
     written = first[0].path.read_text()
     assert "/opt/pb/paneboard" in written
-    given = '"--as", "bob"' if kind in ("opencode", "pi", "hermes") else "--as bob"  # a list
+    given = (
+        '"--as", "bob"' if kind in ("opencode", "pi", "hermes", "kilo") else "--as bob"
+    )  # a JSON list in JS, a Python list in Hermes's plugin
     assert given in written
     again = agent.install(setup)
     assert [c.changed for c in again if c.path == first[0].path] == [False]

@@ -271,6 +271,8 @@ def test_doctor_healthy_and_broken(home: Path, tmp_path: Path) -> None:
             more = ["gemini", "copilot", "opencode", "opencode", "qwen", "hooks", "qwen", "qwen"]
             more += ["pi", "pi", "droid"]  # pi: no extension, no door up; Droid: no hooks
             more += ["hermes", "hermes"]  # no plugin, no door up
+            more += ["kilo", "kilo"]  # Kilo Code: no plugin, no door up
+            more += ["qoder", "hooks"]  # Qoder CLI: no inbox socket, no hooks
             assert [ln.split()[1] for ln in lines] == [
                 "home",
                 "board",

@@ -33,7 +33,17 @@ def test_stages_and_outcomes_are_the_types() -> None:
 def test_every_door_is_a_door_class() -> None:
     """The door names `listen --door` takes are the names the door classes give themselves:
     the generic doors' and each agent's own, which its record names."""
-    from paneboard.agents import AGENTS, claude, codex, hermes, opencode, pi, qwen_inbox
+    from paneboard.agents import (
+        AGENTS,
+        claude,
+        codex,
+        hermes,
+        kilo,
+        opencode,
+        pi,
+        qoder,
+        qwen_inbox,
+    )
     from paneboard.listener import doors
 
     classes = [getattr(doors, name) for name in doors.__all__ if name.endswith("Door")]
@@ -44,6 +54,8 @@ def test_every_door_is_a_door_class() -> None:
         qwen_inbox.QwenInboxDoor,
         pi.PiExtensionDoor,
         hermes.HermesPluginDoor,
+        kilo.KiloDoor,
+        qoder.QoderInboxDoor,
     )
     own = {cls.name for cls in own_classes}
     assert set(words.DOORS) == {cls.name for cls in classes if cls is not doors.Door} | own

@@ -1,0 +1,115 @@
+"""Qoder CLI (`@qoder-ai/qodercli`, checked with 1.1.52): its hooks in
+``DIR/.qoder/settings.json``, its cross-session inbox socket, its doctor.
+
+Qoder CLI carries Claude Code's cross-session inbox: an interactive session serves a Unix
+socket, ``$XDG_RUNTIME_DIR/qoder-socks/<pid>.sock`` (else ``/tmp/qoder-socks-<uid>/``; mode
+0600, its folder 0700), registers it in ``~/.qoder/sessions/<pid>.json`` (``messagingSocketPath``,
+``sessionId``, ``status``), and gives it to its hooks as ``QODER_MESSAGING_SOCKET``. It does so
+only with its ``CROSS_SESSION`` feature on, which is off by default:
+``QODER_FEATURE_CROSS_SESSION=1`` in the session's environment turns it on. A line
+``{"type": "user", "message": {"role": "user", "content": ENVELOPE}}`` starts a turn with the
+text, where ENVELOPE is
+``<cross-session-message from-name="paneboard">``, a newline, the text, a newline and
+``</cross-session-message>`` (a plain text, unlike Claude Code's, is dropped as
+``invalid-envelope``; a ``<`` opening that tag inside the text is written ``<\\``). By default
+(permission mode not `bypass`) Qoder CLI accepts it; a session with ``security.crossSessionInbound``
+set holds or refuses as that says.
+
+The SessionStart hook (Claude-style hooks, run in a folder the person has trusted) gets
+``session_id`` and ``transcript_path`` (``~/.qoder/projects/<cwd, every / a ->/<session>.jsonl``)
+and starts the listener with the ``qoder-inbox`` door; SessionEnd stops it. `delivered` means
+the line was written to the session's socket; `seen` comes from the transcript, whose ``user``
+record carries the text (``Another Qoder session sent a message:`` and the envelope) as the
+turn starts, as Claude Code's does.
+
+Not reached here: its model. Qoder CLI's models are its vendor's service behind its own
+sign-in (the model request needs a context created at login), and its own-key providers need
+that account's permission from the vendor's server, so no turn gets past the request offline;
+the Stop hook, which fires at a turn's end, was not seen, and `--mode stop` is not offered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from paneboard.agents.base import Check, DoctorRequest, DoorRequest
+from paneboard.agents.claude import Claude, ClaudeInboxDoor
+from paneboard.listener.doors.base import Door
+from paneboard.listener.doors.socket import check_socket
+from paneboard.protocol.errors import BadInput, DoorUnavailable
+from paneboard.protocol.posts import Prompt
+
+SOCKET = "QODER_MESSAGING_SOCKET"  # the session's inbox, in its hooks' environment
+TAG = "cross-session-message"
+
+
+def envelope(text: str) -> str:
+    """*text* as Qoder CLI's inbox takes it: in its envelope, a tag inside it escaped."""
+    for tag in (f"<{TAG}", f"</{TAG}"):
+        text = text.replace(tag, "<\\" + tag[1:])
+    return f'<{TAG} from-name="paneboard">\n{text}\n</{TAG}>'
+
+
+class QoderInboxDoor(ClaudeInboxDoor):
+    """One user message, in Qoder CLI's envelope, on a Qoder CLI session's inbox socket (paced
+    as Claude Code's; its admission is not read: the line written is `delivered`)."""
+
+    name = "qoder-inbox"
+
+    def _line(self, prompt: Prompt, text: str) -> bytes:
+        message = {"role": "user", "content": envelope(text)}
+        return msgspec.json.encode({"type": "user", "message": message})
+
+
+@dataclass(frozen=True)
+class Qoder(Claude):
+    """Qoder CLI, reached through its inbox socket by a listener its SessionStart hook starts."""
+
+    def listen_args(
+        self, data: Mapping[str, object], environ: Mapping[str, str], parent: int
+    ) -> tuple[list[str], dict[str, str]]:
+        socket = environ.get(SOCKET)
+        if not socket:
+            why = "its cross-session inbox is off: QODER_FEATURE_CROSS_SESSION=1 turns it on"
+            raise BadInput(f"no {SOCKET} in this session ({why})")
+        return ["--door", "qoder-inbox", "--socket", socket, "--parent-pid", str(parent)], {}
+
+    def open_door(self, request: DoorRequest) -> Door:
+        path = request.socket or request.env.get(SOCKET)
+        if not path:
+            raise BadInput(f"--door qoder-inbox needs --socket PATH or {SOCKET}")
+        return QoderInboxDoor(Path(path), min(request.timeout, 10.0))
+
+    def doctor(self, ask: DoctorRequest) -> list[Check]:
+        """Its inbox socket (from the session's environment: `--socket` is Claude Code's), its
+        hooks."""
+        return [_socket_check(ask.env.get(SOCKET)), *self.hook_checks(ask.project)]
+
+
+def _socket_check(socket: str | None) -> Check:
+    if not socket:
+        why = "no inbox socket (not inside a Qoder CLI session, and no --socket)"
+        return Check("warn", "qoder", why)
+    try:
+        check_socket(Path(socket), "qoder-inbox")
+    except DoorUnavailable as exc:
+        return Check("fail", "qoder", exc.reason)
+    return Check("ok", "qoder", f"inbox socket {socket} (a socket, yours)")
+
+
+QODER = Qoder(
+    kind="qoder",
+    title="Qoder CLI",
+    modes=("listen",),
+    default_mode="listen",
+    hooks_file=".qoder/settings.json",
+    events={"session-start": "SessionStart", "session-end": "SessionEnd"},
+    door="qoder-inbox",
+    seen_source="qoder-transcript",
+    clis=("/qodercli.js",),
+    through="its inbox",
+)

@@ -1,0 +1,125 @@
+"""Qoder CLI 1.1.52, live and offline: its cross-session inbox, the `qoder-inbox` door, `seen`
+from its transcript. Its model is its vendor's service and is not reached here (see
+qoder_session.py): a turn starts and fails at its model request, so the tests stop at the
+transcript, and a busy session and a round trip cannot be had."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import time
+
+import pytest
+
+from paneboard.state.panelock import holder
+from testing.clients import PINNED
+from testing.helpers import run_cli, wait_until
+from testing.sessions import post, running, stage
+from tests.real.live import NEEDS_TMUX, live_fixture
+from tests.real.qoder_session import QoderSession
+
+pytestmark = NEEDS_TMUX
+
+QODER = PINNED["qoder"]
+session = live_fixture(QoderSession, QODER.installed, "qoder-bob", QODER.missing)
+
+
+def _post_as(sender: str, s: QoderSession, text: str) -> str:
+    """`paneboard post` as *sender* (paneboard holds a sender's 31st prompt within a minute,
+    and alice has posted the other tests' prompts)."""
+    done = run_cli(s.pb_home, "post", "--as", sender, "--to", s.name, text)
+    assert 0 == done.returncode, done.stderr
+    return done.stdout.strip()
+
+
+def _stage(s: QoderSession, prompt: str) -> tuple[str, str, str]:
+    return stage(s.pb_home, prompt, s.name, "source")
+
+
+def _reached(s: QoderSession, prompt: str, stage: str, timeout: float = 30) -> None:
+    what = f"{prompt} not {stage}"
+    wait_until(lambda: _stage(s, prompt)[0] == stage, what, timeout, s.screen, every=0.1)
+
+
+def _header(prompt: str, sender: str = "alice") -> str:
+    return f"[paneboard] prompt {prompt} from {sender} on board test"
+
+
+def test_an_idle_session_takes_the_prompt_once_and_its_transcript_shows_it(
+    session: QoderSession,
+) -> None:
+    """The line on the inbox is `delivered`; the transcript's user turn is `seen`, once; a tag
+    of the envelope inside the text is carried through."""
+    s = session
+    assert f"installed paneboard hooks in {s.project / '.qoder/settings.json'} (mode listen)\n" == (
+        s.installed
+    )
+    prompt = post(s.pb_home, s.name, "check </cross-session-message> the flaky test")
+    _reached(s, prompt, "seen")
+    assert ("seen", "qoder-inbox", "qoder-transcript") == _stage(s, prompt)
+    [record] = s.user_records(_header(prompt))
+    text = record["message"]["content"]
+    assert text.startswith("Another Qoder session sent a message:\n<cross-session-message")
+    assert "> check <\\/cross-session-message> the flaky test" in text
+    assert ("peer", "uds") == (record["origin"]["kind"], record["origin"]["transport"])
+    context = f"paneboard: you are `{s.name}` on board `test`"
+    assert [("SessionStart", True)] == [
+        (a["hookEventName"], a["output"].startswith(context))
+        for r in map(json.loads, s.transcript.read_text().splitlines())
+        if (a := r.get("attachment") or {}).get("type") == "hook_output"
+    ]
+    doctor = run_cli(s.pb_home, "doctor", "--as", s.name, QODER_MESSAGING_SOCKET=str(s.socket))
+    assert f"ok    qoder    inbox socket {s.socket} (a socket, yours)" in doctor.stdout
+
+
+def test_post_to_seen_time(session: QoderSession) -> None:
+    """Eight prompts to an idle session, one at a time: each seen once (the model is not
+    reached here: post -> the transcript's user turn is what can be timed)."""
+    s = session
+    times, ids = [], []
+    for n in range(8):
+        t0 = time.time()
+        ids.append(post(s.pb_home, s.name, f"timed {n}"))
+        wait_until(lambda: s.user_records(_header(ids[-1])), "not seen", 30, s.screen, 0.01)
+        times.append(time.time() - t0)
+    print(f"qoder: post -> transcript: median {statistics.median(times):.3f} s of {len(times)}")
+    assert [1] * 8 == [len(s.user_records(_header(p))) for p in ids]
+
+
+@pytest.mark.timeout(300)
+def test_a_burst_of_twenty_is_seen_once_each(session: QoderSession) -> None:
+    """Twenty prompts posted one after another: each delivered, each one user turn."""
+    s = session
+    ids = [_post_as("carol", s, f"burst {n}") for n in range(20)]  # paneboard holds a 31st a minute
+    wait_until(
+        lambda: all(s.user_records(_header(p, "carol")) for p in ids),
+        "not all 20",
+        120,
+        s.screen,
+        0.5,
+    )
+    assert [1] * 20 == [len(s.user_records(_header(p, "carol"))) for p in ids]
+    _reached(s, ids[-1], "seen")
+
+
+@pytest.mark.timeout(300)
+def test_killed_its_listener_ends_and_the_prompt_waits_for_the_next_session(
+    session: QoderSession,
+) -> None:
+    """Qoder CLI killed: its listener exits; a prompt posted then stays open on the board, and
+    the next Qoder CLI session in the project takes it, once."""
+    s = session
+    pid, listener = s.pid, s.listener
+    os.kill(pid, signal.SIGKILL)
+    s.tmux.close()
+    wait_until(lambda: not running(listener), "the listener outlived Qoder CLI", 15)
+    assert holder(s.lock) is None and not running(pid)
+    prompt = post(s.pb_home, s.name, "nobody is there yet")
+    time.sleep(1)
+    assert "posted" == _stage(s, prompt)[0]
+    s.start()
+    assert s.pid != pid
+    _reached(s, prompt, "seen")
+    assert 1 == len(s.user_records(_header(prompt)))

@@ -117,7 +117,11 @@ def test_claude_answers_a_prompt_through_paneboards_mcp_tool(
             json.loads(line)
             for line in run_cli(home, "log", "--kind", "answer", "--json").stdout.splitlines()
         ]
-        assert ("claude-bob", pid) == (answer["sender"], answer["prompt"])
+        assert ("claude-bob", pid, "verified") == (
+            answer["sender"],
+            answer["prompt"],
+            answer.pop("verdict"),  # `log` adds this home's verdict to the post's fields
+        )
         blocks = _tool_turns(session)
         [call] = [b for b in blocks if b["type"] == "tool_use"]  # called once
         # (Claude Code may record the one result twice)

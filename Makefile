@@ -42,8 +42,10 @@ test: compile
 
 # The fast tier, run after each change: the file store only; no agent CLI, no tmux, no NATS,
 # no wheel build, no load test (pytest's markers; docs/developers.md, "Which tests to run").
+# Four pytest-xdist workers, even on two cores: a test mostly waits for a process it started.
+CHECK_WORKERS ?= 4
 check: compile
-	$(BIN)/python -m pytest -m "not real and not nats and not slow and not wheel"
+	$(BIN)/python -m pytest -n $(CHECK_WORKERS) -m "not real and not nats and not slow and not wheel"
 
 # Each line of the list into its folder of .ci/tools, with npm, never globally, no auto-updater;
 # a `pypi:` package with pip, into a venv of its own there.

@@ -4,6 +4,8 @@ that another user could make first."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from paneboard.agents.qwen_inbox import inbox_folder
@@ -37,8 +39,8 @@ def test_a_folder_another_user_made_in_tmp_does_not_close_the_door(tmp_path: Pat
     squatted = tmp_path / "tmp" / f"paneboard-qwen-{os.getuid()}"
     squatted.mkdir(parents=True, mode=0o700)
     os.chown(squatted, NOBODY, NOBODY)
-    user_home, home = tmp_path / "user", tmp_path / "pb"
-    user_home.mkdir()
+    # HOME short, whatever the test's own folder: the inbox socket's path fits AF_UNIX's 108 bytes
+    user_home, home = Path(tempfile.mkdtemp(prefix="pbq-")), tmp_path / "pb"
     inbox = Inbox(tmp_path, "delivered")
     _record(tmp_path, inbox.path)
     env = cli_env(home, QWEN_HOME=str(tmp_path), TMPDIR=str(tmp_path / "tmp"), HOME=str(user_home))
@@ -51,6 +53,7 @@ def test_a_folder_another_user_made_in_tmp_does_not_close_the_door(tmp_path: Pat
             bob.wait_err(f"delivered {pid} from alice via qwen-inbox")
     finally:
         inbox.close()
+        shutil.rmtree(user_home)
     [frame] = inbox.frames
     assert user_home / ".cache" / "paneboard-qwen" == Path(frame["from"]).parent
     assert [] == [p for _, p in read_posts(home / "test" / "log") if isinstance(p, Undelivered)]

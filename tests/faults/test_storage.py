@@ -92,6 +92,8 @@ def test_damaged_log(home: Path, rng: random.Random, round_: int) -> None:
     raw = bytearray(b"".join(frames))
     damaged: set[int] = set()
     for _ in range(rng.randint(1, 4)):
+        if not raw:
+            break  # truncated to nothing: no byte left to damage
         at = rng.randrange(len(raw))
         hit = max(i for i, s in enumerate(starts) if s <= at)
         how = rng.choice(["flip", "garbage", "truncate"])

@@ -8,6 +8,8 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from testing.helpers import run_cli, run_hook
 from tests.listener.test_limits import _flood, _posts
 
@@ -35,6 +37,7 @@ def test_two_turn_ends_within_a_minute_hand_over_the_rate(home: Path, store_url:
     assert [] == _posts(home, "held")
 
 
+@pytest.mark.slow  # waits out the 60 s window
 def test_a_prompt_that_waited_goes_out_at_a_turn_end_once_the_window_allows(home: Path) -> None:
     """31 prompts: 30 at a turn end, the 31st at none within the minute, then at the first turn
     end after it."""

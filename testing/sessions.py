@@ -1,5 +1,6 @@
-"""Live sessions of Gemini CLI, Copilot CLI and OpenCode in detached tmux servers, offline,
-against the model stand-in (model_stand_in.py); each with a private HOME."""
+"""Live sessions of agent CLIs in detached tmux servers, offline, against a model stand-in
+(model_stand_in.py, or an agent's own), each with a private HOME: Gemini CLI, Copilot CLI and
+OpenCode here, and `DoorSession`, the base of those whose door is in a registry."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from paneboard.state.panelock import holder
 from testing.clients import PINNED, TOOLS, free_port
 from testing.helpers import ScriptServer, Tmux, wait_until
 
@@ -179,6 +181,97 @@ def workspace(
     return pb_home, project, installed, base_env(root / "home", bin_dir, pb_home)
 
 
+class DoorSession:
+    """One agent CLI's live session whose door is in a registry the agent's process writes: the
+    project with paneboard's hooks for *agent* as *name*, a private HOME and
+    ``XDG_RUNTIME_DIR``, the model stand-in *stand_in* (a module; none: the agent asks no
+    model), the CLI in tmux (`open`). A subclass names where the registry is (`registries`),
+    which record is its own (`ours`), and the record's socket field (`socket_field`)."""
+
+    socket_field = "socket"
+
+    def __init__(
+        self, root: Path, bin_path: Path, agent: str, name: str, stand_in: str = ""
+    ) -> None:
+        self.root, self.bin, self.name = root, bin_path, name
+        folders = workspace(root, bin_path.parent, agent, name)
+        self.pb_home, self.project, self.installed, self.env = folders
+        self.stand_in = StandIn(root, stand_in) if stand_in else None
+        self.runtime = root / "run"
+        self.runtime.mkdir(mode=0o700)
+        self.env["XDG_RUNTIME_DIR"] = str(self.runtime)
+
+    def open(
+        self,
+        argv: list[str],
+        registry: tuple[str, float],
+        listener: float,
+        ready: tuple[str, float] | None = None,
+        typed: str = "",
+        env: dict[str, str] | None = None,
+    ) -> None:
+        """The CLI *argv* in tmux (in *env*, else the session's): its *ready* text on screen
+        (within its seconds), its registry (*registry*: what a timeout says, and its seconds),
+        *typed* typed, and the session's listener (within *listener* seconds)."""
+        self.tmux = TmuxSession(self.project, argv, self.env if env is None else env)
+        if ready:
+            self.tmux.wait_screen(*ready)
+        what, wait = registry
+        self.registry: dict[str, Any] = wait_until(self._registry, what, wait, self.screen)
+        if typed:
+            self.tmux.type(typed)
+        self.listener = wait_until(
+            lambda: holder(self.lock),
+            f"no listener for {self.name}",
+            listener,
+            self.screen,
+            every=0.1,
+        )
+
+    def registries(self) -> Path:
+        """The folder of the registry's records (one JSON file a process)."""
+        raise NotImplementedError
+
+    def ours(self, record: dict[str, Any]) -> bool:
+        """Whether *record* is this session's."""
+        return True
+
+    def _registry(self) -> dict[str, Any] | None:
+        for path in self.registries().glob("*.json"):
+            try:
+                record = dict(json.loads(path.read_text()))
+            except ValueError:
+                continue
+            if self.ours(record):
+                return record
+        return None
+
+    @property
+    def lock(self) -> Path:
+        return self.pb_home / "test" / "panes" / f"{self.name}.lock"
+
+    @property
+    def pid(self) -> int:
+        return int(self.registry["pid"])
+
+    @property
+    def socket(self) -> Path:
+        return Path(self.registry[self.socket_field])
+
+    def screen(self) -> str:
+        return self.tmux.screen()
+
+    def turn(self, needle: str, timeout: float = 60) -> float:
+        """When the model got a request whose newest user text holds *needle*."""
+        assert self.stand_in is not None
+        return self.stand_in.wait_turn(needle, timeout, self.screen)
+
+    def close(self) -> None:
+        self.tmux.close()
+        if self.stand_in:
+            self.stand_in.close()
+
+
 class AgentSession:
     """One agent CLI's live session: project, private HOME, stand-in, tmux."""
 
@@ -267,6 +360,34 @@ def opencode_plugin_deps() -> Path | None:
     return TOOLS / plugin.folder if plugin.installed() else None
 
 
+def opencode_config(path: Path, port: int) -> None:
+    """OpenCode's config (or a fork's: Kilo Code's) at *path*: the stand-in on *port* as its one
+    provider and model, no updates, no sharing."""
+    provider = {
+        "npm": "@ai-sdk/openai-compatible",
+        "name": "stand-in",
+        "options": {"baseURL": f"http://127.0.0.1:{port}/v1", "apiKey": "stand-in"},
+        "models": {"stand-in": {"name": "stand-in", "limit": {"context": 128000, "output": 4096}}},
+    }
+    config = {
+        "autoupdate": False,
+        "share": "disabled",
+        "model": "pb/stand-in",
+        "small_model": "pb/stand-in",
+        "provider": {"pb": provider},
+    }
+    path.write_text(json.dumps(config))
+
+
+def opencode_env(prefix: str) -> dict[str, str]:
+    """What OpenCode (its variables' *prefix* ``OPENCODE``; a fork's, its own) must not do
+    offline: update, fetch models, download language servers, share."""
+    return {
+        f"{prefix}_DISABLE_{what}": "1"
+        for what in ("AUTOUPDATE", "MODELS_FETCH", "LSP_DOWNLOAD", "SHARE")
+    }
+
+
 class OpenCodeSession(AgentSession):
     """OpenCode 1.18.33's TUI: OpenAI-compatible provider at the stand-in; plugin deps in place."""
 
@@ -278,35 +399,8 @@ class OpenCodeSession(AgentSession):
             for name_ in ("package.json", "package-lock.json"):
                 shutil.copy(deps / name_, folder / name_)
             shutil.copytree(deps / "node_modules", folder / "node_modules", symlinks=True)
-        provider = {
-            "npm": "@ai-sdk/openai-compatible",
-            "name": "stand-in",
-            "options": {
-                "baseURL": f"http://127.0.0.1:{self.stand_in.port}/v1",
-                "apiKey": "stand-in",
-            },
-            "models": {
-                "stand-in": {"name": "stand-in", "limit": {"context": 128000, "output": 4096}}
-            },
-        }
-        (config / "opencode.json").write_text(
-            json.dumps(
-                {
-                    "autoupdate": False,
-                    "share": "disabled",
-                    "model": "pb/stand-in",
-                    "small_model": "pb/stand-in",
-                    "provider": {"pb": provider},
-                }
-            )
-        )
+        opencode_config(config / "opencode.json", self.stand_in.port)
         self.runtime = root / "run"
         self.runtime.mkdir(mode=0o700)
-        self.env.update(
-            XDG_RUNTIME_DIR=str(self.runtime),
-            OPENCODE_DISABLE_AUTOUPDATE="1",
-            OPENCODE_DISABLE_MODELS_FETCH="1",
-            OPENCODE_DISABLE_LSP_DOWNLOAD="1",
-            OPENCODE_DISABLE_SHARE="1",
-        )
+        self.env.update(XDG_RUNTIME_DIR=str(self.runtime), **opencode_env("OPENCODE"))
         self.start([str(bin_dir / "opencode")], "Ask anything")

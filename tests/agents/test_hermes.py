@@ -16,9 +16,14 @@ import pytest
 from paneboard.agents import hermes
 from paneboard.agents.base import DoctorRequest
 from paneboard.agents.script import private_folder
-from testing.helpers import Listening, ended_pid, notices, post, run_cli
-from tests.agents.test_opencode import undelivered_at_once
-from tests.agents.test_pi import ExtensionStandIn
+from testing.helpers import Listening, ended_pid, post, run_cli
+from tests.agents.scriptdoors import (
+    PluginStandIn,
+    door_needs_a_socket,
+    listen,
+    undelivered,
+    undelivered_at_once,
+)
 
 # Hermes's side: the plugin manager's `_cli_ref` (the interactive CLI, whose `_pending_input`
 # queue its input box feeds), `register_hook`. HERMES_MODE says whether a turn runs; every text
@@ -93,8 +98,7 @@ def plugin(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Plugin]:
 
 
 def _listen(home: Path, socket_path: Path, *extra: str) -> Listening:
-    args = ("--door", "hermes-plugin", "--socket", str(socket_path), "--backoff", "0.05", *extra)
-    return Listening(home, "bob", *args)
+    return listen(home, "hermes-plugin", socket_path, *extra)
 
 
 @pytest.mark.parametrize("plugin", ["idle", "busy"], indirect=True)
@@ -147,28 +151,20 @@ def test_an_empty_or_broken_line_is_refused_by_the_plugin(plugin: Plugin) -> Non
 
 
 def test_a_refusal_by_the_plugin_is_retried_then_undelivered(home: Path, tmp_path: Path) -> None:
-    server = ExtensionStandIn(tmp_path, os.getpid(), {"ok": False, "error": "Hermes is exiting"})
-    try:
-        with _listen(home, server.socket_path) as bob:
-            prompt = post(home, "--to", "bob", "hello")
-            bob.wait_err(f"undelivered {prompt}")
-    finally:
-        server.close()
-    assert 2 == server.lines.qsize()
-    assert ["Hermes did not take it: Hermes is exiting"] == [n.reason for n in notices(home)]
+    server = PluginStandIn(tmp_path, os.getpid(), {"ok": False, "error": "Hermes is exiting"})
+    sent = undelivered(home, server, _listen(home, server.socket_path))
+    assert (2, ["Hermes did not take it: Hermes is exiting"]) == sent
 
 
 def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Path) -> None:
     pid = ended_pid()
-    server = ExtensionStandIn(tmp_path, pid, {"ok": True})
+    server = PluginStandIn(tmp_path, pid, {"ok": True})
     reasons = undelivered_at_once(home, server, _listen(home, server.socket_path))
     assert [f"the Hermes Agent process {pid} behind {server.socket_path} has ended"] == reasons
 
 
 def test_the_door_needs_a_socket(home: Path) -> None:
-    done = run_cli(home, "listen", "--as", "bob", "--door", "hermes-plugin")
-    why = "--door hermes-plugin needs --socket PATH (paneboard's Hermes Agent plugin passes it)"
-    assert (1, f"paneboard: {why}\n") == (done.returncode, done.stderr)
+    door_needs_a_socket(home, "hermes-plugin", "Hermes Agent plugin")
 
 
 def _hook(home: Path, action: str, project: Path) -> tuple[int, str, str]:

@@ -15,8 +15,14 @@ from paneboard.agents import by_kind
 from paneboard.agents.kilo import KILO, SCRIPT
 from paneboard.agents.script import Script
 from paneboard.protocol.errors import BadInput
-from testing.helpers import Listening, ended_pid, notices, post, run_cli
-from tests.agents.test_opencode import PluginStandIn, undelivered_at_once
+from testing.helpers import Listening, ended_pid, post, run_cli
+from tests.agents.scriptdoors import (
+    PluginStandIn,
+    door_needs_a_socket,
+    listen,
+    undelivered,
+    undelivered_at_once,
+)
 
 PLUGIN = ".kilo/plugins/paneboard.js"
 NEEDS_NODE = pytest.mark.skipif(shutil.which("node") is None, reason="node is missing")
@@ -34,8 +40,7 @@ def _install(home: Path, project: Path, *options: str) -> subprocess.CompletedPr
 
 
 def _listen(home: Path, socket_path: Path, *extra: str) -> Listening:
-    args = ("--door", "kilo", "--socket", str(socket_path), "--backoff", "0.05", *extra)
-    return Listening(home, "bob", *args)
+    return listen(home, "kilo", socket_path, *extra)
 
 
 def test_install_writes_the_plugin_again_changes_nothing_uninstall_keeps_kilos_files(
@@ -207,21 +212,12 @@ def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Pat
 
 def test_a_refusal_by_the_plugin_is_retried_then_undelivered(home: Path, tmp_path: Path) -> None:
     plugin = PluginStandIn(tmp_path, os.getpid(), {"ok": False, "error": "no session yet"})
-    try:
-        with _listen(home, plugin.socket_path) as bob:
-            pid = post(home, "--to", "bob", "hello")
-            bob.wait_err(f"undelivered {pid}")
-    finally:
-        plugin.close()
-    assert ["the plugin did not hand it over: no session yet"] == [n.reason for n in notices(home)]
+    why = "the plugin did not hand it over: no session yet"
+    assert (2, [why]) == undelivered(home, plugin, _listen(home, plugin.socket_path))
 
 
 def test_the_door_needs_a_socket(home: Path) -> None:
-    done = run_cli(home, "listen", "--as", "bob", "--door", "kilo")
-    message = (
-        "paneboard: --door kilo needs --socket PATH (paneboard's Kilo Code plugin passes it)\n"
-    )
-    assert (1, message) == (done.returncode, done.stderr)
+    door_needs_a_socket(home, "kilo", "Kilo Code plugin")
 
 
 def test_session_start_needs_the_plugins_socket(home: Path) -> None:

@@ -267,7 +267,7 @@ def test_session_start_context_in_each_agents_format(home: Path, agent: str) -> 
 
 def test_doctor_knows_the_three_agents(home: Path, tmp_path: Path) -> None:
     """Hooks or plugin installed in this project, and each OpenCode process whose door is up."""
-    from tests.agents.test_opencode import PluginStandIn
+    from tests.agents.scriptdoors import PluginStandIn
 
     for agent in ("gemini", "copilot", "opencode"):
         assert 0 == _install(home, agent, tmp_path).returncode

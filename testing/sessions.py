@@ -16,7 +16,7 @@ from typing import Any
 
 from paneboard.state.panelock import holder
 from testing.clients import PINNED, TOOLS, free_port
-from testing.helpers import ScriptServer, Tmux, wait_until
+from testing.helpers import ScriptServer, Tmux, run_cli, wait_until
 
 
 class StandIn(ScriptServer):
@@ -183,12 +183,14 @@ def workspace(
 
 class DoorSession:
     """One agent CLI's live session whose door is in a registry the agent's process writes: the
-    project with paneboard's hooks for *agent* as *name*, a private HOME and
-    ``XDG_RUNTIME_DIR``, the model stand-in *stand_in* (a module; none: the agent asks no
-    model), the CLI in tmux (`open`). A subclass names where the registry is (`registries`),
-    which record is its own (`ours`), and the record's socket field (`socket_field`)."""
+        project with paneboard's hooks for *agent* as *name*, a private HOME and
+        ``XDG_RUNTIME_DIR``, the model stand-in *stand_in* (a module; none: the agent asks no
+        model), the CLI in tmux (`open`). A subclass names where the registry is (`registries`),
+        which record is its own (`ours`), the record's socket field (`socket_field`), and the field
+    of a prompt's status `stage` gives (`third`)."""
 
     socket_field = "socket"
+    third = "outcome"  # the field of the status `stage` gives besides the stage and the door
 
     def __init__(
         self, root: Path, bin_path: Path, agent: str, name: str, stand_in: str = ""
@@ -265,6 +267,39 @@ class DoorSession:
         """When the model got a request whose newest user text holds *needle*."""
         assert self.stand_in is not None
         return self.stand_in.wait_turn(needle, timeout, self.screen)
+
+    def stage(self, prompt: str) -> tuple[str, str, str]:
+        """The session's stage of *prompt*, its door, and its `third` field."""
+        return stage(self.pb_home, prompt, self.name, self.third)
+
+    def reached(self, prompt: str, stage: str, timeout: float = 30) -> None:
+        """Wait until the session's stage of *prompt* is *stage*."""
+        what = f"{prompt} not {stage}"
+        wait_until(lambda: self.stage(prompt)[0] == stage, what, timeout, self.screen, every=0.1)
+
+    def round_trip(self, wait: float = 60) -> str:
+        """A prompt whose turn runs its `paneboard answer`; `wait` (for *wait* seconds) prints
+        the answer. The prompt."""
+        prompt = post(self.pb_home, self.name, "what is six times seven?\nMOCK-ANSWER: forty-two")
+        done = run_cli(self.pb_home, "wait", prompt, "--timeout", f"{wait:g}", timeout=wait + 30)
+        assert (0, "forty-two\n") == (done.returncode, done.stdout), done.stderr + self.screen()
+        return prompt
+
+    def crash(self, title: str) -> tuple[int, Path]:
+        """Kill the agent (*title*) as a crash does (nothing removes its socket or registry) and
+        its tmux; its listener exits. The agent's pid and socket."""
+        pid, socket, listener = self.pid, self.socket, self.listener
+        os.kill(pid, signal.SIGKILL)
+        self.tmux.close()
+        wait_until(lambda: not running(listener), f"the listener outlived {title}", 15)
+        return pid, socket
+
+    def post_as(self, sender: str, text: str) -> str:
+        """`paneboard post` to the session as *sender* (paneboard holds a sender's 31st prompt
+        within a minute, and alice posts the other tests' prompts); returns the id."""
+        done = run_cli(self.pb_home, "post", "--as", sender, "--to", self.name, text)
+        assert 0 == done.returncode, done.stderr
+        return str(done.stdout.strip())
 
     def close(self) -> None:
         self.tmux.close()

@@ -33,6 +33,7 @@ class QoderSession(DoorSession):
     """Qoder CLI's TUI with paneboard's hooks, its inbox registry, and its listener."""
 
     socket_field = "messagingSocketPath"
+    third = "source"
 
     def __init__(self, root: Path, bin_path: Path, name: str) -> None:
         super().__init__(root, bin_path, "qoder", name)

@@ -3,8 +3,6 @@ door."""
 
 from __future__ import annotations
 
-import os
-import signal
 import statistics
 import subprocess
 import time
@@ -13,7 +11,7 @@ from paneboard.state.panelock import holder
 from paneboard.state.policy import Policy, write_policy
 from testing.clients import PINNED
 from testing.helpers import Listening, cli_env, notices, run_cli, wait_until
-from testing.sessions import post, running, stage, status
+from testing.sessions import post, status
 from tests.real.hermes_session import HermesSession
 from tests.real.live import NEEDS_TMUX, live_fixture
 
@@ -22,15 +20,6 @@ pytestmark = NEEDS_TMUX
 HERMES = PINNED["hermes"]
 BUSY = "\u2695 \u276f"  # Hermes's input prompt while a turn runs: its staff, then the arrow
 session = live_fixture(HermesSession, HERMES.installed, "hermes-bob", HERMES.missing)
-
-
-def _stage(s: HermesSession, prompt: str) -> tuple[str, str, str]:
-    return stage(s.pb_home, prompt, s.name, "outcome")
-
-
-def _reached(s: HermesSession, prompt: str, stage: str, timeout: float = 30) -> None:
-    what = f"{prompt} not {stage}"
-    wait_until(lambda: _stage(s, prompt)[0] == stage, what, timeout, s.screen, every=0.1)
 
 
 def _turns(s: HermesSession, prompt: str) -> int:
@@ -45,7 +34,7 @@ def test_an_idle_session_takes_the_prompt_once(session: HermesSession) -> None:
     assert s.installed.startswith(f"installed paneboard plugin {plugin}\n")
     prompt = post(s.pb_home, s.name, "check the flaky test")
     s.turn(prompt)
-    _reached(s, prompt, "delivered")
+    s.reached(prompt, "delivered")
     got = status(s.pb_home, prompt, s.name)
     assert ("hermes-plugin", "accepted") == (got["door"], got["outcome"])
     assert 1 == _turns(s, prompt)
@@ -77,7 +66,7 @@ def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(
     busy = post(s.pb_home, s.name, "STAND-IN-SLOW-3 a long turn")
     started = s.turn(busy)
     queued = post(s.pb_home, s.name, "after the long turn")
-    _reached(s, queued, "delivered", 2.5)
+    s.reached(queued, "delivered", 2.5)
     assert [] == s.stand_in.turns_with(queued)
     assert s.turn(queued) >= started + 3
     assert 1 == _turns(s, busy)
@@ -92,10 +81,8 @@ def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(
 def test_a_round_trip_wait_prints_the_answer(session: HermesSession) -> None:
     """The turn runs the prompt's `paneboard answer` in Hermes's terminal tool; `wait` prints it."""
     s = session
-    prompt = post(s.pb_home, s.name, "what is six times seven?\nMOCK-ANSWER: forty-two")
-    done = run_cli(s.pb_home, "wait", prompt, "--timeout", "90", timeout=120)
-    assert (0, "forty-two\n") == (done.returncode, done.stdout), done.stderr + s.screen()
-    assert ("answered", "hermes-plugin") == _stage(s, prompt)[:2]
+    prompt = s.round_trip(90)
+    assert ("answered", "hermes-plugin") == s.stage(prompt)[:2]
 
 
 def test_post_to_model_time(session: HermesSession) -> None:
@@ -119,7 +106,7 @@ def test_a_burst_of_twenty_reaches_the_model_once_each(session: HermesSession) -
     write_policy(s.pb_home / "test", s.name, Policy(rate=0))
     ids = [post(s.pb_home, s.name, f"burst {n}") for n in range(20)]
     for prompt in ids:
-        _reached(s, prompt, "delivered")
+        s.reached(prompt, "delivered")
     wait_until(lambda: all(_turns(s, p) for p in ids), "not every burst turn ran", 120, s.screen)
     assert [1] * 20 == [_turns(s, p) for p in ids]
     firsts = [s.stand_in.turns_with(f"[paneboard] prompt {p} from")[0] for p in ids]
@@ -130,13 +117,10 @@ def test_the_listener_ends_with_hermes_and_the_prompt_stays_open(session: Hermes
     """Hermes killed: its listener exits; a prompt posted then stays open, and the socket and
     registry it leaves behind are refused (`undelivered`, the prompt still open)."""
     s = session
-    pid, socket, listener = s.pid, s.socket, s.listener
-    os.kill(pid, signal.SIGKILL)  # a crash: nothing removes the socket or the registry
-    s.tmux.close()
-    wait_until(lambda: not running(listener), "the listener outlived Hermes", 15)
+    pid, socket = s.crash("Hermes")
     prompt = post(s.pb_home, s.name, "nobody is there")
     time.sleep(1)
-    assert "posted" == _stage(s, prompt)[0]
+    assert "posted" == s.stage(prompt)[0]
     args = ("--door", "hermes-plugin", "--socket", str(socket), "--backoff", "0.05")
     with Listening(s.pb_home, s.name, *args, env=cli_env(s.pb_home)) as late:
         late.wait_err(f"undelivered {prompt}")

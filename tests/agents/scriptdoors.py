@@ -10,7 +10,7 @@ import json
 import socket
 from pathlib import Path
 
-from testing.helpers import Listening, SocketServer, notices, post, run_cli
+from testing.helpers import Listening, SocketServer, ended_pid, notices, post, run_cli
 
 
 class PluginStandIn(SocketServer):
@@ -62,6 +62,36 @@ def undelivered_at_once(home: Path, server: SocketServer, listener: Listening) -
     sent, reasons = undelivered(home, server, listener)
     assert 0 == sent
     return reasons
+
+
+def an_ended_process_is_refused(home: Path, folder: Path, door: str, title: str) -> None:
+    """A registry in *folder* naming a process that has ended (a socket left behind by a killed
+    *title*): no attempt through *door*, at once `undelivered`, naming the process."""
+    pid = ended_pid()
+    server = PluginStandIn(folder, pid, {"ok": True})
+    reasons = undelivered_at_once(home, server, listen(home, door, server.socket_path))
+    assert [f"the {title} process {pid} behind {server.socket_path} has ended"] == reasons
+
+
+def hook(home: Path, action: str, agent: str, project: Path, name: str) -> tuple[int, str, str]:
+    """`hook ACTION AGENT --project PROJECT --as NAME`: its exit code, output and errors."""
+    done = run_cli(home, "hook", action, agent, "--project", str(project), "--as", name)
+    return done.returncode, done.stdout, done.stderr
+
+
+def a_foreign_plugin_is_refused(home: Path, project: Path, plugin: str, agent: str) -> None:
+    """A file at the plugin's path *plugin* in *project* that paneboard did not write: `hook
+    install|uninstall AGENT` refuse it and leave it as it was."""
+    path = project / plugin
+    path.parent.mkdir(parents=True)
+    path.write_text("export const Mine = async () => ({});\n")
+    for action in ("install", "uninstall"):
+        done = run_cli(home, "hook", action, agent, "--project", str(project))
+        assert (
+            1,
+            f"paneboard: {path} is not paneboard's plugin; move it away, nothing was changed\n",
+        ) == (done.returncode, done.stderr)
+    assert "export const Mine = async () => ({});\n" == path.read_text()
 
 
 def door_needs_a_socket(home: Path, door: str, script: str) -> None:

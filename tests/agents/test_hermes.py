@@ -16,13 +16,14 @@ import pytest
 from paneboard.agents import hermes
 from paneboard.agents.base import DoctorRequest
 from paneboard.agents.script import private_folder
-from testing.helpers import Listening, ended_pid, post, run_cli
+from testing.helpers import Listening, post, run_cli
 from tests.agents.scriptdoors import (
     PluginStandIn,
+    an_ended_process_is_refused,
     door_needs_a_socket,
+    hook,
     listen,
     undelivered,
-    undelivered_at_once,
 )
 
 # Hermes's side: the plugin manager's `_cli_ref` (the interactive CLI, whose `_pending_input`
@@ -157,10 +158,7 @@ def test_a_refusal_by_the_plugin_is_retried_then_undelivered(home: Path, tmp_pat
 
 
 def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Path) -> None:
-    pid = ended_pid()
-    server = PluginStandIn(tmp_path, pid, {"ok": True})
-    reasons = undelivered_at_once(home, server, _listen(home, server.socket_path))
-    assert [f"the Hermes Agent process {pid} behind {server.socket_path} has ended"] == reasons
+    an_ended_process_is_refused(home, tmp_path, "hermes-plugin", "Hermes Agent")
 
 
 def test_the_door_needs_a_socket(home: Path) -> None:
@@ -168,8 +166,7 @@ def test_the_door_needs_a_socket(home: Path) -> None:
 
 
 def _hook(home: Path, action: str, project: Path) -> tuple[int, str, str]:
-    done = run_cli(home, "hook", action, "hermes", "--project", str(project), "--as", "h-bob")
-    return done.returncode, done.stdout, done.stderr
+    return hook(home, action, "hermes", project, "h-bob")
 
 
 def test_hook_install_writes_the_plugin_and_manifest_once_and_uninstall_removes_them(

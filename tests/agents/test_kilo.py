@@ -15,24 +15,18 @@ from paneboard.agents import by_kind
 from paneboard.agents.kilo import KILO, SCRIPT
 from paneboard.agents.script import Script
 from paneboard.protocol.errors import BadInput
-from testing.helpers import Listening, ended_pid, post, run_cli
+from testing.helpers import Listening, post, run_cli
 from tests.agents.scriptdoors import (
     PluginStandIn,
+    a_foreign_plugin_is_refused,
+    an_ended_process_is_refused,
     door_needs_a_socket,
     listen,
     undelivered,
-    undelivered_at_once,
 )
 
 PLUGIN = ".kilo/plugins/paneboard.js"
 NEEDS_NODE = pytest.mark.skipif(shutil.which("node") is None, reason="node is missing")
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "proj"
-    path.mkdir()
-    return path
 
 
 def _install(home: Path, project: Path, *options: str) -> subprocess.CompletedProcess[str]:
@@ -79,16 +73,7 @@ def test_install_writes_the_plugin_again_changes_nothing_uninstall_keeps_kilos_f
 
 
 def test_a_plugin_file_paneboard_did_not_write_is_refused(home: Path, project: Path) -> None:
-    path = project / PLUGIN
-    path.parent.mkdir(parents=True)
-    path.write_text("export const Mine = async () => ({});\n")
-    for action in ("install", "uninstall"):
-        done = run_cli(home, "hook", action, "kilo", "--project", str(project))
-        assert (
-            1,
-            f"paneboard: {path} is not paneboard's plugin; move it away, nothing was changed\n",
-        ) == (done.returncode, done.stderr)
-    assert "export const Mine = async () => ({});\n" == path.read_text()
+    a_foreign_plugin_is_refused(home, project, PLUGIN, "kilo")
 
 
 def test_only_the_listen_mode() -> None:
@@ -204,10 +189,7 @@ def test_a_prompt_is_one_line_and_the_plugin_accepts_it(home: Path, tmp_path: Pa
 
 def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Path) -> None:
     """A socket left behind by a killed Kilo Code: no attempt, at once `undelivered`."""
-    pid = ended_pid()
-    server = PluginStandIn(tmp_path, pid, {"ok": True})
-    reasons = undelivered_at_once(home, server, _listen(home, server.socket_path))
-    assert [f"the Kilo Code process {pid} behind {server.socket_path} has ended"] == reasons
+    an_ended_process_is_refused(home, tmp_path, "kilo", "Kilo Code")
 
 
 def test_a_refusal_by_the_plugin_is_retried_then_undelivered(home: Path, tmp_path: Path) -> None:

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from paneboard.agents.opencode import OPENCODE, plugin_folder
-from testing.helpers import Listening, ended_pid, notices, post
+from testing.helpers import Listening, notices, post
 from tests.agents.scriptdoors import (
     PluginStandIn,
+    an_ended_process_is_refused,
     door_needs_a_socket,
     listen,
     undelivered,
-    undelivered_at_once,
 )
 
 PLUGIN = OPENCODE.own.text("paneboard", [])  # the plugin as `hook install` writes it
@@ -70,10 +70,7 @@ def test_no_answer_after_the_line_is_an_unknown_outcome(home: Path, plugin: Plug
 
 def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Path) -> None:
     """A socket left behind by a killed OpenCode: no attempt, at once `undelivered`."""
-    pid = ended_pid()
-    server = PluginStandIn(tmp_path, pid, {"ok": True})
-    reasons = undelivered_at_once(home, server, _listen(home, server.socket_path))
-    assert [f"the OpenCode process {pid} behind {server.socket_path} has ended"] == reasons
+    an_ended_process_is_refused(home, tmp_path, "opencode", "OpenCode")
 
 
 def test_a_symlinked_socket_is_refused(home: Path, plugin: PluginStandIn, tmp_path: Path) -> None:

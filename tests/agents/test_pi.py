@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 
 from paneboard.agents import pi
-from testing.helpers import Listening, ended_pid, post, run_cli
+from testing.helpers import Listening, post, run_cli
 from tests.agents.scriptdoors import (
     PluginStandIn,
+    an_ended_process_is_refused,
     door_needs_a_socket,
+    hook,
     listen,
     undelivered,
-    undelivered_at_once,
 )
 
 # pi's side of the extension API: `on`, `sendUserMessage` (which shows the text to the `input`
@@ -121,10 +122,7 @@ def test_a_refusal_by_the_extension_is_retried_then_undelivered(home: Path, tmp_
 
 def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Path) -> None:
     """A socket left behind by a killed pi: no attempt, at once `undelivered`."""
-    pid = ended_pid()
-    server = PluginStandIn(tmp_path, pid, {"ok": True})
-    reasons = undelivered_at_once(home, server, _listen(home, server.socket_path))
-    assert [f"the pi process {pid} behind {server.socket_path} has ended"] == reasons
+    an_ended_process_is_refused(home, tmp_path, "pi-extension", "pi")
 
 
 def test_the_door_needs_a_socket(home: Path) -> None:
@@ -132,8 +130,7 @@ def test_the_door_needs_a_socket(home: Path) -> None:
 
 
 def _hook(home: Path, action: str, project: Path) -> tuple[int, str, str]:
-    done = run_cli(home, "hook", action, "pi", "--project", str(project), "--as", "pi-bob")
-    return done.returncode, done.stdout, done.stderr
+    return hook(home, action, "pi", project, "pi-bob")
 
 
 def test_hook_install_writes_the_extension_once_and_uninstall_removes_it(

@@ -8,6 +8,8 @@ import json
 import os
 import shutil
 import signal
+import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -158,6 +160,20 @@ def stage(pb_home: Path, prompt: str, agent: str, third: str) -> tuple[str, str,
     return got["stage"], got.get("door", ""), got.get(third) or ""
 
 
+def one_shot(argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+    """An agent's one-shot run *argv* in *cwd* (no input, two minutes at most): it exits 0."""
+    done = subprocess.run(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert 0 == done.returncode, done.stderr
+
+
 def user_records(
     path: Path | None, texts: Callable[[dict[str, Any]], list[str]], needle: str
 ) -> list[dict[str, Any]]:
@@ -283,6 +299,26 @@ class DoorSession:
         prompt = post(self.pb_home, self.name, "what is six times seven?\nMOCK-ANSWER: forty-two")
         done = run_cli(self.pb_home, "wait", prompt, "--timeout", f"{wait:g}", timeout=wait + 30)
         assert (0, "forty-two\n") == (done.returncode, done.stdout), done.stderr + self.screen()
+        return prompt
+
+    def time_to_model(self, agent: str, idle: Callable[[str], object]) -> list[str]:
+        """Eight prompts to the idle session, one at a time, each awaited by *idle* (its turn
+        over); prints how long each took to reach the model (*agent* names the line). The
+        prompts."""
+        times, ids = [], []
+        for n in range(8):
+            t0 = time.time()
+            ids.append(post(self.pb_home, self.name, f"timed {n}"))
+            times.append(self.turn(ids[-1]) - t0)
+            idle(ids[-1])
+        print(f"{agent}: post -> model: median {statistics.median(times):.3f} s of {len(times)}")
+        return ids
+
+    def unserved(self, text: str = "nobody is there yet") -> str:
+        """A prompt posted while no session serves it: a second later it is still `posted`."""
+        prompt = post(self.pb_home, self.name, text)
+        time.sleep(1)
+        assert "posted" == self.stage(prompt)[0]
         return prompt
 
     def crash(self, title: str) -> tuple[int, Path]:

@@ -3,9 +3,7 @@ door."""
 
 from __future__ import annotations
 
-import statistics
 import subprocess
-import time
 
 from paneboard.state.panelock import holder
 from paneboard.state.policy import Policy, write_policy
@@ -88,13 +86,10 @@ def test_a_round_trip_wait_prints_the_answer(session: HermesSession) -> None:
 def test_post_to_model_time(session: HermesSession) -> None:
     """Eight prompts to an idle session, one at a time: each reaches the model once."""
     s = session
-    times, ids = [], []
-    for n in range(8):
-        t0 = time.time()
-        ids.append(post(s.pb_home, s.name, f"timed {n}"))
-        times.append(s.turn(ids[-1]) - t0)
-        wait_until(lambda: BUSY not in s.screen(), "the turn did not end", 30, s.screen)
-    print(f"hermes: post -> model: median {statistics.median(times):.3f} s of {len(times)}")
+    ids = s.time_to_model(
+        "hermes",
+        lambda _: wait_until(lambda: BUSY not in s.screen(), "the turn did not end", 30, s.screen),
+    )
     assert [1] * 8 == [_turns(s, p) for p in ids]
 
 
@@ -118,9 +113,7 @@ def test_the_listener_ends_with_hermes_and_the_prompt_stays_open(session: Hermes
     registry it leaves behind are refused (`undelivered`, the prompt still open)."""
     s = session
     pid, socket = s.crash("Hermes")
-    prompt = post(s.pb_home, s.name, "nobody is there")
-    time.sleep(1)
-    assert "posted" == s.stage(prompt)[0]
+    prompt = s.unserved("nobody is there")
     args = ("--door", "hermes-plugin", "--socket", str(socket), "--backoff", "0.05")
     with Listening(s.pb_home, s.name, *args, env=cli_env(s.pb_home)) as late:
         late.wait_err(f"undelivered {prompt}")

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
-import subprocess
-import time
-
 import pytest
 
 from paneboard.protocol.posts import Delivered
@@ -13,7 +9,7 @@ from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
 from testing.clients import PINNED
 from testing.helpers import run_cli, wait_until
-from testing.sessions import post, running
+from testing.sessions import one_shot, post, running
 from tests.real.kilo_session import KiloSession
 from tests.real.live import NEEDS_TMUX, live_fixture
 
@@ -48,16 +44,7 @@ def test_an_idle_session_takes_the_prompt_once(session: KiloSession) -> None:
 def test_kilo_run_starts_no_listener(session: KiloSession) -> None:
     """`kilo run` exits at its first idle moment: a prompt handed to it would never run."""
     s = session
-    done = subprocess.run(
-        [str(s.bin), "run", "one shot"],
-        cwd=s.project,
-        env=s.env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-    assert 0 == done.returncode, done.stderr
+    one_shot([str(s.bin), "run", "one shot"], s.project, s.env)
     assert 1 == len(s.turns_with("one shot"))
     assert s.listener == holder(s.lock)
 
@@ -87,13 +74,7 @@ def test_a_round_trip_wait_prints_the_answer(session: KiloSession) -> None:
 def test_post_to_model_time(session: KiloSession) -> None:
     """Eight prompts to an idle session, one at a time: each reaches the model once."""
     s = session
-    times, ids = [], []
-    for n in range(8):
-        t0 = time.time()
-        ids.append(post(s.pb_home, s.name, f"timed {n}"))
-        times.append(s.turn(ids[-1]) - t0)
-        _idle(s, ids[-1])
-    print(f"kilo: post -> model: median {statistics.median(times):.3f} s of {len(times)}")
+    ids = s.time_to_model("kilo", lambda prompt: _idle(s, prompt))
     assert [1] * 8 == [len(s.turns_with(p)) for p in ids]
 
 
@@ -123,9 +104,7 @@ def test_killed_its_listener_ends_and_the_prompt_waits_for_the_next_session(
     s = session
     pid, socket = s.crash("Kilo Code")
     assert holder(s.lock) is None and not running(pid)
-    prompt = post(s.pb_home, s.name, "nobody is there yet")
-    time.sleep(1)
-    assert "posted" == s.stage(prompt)[0]
+    prompt = s.unserved()
     s.start()
     assert (s.pid, s.socket) != (pid, socket)
     assert not socket.exists()  # the new plugin swept the dead process's socket and registry

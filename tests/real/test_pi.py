@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import statistics
 import subprocess
-import time
 
 from paneboard.state.panelock import holder
 from testing.clients import PINNED
@@ -81,13 +79,8 @@ def test_a_round_trip_wait_prints_the_answer(session: PiSession) -> None:
 def test_post_to_model_time(session: PiSession) -> None:
     """Eight prompts to an idle session, one at a time: each reaches the model once."""
     s = session
-    times, ids = [], []
-    for n in range(8):
-        t0 = time.time()
-        ids.append(post(s.pb_home, s.name, f"timed {n}"))
-        times.append(s.turn(ids[-1]) - t0)
-        s.reached(ids[-1], "seen")  # the turn is over: the next one finds pi idle
-    print(f"pi: post -> model: median {statistics.median(times):.3f} s of {len(times)}")
+    # seen: the turn is over, the next one finds pi idle
+    ids = s.time_to_model("pi", lambda prompt: s.reached(prompt, "seen"))
     assert [1] * 8 == [len(s.stand_in.turns_with(p)) for p in ids]
 
 

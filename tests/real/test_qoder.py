@@ -94,9 +94,7 @@ def test_killed_its_listener_ends_and_the_prompt_waits_for_the_next_session(
     s = session
     pid, _ = s.crash("Qoder CLI")
     assert holder(s.lock) is None and not running(pid)
-    prompt = post(s.pb_home, s.name, "nobody is there yet")
-    time.sleep(1)
-    assert "posted" == s.stage(prompt)[0]
+    prompt = s.unserved()
     s.start()
     assert s.pid != pid
     s.reached(prompt, "seen")

@@ -160,16 +160,17 @@ def stage(pb_home: Path, prompt: str, agent: str, third: str) -> tuple[str, str,
     return got["stage"], got.get("door", ""), got.get(third) or ""
 
 
-def one_shot(argv: list[str], cwd: Path, env: dict[str, str]) -> None:
-    """An agent's one-shot run *argv* in *cwd* (no input, two minutes at most): it exits 0."""
+def one_shot(
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float = 120,
+    stdin: int | None = subprocess.DEVNULL,
+) -> None:
+    """An agent's one-shot run *argv* in *cwd* (its input *stdin*; None: the test's): it exits 0
+    within *timeout* seconds."""
     done = subprocess.run(
-        argv,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=120,
-        check=False,
+        argv, cwd=cwd, env=env, stdin=stdin, capture_output=True, timeout=timeout, check=False
     )
     assert 0 == done.returncode, done.stderr
 
@@ -300,6 +301,16 @@ class DoorSession:
         done = run_cli(self.pb_home, "wait", prompt, "--timeout", f"{wait:g}", timeout=wait + 30)
         assert (0, "forty-two\n") == (done.returncode, done.stdout), done.stderr + self.screen()
         return prompt
+
+    def during_a_long_turn(self) -> tuple[str, str, float]:
+        """A long turn (the stand-in's three seconds) running, a prompt posted: it is delivered
+        within 2.5 s. The long turn's prompt, the one posted during it, and when the long turn
+        reached the model."""
+        busy = post(self.pb_home, self.name, "STAND-IN-SLOW-3 a long turn")
+        started = self.turn(busy)
+        queued = post(self.pb_home, self.name, "after the long turn")
+        self.reached(queued, "delivered", 2.5)
+        return busy, queued, started
 
     def time_to_model(self, agent: str, idle: Callable[[str], object]) -> list[str]:
         """Eight prompts to the idle session, one at a time, each awaited by *idle* (its turn

@@ -3,13 +3,11 @@ door."""
 
 from __future__ import annotations
 
-import subprocess
-
 from paneboard.state.panelock import holder
 from paneboard.state.policy import Policy, write_policy
 from testing.clients import PINNED
 from testing.helpers import Listening, cli_env, notices, run_cli, wait_until
-from testing.sessions import post, status
+from testing.sessions import one_shot, post, status
 from tests.real.hermes_session import HermesSession
 from tests.real.live import NEEDS_TMUX, live_fixture
 
@@ -45,11 +43,7 @@ def test_an_idle_session_takes_the_prompt_once(session: HermesSession) -> None:
 def test_a_one_shot_query_opens_no_door_and_starts_no_listener(session: HermesSession) -> None:
     """`hermes chat -q` exits once its query is done: a prompt handed to it would never run."""
     s = session
-    argv = [str(s.bin), "chat", "-q", "one shot"]
-    done = subprocess.run(
-        argv, cwd=s.project, env=s.env, capture_output=True, timeout=120, check=False
-    )
-    assert 0 == done.returncode, done.stderr
+    one_shot([str(s.bin), "chat", "-q", "one shot"], s.project, s.env, stdin=None)
     assert 1 == len(s.stand_in.turns_with("one shot"))
     assert [s.socket.with_suffix(".json")] == list(s.socket.parent.glob("*.json"))
     assert s.listener == holder(s.lock)
@@ -61,10 +55,7 @@ def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(
     """Delivered while a turn runs (on Hermes's input queue, the running turn not interrupted);
     the model sees it once that turn has ended."""
     s = session
-    busy = post(s.pb_home, s.name, "STAND-IN-SLOW-3 a long turn")
-    started = s.turn(busy)
-    queued = post(s.pb_home, s.name, "after the long turn")
-    s.reached(queued, "delivered", 2.5)
+    busy, queued, started = s.during_a_long_turn()
     assert [] == s.stand_in.turns_with(queued)
     assert s.turn(queued) >= started + 3
     assert 1 == _turns(s, busy)

@@ -54,10 +54,7 @@ def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(
 ) -> None:
     """Delivered while a turn runs; the model sees it once that turn has ended."""
     s = session
-    busy = post(s.pb_home, s.name, "STAND-IN-SLOW-3 a long turn")
-    started = s.turn(busy)
-    queued = post(s.pb_home, s.name, "after the long turn")
-    s.reached(queued, "delivered", 2.5)
+    _, queued, started = s.during_a_long_turn()
     assert [] == s.turns_with(queued)
     assert s.turn(queued) >= started + 3
     _idle(s, queued)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-
 from paneboard.state.panelock import holder
 from testing.clients import PINNED
 from testing.helpers import Listening, cli_env, notices, run_cli, wait_until
-from testing.sessions import post, running, status
+from testing.sessions import one_shot, post, running, status
 from tests.real.live import NEEDS_TMUX, live_fixture
 from tests.real.pi_session import PiSession
 
@@ -46,10 +44,7 @@ def test_print_mode_opens_no_door_and_starts_no_listener(session: PiSession) -> 
     """`pi -p` exits once its prompt is done: a prompt handed to it would never run."""
     s = session
     argv = [str(s.bin), "--provider", "pb", "--model", "stand-in", "-p", "one shot"]
-    done = subprocess.run(
-        argv, cwd=s.project, env=s.env, capture_output=True, timeout=60, check=False
-    )
-    assert 0 == done.returncode, done.stderr
+    one_shot(argv, s.project, s.env, 60, stdin=None)
     assert 1 == len(s.stand_in.turns_with("one shot"))
     assert [s.socket.with_suffix(".json")] == list(s.socket.parent.glob("*.json"))
     assert s.listener == holder(s.lock)
@@ -59,10 +54,7 @@ def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(session: PiS
     """Delivered while a turn runs (a follow-up); the model sees it once that turn has ended,
     and the session file shows it only then."""
     s = session
-    busy = post(s.pb_home, s.name, "STAND-IN-SLOW-3 a long turn")
-    started = s.turn(busy)
-    queued = post(s.pb_home, s.name, "after the long turn")
-    s.reached(queued, "delivered", 2.5)
+    _, queued, started = s.during_a_long_turn()
     assert [] == s.stand_in.turns_with(queued)
     assert [] == s.user_records(f"[paneboard] prompt {queued} from")
     assert s.turn(queued) >= started + 3

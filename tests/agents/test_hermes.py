@@ -19,8 +19,6 @@ from paneboard.agents.script import private_folder
 from testing.helpers import Listening, post, run_cli
 from tests.agents.scriptdoors import (
     PluginStandIn,
-    an_ended_process_is_refused,
-    door_needs_a_socket,
     hook,
     listen,
     undelivered,
@@ -155,14 +153,6 @@ def test_a_refusal_by_the_plugin_is_retried_then_undelivered(home: Path, tmp_pat
     server = PluginStandIn(tmp_path, os.getpid(), {"ok": False, "error": "Hermes is exiting"})
     sent = undelivered(home, server, _listen(home, server.socket_path))
     assert (2, ["Hermes did not take it: Hermes is exiting"]) == sent
-
-
-def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Path) -> None:
-    an_ended_process_is_refused(home, tmp_path, "hermes-plugin", "Hermes Agent")
-
-
-def test_the_door_needs_a_socket(home: Path) -> None:
-    door_needs_a_socket(home, "hermes-plugin", "Hermes Agent plugin")
 
 
 def _hook(home: Path, action: str, project: Path) -> tuple[int, str, str]:

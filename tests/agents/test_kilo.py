@@ -19,8 +19,6 @@ from testing.helpers import Listening, post, run_cli
 from tests.agents.scriptdoors import (
     PluginStandIn,
     a_foreign_plugin_is_refused,
-    an_ended_process_is_refused,
-    door_needs_a_socket,
     listen,
     undelivered,
 )
@@ -187,19 +185,10 @@ def test_a_prompt_is_one_line_and_the_plugin_accepts_it(home: Path, tmp_path: Pa
     assert "> review fetch.py" in line["text"]
 
 
-def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Path) -> None:
-    """A socket left behind by a killed Kilo Code: no attempt, at once `undelivered`."""
-    an_ended_process_is_refused(home, tmp_path, "kilo", "Kilo Code")
-
-
 def test_a_refusal_by_the_plugin_is_retried_then_undelivered(home: Path, tmp_path: Path) -> None:
     plugin = PluginStandIn(tmp_path, os.getpid(), {"ok": False, "error": "no session yet"})
     why = "the plugin did not hand it over: no session yet"
     assert (2, [why]) == undelivered(home, plugin, _listen(home, plugin.socket_path))
-
-
-def test_the_door_needs_a_socket(home: Path) -> None:
-    door_needs_a_socket(home, "kilo", "Kilo Code plugin")
 
 
 def test_session_start_needs_the_plugins_socket(home: Path) -> None:

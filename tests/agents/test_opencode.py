@@ -15,8 +15,6 @@ from paneboard.agents.opencode import OPENCODE, plugin_folder
 from testing.helpers import Listening, notices, post
 from tests.agents.scriptdoors import (
     PluginStandIn,
-    an_ended_process_is_refused,
-    door_needs_a_socket,
     listen,
     undelivered,
 )
@@ -68,11 +66,6 @@ def test_no_answer_after_the_line_is_an_unknown_outcome(home: Path, plugin: Plug
     assert 1 == plugin.lines.qsize()
 
 
-def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Path) -> None:
-    """A socket left behind by a killed OpenCode: no attempt, at once `undelivered`."""
-    an_ended_process_is_refused(home, tmp_path, "opencode", "OpenCode")
-
-
 def test_a_symlinked_socket_is_refused(home: Path, plugin: PluginStandIn, tmp_path: Path) -> None:
     link = tmp_path / "link.sock"
     link.symlink_to(plugin.socket_path)
@@ -81,10 +74,6 @@ def test_a_symlinked_socket_is_refused(home: Path, plugin: PluginStandIn, tmp_pa
         bob.wait_err(f"undelivered {pid}")
     assert plugin.lines.empty()
     assert [f"{link} is a symlink; refusing to follow it"] == [n.reason for n in notices(home)]
-
-
-def test_the_door_needs_a_socket(home: Path) -> None:
-    door_needs_a_socket(home, "opencode", "OpenCode plugin")
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is missing: the plugin is not run")

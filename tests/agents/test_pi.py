@@ -17,8 +17,6 @@ from paneboard.agents import pi
 from testing.helpers import Listening, post, run_cli
 from tests.agents.scriptdoors import (
     PluginStandIn,
-    an_ended_process_is_refused,
-    door_needs_a_socket,
     hook,
     listen,
     undelivered,
@@ -118,15 +116,6 @@ def test_a_refusal_by_the_extension_is_retried_then_undelivered(home: Path, tmp_
     server = PluginStandIn(tmp_path, os.getpid(), {"ok": False, "error": why})
     sent = undelivered(home, server, _listen(home, server.socket_path))
     assert (2, [f"pi did not take it: {why}"]) == sent
-
-
-def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Path) -> None:
-    """A socket left behind by a killed pi: no attempt, at once `undelivered`."""
-    an_ended_process_is_refused(home, tmp_path, "pi-extension", "pi")
-
-
-def test_the_door_needs_a_socket(home: Path) -> None:
-    door_needs_a_socket(home, "pi-extension", "pi extension")
 
 
 def _hook(home: Path, action: str, project: Path) -> tuple[int, str, str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 from pathlib import Path
 
 from testing.helpers import Listening, SocketServer, ended_pid, notices, post, run_cli
@@ -36,6 +37,27 @@ class PluginStandIn(SocketServer):
             return
         with conn:
             conn.sendall(json.dumps(self.reply).encode() + b"\n")
+
+
+class Harness:
+    """paneboard's script in a process of its own (`proc`), the agent played by a harness that
+    writes each text it is given as one JSON line in `sent`."""
+
+    sent: Path
+    proc: subprocess.Popen[str]
+
+    def given(self) -> list[dict[str, object]]:
+        """What the agent was given, in order."""
+        if not self.sent.exists():
+            return []
+        return [json.loads(line) for line in self.sent.read_text().splitlines()]
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe:
+                pipe.close()
 
 
 def listen(home: Path, door: str, socket_path: Path, *extra: str) -> Listening:

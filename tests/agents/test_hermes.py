@@ -18,6 +18,7 @@ from paneboard.agents.base import DoctorRequest
 from paneboard.agents.script import private_folder
 from testing.helpers import Listening, post, run_cli
 from tests.agents.scriptdoors import (
+    Harness,
     PluginStandIn,
     hook,
     listen,
@@ -52,7 +53,7 @@ sys.stdin.readline()  # Hermes exits when its stdin closes
 """
 
 
-class Plugin:
+class Plugin(Harness):
     """paneboard's plugin in a Python process of its own, with Hermes played by HARNESS."""
 
     def __init__(self, folder: Path, mode: str) -> None:
@@ -75,18 +76,6 @@ class Plugin:
         self.before = json.loads(self.proc.stdout.readline())["first"]  # no CLI yet
         self.after = json.loads(self.proc.stdout.readline())["first"]
         self.socket = self.runtime / "paneboard-hermes" / f"{self.proc.pid}.sock"
-
-    def texts(self) -> list[dict[str, object]]:
-        if not self.sent.exists():
-            return []
-        return [json.loads(line) for line in self.sent.read_text().splitlines()]
-
-    def close(self) -> None:
-        self.proc.kill()
-        self.proc.wait()
-        for pipe in (self.proc.stdin, self.proc.stdout):
-            if pipe:
-                pipe.close()
 
 
 @pytest.fixture
@@ -114,7 +103,7 @@ def test_the_plugin_puts_the_prompt_on_the_clis_input_queue(home: Path, plugin: 
     with _listen(home, plugin.socket) as bob:
         prompt = post(home, "--to", "bob", "review fetch.py")
         bob.wait_err(f"delivered {prompt} from alice via hermes-plugin")
-    [sent] = plugin.texts()
+    [sent] = plugin.given()
     assert (plugin.mode == "busy") is sent["busy"]
     text = str(sent["text"])
     assert text.startswith(f"[paneboard] prompt {prompt} from alice on board test")
@@ -146,7 +135,7 @@ def test_an_empty_or_broken_line_is_refused_by_the_plugin(plugin: Plugin) -> Non
 
     assert {"ok": False, "error": "no text"} == ask(b'{"id": "x", "text": "  "}\n')
     assert {"ok": False, "error": "not a JSON object"} == ask(b"[1]\n")
-    assert [] == plugin.texts()
+    assert [] == plugin.given()
 
 
 def test_a_refusal_by_the_plugin_is_retried_then_undelivered(home: Path, tmp_path: Path) -> None:

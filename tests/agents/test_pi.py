@@ -16,6 +16,7 @@ import pytest
 from paneboard.agents import pi
 from testing.helpers import Listening, post, run_cli
 from tests.agents.scriptdoors import (
+    Harness,
     PluginStandIn,
     hook,
     listen,
@@ -50,7 +51,7 @@ setInterval(() => {}, 1000);
 """
 
 
-class Extension:
+class Extension(Harness):
     """paneboard's extension in a node process of its own, with pi played by HARNESS."""
 
     def __init__(self, folder: Path, mode: str) -> None:
@@ -64,17 +65,6 @@ class Extension:
         self.proc = subprocess.Popen(argv, env=env, cwd=folder, stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None and "ready" == self.proc.stdout.readline().strip()
         self.socket = self.runtime / "paneboard-pi" / f"{self.proc.pid}.sock"
-
-    def messages(self) -> list[dict[str, object]]:
-        if not self.sent.exists():
-            return []
-        return [json.loads(line) for line in self.sent.read_text().splitlines()]
-
-    def close(self) -> None:
-        self.proc.kill()
-        self.proc.wait()
-        if self.proc.stdout:
-            self.proc.stdout.close()
 
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is missing")
@@ -104,7 +94,7 @@ def test_the_extension_gives_pi_the_prompt_as_a_user_message(
     with _listen(home, extension.socket) as bob:
         prompt = post(home, "--to", "bob", "review fetch.py")
         bob.wait_err(f"delivered {prompt} from alice via pi-extension")
-    [message] = extension.messages()
+    [message] = extension.given()
     assert {"deliverAs": "followUp"} == message["options"]
     text = str(message["text"])
     assert text.startswith(f"[paneboard] prompt {prompt} from alice on board test")

@@ -200,14 +200,14 @@ def workspace(
 
 class DoorSession:
     """One agent CLI's live session whose door is in a registry the agent's process writes: the
-        project with paneboard's hooks for *agent* as *name*, a private HOME and
-        ``XDG_RUNTIME_DIR``, the model stand-in *stand_in* (a module; none: the agent asks no
-        model), the CLI in tmux (`open`). A subclass names where the registry is (`registries`),
-        which record is its own (`ours`), the record's socket field (`socket_field`), and the field
-    of a prompt's status `stage` gives (`third`)."""
+    project with paneboard's hooks for *agent* as *name*, a private HOME and
+    ``XDG_RUNTIME_DIR``, the model stand-in *stand_in* (a module; none: the agent asks no
+    model), the CLI in tmux (`open`). A subclass names where the registry is (`registries`),
+    which record is its own (`ours`), the record's socket field (`socket_field`), and the field
+    of a prompt's status `stage` gives besides the stage and the door (`third`)."""
 
     socket_field = "socket"
-    third = "outcome"  # the field of the status `stage` gives besides the stage and the door
+    third = "outcome"
 
     def __init__(
         self, root: Path, bin_path: Path, agent: str, name: str, stand_in: str = ""

@@ -106,18 +106,19 @@ class Claude(HookFileAgent):
         return ClaudeInboxDoor(Path(path), min(request.timeout, 10.0), seen_in, request.project)
 
     def doctor(self, ask: DoctorRequest) -> list[Check]:
-        return [_socket_check(ask.socket or ask.env.get(SOCKET)), *super().doctor(ask)]
+        return [self.inbox_check(ask.socket or ask.env.get(SOCKET)), *super().doctor(ask)]
 
-
-def _socket_check(socket: str | None) -> Check:
-    if not socket:
-        why = "no inbox socket (not inside a Claude Code session, and no --socket)"
-        return Check("warn", "claude", why)
-    try:
-        check_socket(Path(socket), "claude-inbox")
-    except DoorUnavailable as exc:
-        return Check("fail", "claude", exc.reason)
-    return Check("ok", "claude", f"inbox socket {socket} (a socket, yours)")
+    def inbox_check(self, socket: str | None) -> Check:
+        """The doctor's check of the session's inbox socket *socket* (its door `self.door`):
+        none (not inside a session), a bad one, or a good one."""
+        if not socket:
+            why = f"no inbox socket (not inside a {self.title} session, and no --socket)"
+            return Check("warn", self.kind, why)
+        try:
+            check_socket(Path(socket), self.door or self.kind)
+        except DoorUnavailable as exc:
+            return Check("fail", self.kind, exc.reason)
+        return Check("ok", self.kind, f"inbox socket {socket} (a socket, yours)")
 
 
 CLAUDE = Claude(

@@ -30,10 +30,10 @@ needs nothing, runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-from paneboard.agents.script import Script, ScriptAgent, ScriptDoor, private_folder
+from paneboard.agents.opencode import PluginDoor, plugin_agent
+from paneboard.agents.script import Script, private_folder
 
 PLUGIN = Path(".kilo") / "plugins" / "paneboard.js"
 FOLDER = "paneboard-kilo"
@@ -59,32 +59,12 @@ def plugin_folder() -> Path:
     return private_folder(FOLDER)
 
 
-class KiloDoor(ScriptDoor):
+class KiloDoor(PluginDoor):
     """Hands a prompt to a Kilo Code session through paneboard's plugin."""
 
     name = "kilo"
     ended = "Kilo Code has ended"
     title = "Kilo Code"
-    word = "plugin"
-    not_taken = "the plugin did not hand it over"
 
 
-@dataclass(frozen=True)
-class Kilo(ScriptAgent):
-    """Kilo Code, reached through a listener its plugin starts (`--mode listen` only)."""
-
-
-KILO = Kilo(
-    kind="kilo",
-    title="Kilo Code",
-    modes=("listen",),
-    default_mode="listen",
-    hooks_file=str(PLUGIN),
-    events={},
-    door="kilo",
-    script=SCRIPT,
-    socket_env=SOCKET_ENV,
-    folder=FOLDER,
-    door_class=KiloDoor,
-    command="kilo",
-)
+KILO = plugin_agent("kilo", "Kilo Code", SCRIPT, FOLDER, SOCKET_ENV, KiloDoor)

@@ -35,32 +35,49 @@ def plugin_folder() -> Path:
     return private_folder(FOLDER)
 
 
-class OpenCodeDoor(ScriptDoor):
+class PluginDoor(ScriptDoor):
+    """Hands a prompt to a session through paneboard's OpenCode plugin (in OpenCode, or in a
+    fork of it with other names: Kilo Code)."""
+
+    word = "plugin"
+    not_taken = "the plugin did not hand it over"
+
+
+class OpenCodeDoor(PluginDoor):
     """Hands a prompt to an OpenCode session through paneboard's plugin."""
 
     name = "opencode"
     ended = "OpenCode has ended"
     title = "OpenCode"
-    word = "plugin"
-    not_taken = "the plugin did not hand it over"
 
 
 @dataclass(frozen=True)
 class OpenCode(ScriptAgent):
-    """OpenCode, reached through a listener its plugin starts (`--mode listen` only)."""
+    """OpenCode, or a fork of it, reached through a listener its plugin starts (`--mode listen`
+    only)."""
 
 
-OPENCODE = OpenCode(
-    kind="opencode",
-    title="OpenCode",
-    modes=("listen",),
-    default_mode="listen",
-    hooks_file=str(PLUGIN),
-    events={},
-    door="opencode",
-    script=SCRIPT,
-    socket_env="PANEBOARD_OPENCODE_SOCKET",
-    folder=FOLDER,
-    door_class=OpenCodeDoor,
-    command="opencode",
+def plugin_agent(
+    kind: str, title: str, script: Script, folder: str, socket_env: str, door: type[PluginDoor]
+) -> OpenCode:
+    """The agent *kind* whose door is paneboard's OpenCode plugin (installed as *script*), its
+    command *kind*."""
+    return OpenCode(
+        kind=kind,
+        title=title,
+        modes=("listen",),
+        default_mode="listen",
+        hooks_file=str(script.path),
+        events={},
+        door=kind,
+        script=script,
+        socket_env=socket_env,
+        folder=folder,
+        door_class=door,
+        command=kind,
+    )
+
+
+OPENCODE = plugin_agent(
+    "opencode", "OpenCode", SCRIPT, FOLDER, "PANEBOARD_OPENCODE_SOCKET", OpenCodeDoor
 )

@@ -39,8 +39,7 @@ import msgspec
 from paneboard.agents.base import Check, DoctorRequest, DoorRequest
 from paneboard.agents.claude import Claude, ClaudeInboxDoor
 from paneboard.listener.doors.base import Door
-from paneboard.listener.doors.socket import check_socket
-from paneboard.protocol.errors import BadInput, DoorUnavailable
+from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Prompt
 
 SOCKET = "QODER_MESSAGING_SOCKET"  # the session's inbox, in its hooks' environment
@@ -87,18 +86,7 @@ class Qoder(Claude):
     def doctor(self, ask: DoctorRequest) -> list[Check]:
         """Its inbox socket (from the session's environment: `--socket` is Claude Code's), its
         hooks."""
-        return [_socket_check(ask.env.get(SOCKET)), *self.hook_checks(ask.project)]
-
-
-def _socket_check(socket: str | None) -> Check:
-    if not socket:
-        why = "no inbox socket (not inside a Qoder CLI session, and no --socket)"
-        return Check("warn", "qoder", why)
-    try:
-        check_socket(Path(socket), "qoder-inbox")
-    except DoorUnavailable as exc:
-        return Check("fail", "qoder", exc.reason)
-    return Check("ok", "qoder", f"inbox socket {socket} (a socket, yours)")
+        return [self.inbox_check(ask.env.get(SOCKET)), *self.hook_checks(ask.project)]
 
 
 QODER = Qoder(

@@ -85,13 +85,19 @@ def _open_target(path: Path) -> tuple[int, Path]:
         if not stat.S_ISLNK(st.st_mode):
             raise BadInput(f"{path} is not a regular file; nothing written")
         to = _pointed(folder, os.readlink(path.name, dir_fd=dfd))
-        if why := _not_private(dfd, f"the link's folder {folder}"):
-            raise _refused(path, to, why)
-        if st.st_uid != os.geteuid():
-            raise _refused(path, to, f"the link is uid {st.st_uid}'s, not yours")
+        _check_link(path, to, st, dfd, folder)
     finally:
         os.close(dfd)
     return _open_linked(path, to), to
+
+
+def _check_link(link: Path, to: Path, st: os.stat_result, dfd: int, folder: Path) -> None:
+    """Refuse the link *link* (its lstat *st*) to *to* unless its folder *folder* (open as
+    *dfd*) is private and the link is the user's."""
+    if why := _not_private(dfd, f"the link's folder {folder}"):
+        raise _refused(link, to, why)
+    if st.st_uid != os.geteuid():
+        raise _refused(link, to, f"the link is uid {st.st_uid}'s, not yours")
 
 
 def _open_own_folder(folder: Path) -> tuple[int, Path]:
@@ -106,10 +112,7 @@ def _open_own_folder(folder: Path) -> tuple[int, Path]:
     pfd = os.open(folder.parent, _FOLLOW_DIR)
     try:
         to = _pointed(folder.parent, os.readlink(folder.name, dir_fd=pfd))
-        if why := _not_private(pfd, f"the link's folder {folder.parent}"):
-            raise _refused(folder, to, why)
-        if st.st_uid != os.geteuid():
-            raise _refused(folder, to, f"the link is uid {st.st_uid}'s, not yours")
+        _check_link(folder, to, st, pfd, folder.parent)
     finally:
         os.close(pfd)
     try:

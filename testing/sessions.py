@@ -1,5 +1,6 @@
-"""Live sessions of Gemini CLI, Copilot CLI and OpenCode in detached tmux servers, offline,
-against the model stand-in (model_stand_in.py); each with a private HOME."""
+"""Live sessions of agent CLIs in detached tmux servers, offline, against a model stand-in
+(model_stand_in.py, or an agent's own), each with a private HOME: Gemini CLI, Copilot CLI and
+OpenCode here, and `DoorSession`, the base of those whose door is in a registry."""
 
 from __future__ import annotations
 
@@ -7,14 +8,17 @@ import json
 import os
 import shutil
 import signal
+import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from paneboard.state.panelock import holder
 from testing.clients import PINNED, TOOLS, free_port
-from testing.helpers import ScriptServer, Tmux, wait_until
+from testing.helpers import ScriptServer, Tmux, run_cli, wait_until
 
 
 class StandIn(ScriptServer):
@@ -156,6 +160,21 @@ def stage(pb_home: Path, prompt: str, agent: str, third: str) -> tuple[str, str,
     return got["stage"], got.get("door", ""), got.get(third) or ""
 
 
+def one_shot(
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float = 120,
+    stdin: int | None = subprocess.DEVNULL,
+) -> None:
+    """An agent's one-shot run *argv* in *cwd* (its input *stdin*; None: the test's): it exits 0
+    within *timeout* seconds."""
+    done = subprocess.run(
+        argv, cwd=cwd, env=env, stdin=stdin, capture_output=True, timeout=timeout, check=False
+    )
+    assert 0 == done.returncode, done.stderr
+
+
 def user_records(
     path: Path | None, texts: Callable[[dict[str, Any]], list[str]], needle: str
 ) -> list[dict[str, Any]]:
@@ -177,6 +196,162 @@ def workspace(
     project.mkdir()
     installed = install(pb_home, agent, project, name)
     return pb_home, project, installed, base_env(root / "home", bin_dir, pb_home)
+
+
+class DoorSession:
+    """One agent CLI's live session whose door is in a registry the agent's process writes: the
+    project with paneboard's hooks for *agent* as *name*, a private HOME and
+    ``XDG_RUNTIME_DIR``, the model stand-in *stand_in* (a module; none: the agent asks no
+    model), the CLI in tmux (`open`). A subclass names where the registry is (`registries`),
+    which record is its own (`ours`), the record's socket field (`socket_field`), and the field
+    of a prompt's status `stage` gives besides the stage and the door (`third`)."""
+
+    socket_field = "socket"
+    third = "outcome"
+
+    def __init__(
+        self, root: Path, bin_path: Path, agent: str, name: str, stand_in: str = ""
+    ) -> None:
+        self.root, self.bin, self.name = root, bin_path, name
+        folders = workspace(root, bin_path.parent, agent, name)
+        self.pb_home, self.project, self.installed, self.env = folders
+        self.stand_in = StandIn(root, stand_in) if stand_in else None
+        self.runtime = root / "run"
+        self.runtime.mkdir(mode=0o700)
+        self.env["XDG_RUNTIME_DIR"] = str(self.runtime)
+
+    def open(
+        self,
+        argv: list[str],
+        registry: tuple[str, float],
+        listener: float,
+        ready: tuple[str, float] | None = None,
+        typed: str = "",
+        env: dict[str, str] | None = None,
+    ) -> None:
+        """The CLI *argv* in tmux (in *env*, else the session's): its *ready* text on screen
+        (within its seconds), its registry (*registry*: what a timeout says, and its seconds),
+        *typed* typed, and the session's listener (within *listener* seconds)."""
+        self.tmux = TmuxSession(self.project, argv, self.env if env is None else env)
+        if ready:
+            self.tmux.wait_screen(*ready)
+        what, wait = registry
+        self.registry: dict[str, Any] = wait_until(self._registry, what, wait, self.screen)
+        if typed:
+            self.tmux.type(typed)
+        self.listener = wait_until(
+            lambda: holder(self.lock),
+            f"no listener for {self.name}",
+            listener,
+            self.screen,
+            every=0.1,
+        )
+
+    def registries(self) -> Path:
+        """The folder of the registry's records (one JSON file a process)."""
+        raise NotImplementedError
+
+    def ours(self, record: dict[str, Any]) -> bool:
+        """Whether *record* is this session's."""
+        return True
+
+    def _registry(self) -> dict[str, Any] | None:
+        for path in self.registries().glob("*.json"):
+            try:
+                record = dict(json.loads(path.read_text()))
+            except ValueError:
+                continue
+            if self.ours(record):
+                return record
+        return None
+
+    @property
+    def lock(self) -> Path:
+        return self.pb_home / "test" / "panes" / f"{self.name}.lock"
+
+    @property
+    def pid(self) -> int:
+        return int(self.registry["pid"])
+
+    @property
+    def socket(self) -> Path:
+        return Path(self.registry[self.socket_field])
+
+    def screen(self) -> str:
+        return self.tmux.screen()
+
+    def turn(self, needle: str, timeout: float = 60) -> float:
+        """When the model got a request whose newest user text holds *needle*."""
+        assert self.stand_in is not None
+        return self.stand_in.wait_turn(needle, timeout, self.screen)
+
+    def stage(self, prompt: str) -> tuple[str, str, str]:
+        """The session's stage of *prompt*, its door, and its `third` field."""
+        return stage(self.pb_home, prompt, self.name, self.third)
+
+    def reached(self, prompt: str, stage: str, timeout: float = 30) -> None:
+        """Wait until the session's stage of *prompt* is *stage*."""
+        what = f"{prompt} not {stage}"
+        wait_until(lambda: self.stage(prompt)[0] == stage, what, timeout, self.screen, every=0.1)
+
+    def round_trip(self, wait: float = 60) -> str:
+        """A prompt whose turn runs its `paneboard answer`; `wait` (for *wait* seconds) prints
+        the answer. The prompt."""
+        prompt = post(self.pb_home, self.name, "what is six times seven?\nMOCK-ANSWER: forty-two")
+        done = run_cli(self.pb_home, "wait", prompt, "--timeout", f"{wait:g}", timeout=wait + 30)
+        assert (0, "forty-two\n") == (done.returncode, done.stdout), done.stderr + self.screen()
+        return prompt
+
+    def during_a_long_turn(self) -> tuple[str, str, float]:
+        """A long turn (the stand-in's three seconds) running, a prompt posted: it is delivered
+        within 2.5 s. The long turn's prompt, the one posted during it, and when the long turn
+        reached the model."""
+        busy = post(self.pb_home, self.name, "STAND-IN-SLOW-3 a long turn")
+        started = self.turn(busy)
+        queued = post(self.pb_home, self.name, "after the long turn")
+        self.reached(queued, "delivered", 2.5)
+        return busy, queued, started
+
+    def time_to_model(self, agent: str, idle: Callable[[str], object]) -> list[str]:
+        """Eight prompts to the idle session, one at a time, each awaited by *idle* (its turn
+        over); prints how long each took to reach the model (*agent* names the line). The
+        prompts."""
+        times, ids = [], []
+        for n in range(8):
+            t0 = time.time()
+            ids.append(post(self.pb_home, self.name, f"timed {n}"))
+            times.append(self.turn(ids[-1]) - t0)
+            idle(ids[-1])
+        print(f"{agent}: post -> model: median {statistics.median(times):.3f} s of {len(times)}")
+        return ids
+
+    def unserved(self, text: str = "nobody is there yet") -> str:
+        """A prompt posted while no session serves it: a second later it is still `posted`."""
+        prompt = post(self.pb_home, self.name, text)
+        time.sleep(1)
+        assert "posted" == self.stage(prompt)[0]
+        return prompt
+
+    def crash(self, title: str) -> tuple[int, Path]:
+        """Kill the agent (*title*) as a crash does (nothing removes its socket or registry) and
+        its tmux; its listener exits. The agent's pid and socket."""
+        pid, socket, listener = self.pid, self.socket, self.listener
+        os.kill(pid, signal.SIGKILL)
+        self.tmux.close()
+        wait_until(lambda: not running(listener), f"the listener outlived {title}", 15)
+        return pid, socket
+
+    def post_as(self, sender: str, text: str) -> str:
+        """`paneboard post` to the session as *sender* (paneboard holds a sender's 31st prompt
+        within a minute, and alice posts the other tests' prompts); returns the id."""
+        done = run_cli(self.pb_home, "post", "--as", sender, "--to", self.name, text)
+        assert 0 == done.returncode, done.stderr
+        return str(done.stdout.strip())
+
+    def close(self) -> None:
+        self.tmux.close()
+        if self.stand_in:
+            self.stand_in.close()
 
 
 class AgentSession:
@@ -267,6 +442,34 @@ def opencode_plugin_deps() -> Path | None:
     return TOOLS / plugin.folder if plugin.installed() else None
 
 
+def opencode_config(path: Path, port: int) -> None:
+    """OpenCode's config (or a fork's: Kilo Code's) at *path*: the stand-in on *port* as its one
+    provider and model, no updates, no sharing."""
+    provider = {
+        "npm": "@ai-sdk/openai-compatible",
+        "name": "stand-in",
+        "options": {"baseURL": f"http://127.0.0.1:{port}/v1", "apiKey": "stand-in"},
+        "models": {"stand-in": {"name": "stand-in", "limit": {"context": 128000, "output": 4096}}},
+    }
+    config = {
+        "autoupdate": False,
+        "share": "disabled",
+        "model": "pb/stand-in",
+        "small_model": "pb/stand-in",
+        "provider": {"pb": provider},
+    }
+    path.write_text(json.dumps(config))
+
+
+def opencode_env(prefix: str) -> dict[str, str]:
+    """What OpenCode (its variables' *prefix* ``OPENCODE``; a fork's, its own) must not do
+    offline: update, fetch models, download language servers, share."""
+    return {
+        f"{prefix}_DISABLE_{what}": "1"
+        for what in ("AUTOUPDATE", "MODELS_FETCH", "LSP_DOWNLOAD", "SHARE")
+    }
+
+
 class OpenCodeSession(AgentSession):
     """OpenCode 1.18.33's TUI: OpenAI-compatible provider at the stand-in; plugin deps in place."""
 
@@ -278,35 +481,8 @@ class OpenCodeSession(AgentSession):
             for name_ in ("package.json", "package-lock.json"):
                 shutil.copy(deps / name_, folder / name_)
             shutil.copytree(deps / "node_modules", folder / "node_modules", symlinks=True)
-        provider = {
-            "npm": "@ai-sdk/openai-compatible",
-            "name": "stand-in",
-            "options": {
-                "baseURL": f"http://127.0.0.1:{self.stand_in.port}/v1",
-                "apiKey": "stand-in",
-            },
-            "models": {
-                "stand-in": {"name": "stand-in", "limit": {"context": 128000, "output": 4096}}
-            },
-        }
-        (config / "opencode.json").write_text(
-            json.dumps(
-                {
-                    "autoupdate": False,
-                    "share": "disabled",
-                    "model": "pb/stand-in",
-                    "small_model": "pb/stand-in",
-                    "provider": {"pb": provider},
-                }
-            )
-        )
+        opencode_config(config / "opencode.json", self.stand_in.port)
         self.runtime = root / "run"
         self.runtime.mkdir(mode=0o700)
-        self.env.update(
-            XDG_RUNTIME_DIR=str(self.runtime),
-            OPENCODE_DISABLE_AUTOUPDATE="1",
-            OPENCODE_DISABLE_MODELS_FETCH="1",
-            OPENCODE_DISABLE_LSP_DOWNLOAD="1",
-            OPENCODE_DISABLE_SHARE="1",
-        )
+        self.env.update(XDG_RUNTIME_DIR=str(self.runtime), **opencode_env("OPENCODE"))
         self.start([str(bin_dir / "opencode")], "Ask anything")

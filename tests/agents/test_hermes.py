@@ -16,9 +16,14 @@ import pytest
 from paneboard.agents import hermes
 from paneboard.agents.base import DoctorRequest
 from paneboard.agents.script import private_folder
-from testing.helpers import Listening, ended_pid, notices, post, run_cli
-from tests.agents.test_opencode import undelivered_at_once
-from tests.agents.test_pi import ExtensionStandIn
+from testing.helpers import Listening, post, run_cli
+from tests.agents.scriptdoors import (
+    Harness,
+    PluginStandIn,
+    hook,
+    listen,
+    undelivered,
+)
 
 # Hermes's side: the plugin manager's `_cli_ref` (the interactive CLI, whose `_pending_input`
 # queue its input box feeds), `register_hook`. HERMES_MODE says whether a turn runs; every text
@@ -48,7 +53,7 @@ sys.stdin.readline()  # Hermes exits when its stdin closes
 """
 
 
-class Plugin:
+class Plugin(Harness):
     """paneboard's plugin in a Python process of its own, with Hermes played by HARNESS."""
 
     def __init__(self, folder: Path, mode: str) -> None:
@@ -72,18 +77,6 @@ class Plugin:
         self.after = json.loads(self.proc.stdout.readline())["first"]
         self.socket = self.runtime / "paneboard-hermes" / f"{self.proc.pid}.sock"
 
-    def texts(self) -> list[dict[str, object]]:
-        if not self.sent.exists():
-            return []
-        return [json.loads(line) for line in self.sent.read_text().splitlines()]
-
-    def close(self) -> None:
-        self.proc.kill()
-        self.proc.wait()
-        for pipe in (self.proc.stdin, self.proc.stdout):
-            if pipe:
-                pipe.close()
-
 
 @pytest.fixture
 def plugin(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Plugin]:
@@ -93,8 +86,7 @@ def plugin(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Plugin]:
 
 
 def _listen(home: Path, socket_path: Path, *extra: str) -> Listening:
-    args = ("--door", "hermes-plugin", "--socket", str(socket_path), "--backoff", "0.05", *extra)
-    return Listening(home, "bob", *args)
+    return listen(home, "hermes-plugin", socket_path, *extra)
 
 
 @pytest.mark.parametrize("plugin", ["idle", "busy"], indirect=True)
@@ -111,7 +103,7 @@ def test_the_plugin_puts_the_prompt_on_the_clis_input_queue(home: Path, plugin: 
     with _listen(home, plugin.socket) as bob:
         prompt = post(home, "--to", "bob", "review fetch.py")
         bob.wait_err(f"delivered {prompt} from alice via hermes-plugin")
-    [sent] = plugin.texts()
+    [sent] = plugin.given()
     assert (plugin.mode == "busy") is sent["busy"]
     text = str(sent["text"])
     assert text.startswith(f"[paneboard] prompt {prompt} from alice on board test")
@@ -143,37 +135,17 @@ def test_an_empty_or_broken_line_is_refused_by_the_plugin(plugin: Plugin) -> Non
 
     assert {"ok": False, "error": "no text"} == ask(b'{"id": "x", "text": "  "}\n')
     assert {"ok": False, "error": "not a JSON object"} == ask(b"[1]\n")
-    assert [] == plugin.texts()
+    assert [] == plugin.given()
 
 
 def test_a_refusal_by_the_plugin_is_retried_then_undelivered(home: Path, tmp_path: Path) -> None:
-    server = ExtensionStandIn(tmp_path, os.getpid(), {"ok": False, "error": "Hermes is exiting"})
-    try:
-        with _listen(home, server.socket_path) as bob:
-            prompt = post(home, "--to", "bob", "hello")
-            bob.wait_err(f"undelivered {prompt}")
-    finally:
-        server.close()
-    assert 2 == server.lines.qsize()
-    assert ["Hermes did not take it: Hermes is exiting"] == [n.reason for n in notices(home)]
-
-
-def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Path) -> None:
-    pid = ended_pid()
-    server = ExtensionStandIn(tmp_path, pid, {"ok": True})
-    reasons = undelivered_at_once(home, server, _listen(home, server.socket_path))
-    assert [f"the Hermes Agent process {pid} behind {server.socket_path} has ended"] == reasons
-
-
-def test_the_door_needs_a_socket(home: Path) -> None:
-    done = run_cli(home, "listen", "--as", "bob", "--door", "hermes-plugin")
-    why = "--door hermes-plugin needs --socket PATH (paneboard's Hermes Agent plugin passes it)"
-    assert (1, f"paneboard: {why}\n") == (done.returncode, done.stderr)
+    server = PluginStandIn(tmp_path, os.getpid(), {"ok": False, "error": "Hermes is exiting"})
+    sent = undelivered(home, server, _listen(home, server.socket_path))
+    assert (2, ["Hermes did not take it: Hermes is exiting"]) == sent
 
 
 def _hook(home: Path, action: str, project: Path) -> tuple[int, str, str]:
-    done = run_cli(home, "hook", action, "hermes", "--project", str(project), "--as", "h-bob")
-    return done.returncode, done.stdout, done.stderr
+    return hook(home, action, "hermes", project, "h-bob")
 
 
 def test_hook_install_writes_the_plugin_and_manifest_once_and_uninstall_removes_them(

@@ -15,18 +15,16 @@ from paneboard.agents import by_kind
 from paneboard.agents.kilo import KILO, SCRIPT
 from paneboard.agents.script import Script
 from paneboard.protocol.errors import BadInput
-from testing.helpers import Listening, ended_pid, notices, post, run_cli
-from tests.agents.test_opencode import PluginStandIn, undelivered_at_once
+from testing.helpers import Listening, post, run_cli
+from tests.agents.scriptdoors import (
+    PluginStandIn,
+    a_foreign_plugin_is_refused,
+    listen,
+    undelivered,
+)
 
 PLUGIN = ".kilo/plugins/paneboard.js"
 NEEDS_NODE = pytest.mark.skipif(shutil.which("node") is None, reason="node is missing")
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "proj"
-    path.mkdir()
-    return path
 
 
 def _install(home: Path, project: Path, *options: str) -> subprocess.CompletedProcess[str]:
@@ -34,8 +32,7 @@ def _install(home: Path, project: Path, *options: str) -> subprocess.CompletedPr
 
 
 def _listen(home: Path, socket_path: Path, *extra: str) -> Listening:
-    args = ("--door", "kilo", "--socket", str(socket_path), "--backoff", "0.05", *extra)
-    return Listening(home, "bob", *args)
+    return listen(home, "kilo", socket_path, *extra)
 
 
 def test_install_writes_the_plugin_again_changes_nothing_uninstall_keeps_kilos_files(
@@ -74,16 +71,7 @@ def test_install_writes_the_plugin_again_changes_nothing_uninstall_keeps_kilos_f
 
 
 def test_a_plugin_file_paneboard_did_not_write_is_refused(home: Path, project: Path) -> None:
-    path = project / PLUGIN
-    path.parent.mkdir(parents=True)
-    path.write_text("export const Mine = async () => ({});\n")
-    for action in ("install", "uninstall"):
-        done = run_cli(home, "hook", action, "kilo", "--project", str(project))
-        assert (
-            1,
-            f"paneboard: {path} is not paneboard's plugin; move it away, nothing was changed\n",
-        ) == (done.returncode, done.stderr)
-    assert "export const Mine = async () => ({});\n" == path.read_text()
+    a_foreign_plugin_is_refused(home, project, PLUGIN, "kilo")
 
 
 def test_only_the_listen_mode() -> None:
@@ -197,31 +185,10 @@ def test_a_prompt_is_one_line_and_the_plugin_accepts_it(home: Path, tmp_path: Pa
     assert "> review fetch.py" in line["text"]
 
 
-def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Path) -> None:
-    """A socket left behind by a killed Kilo Code: no attempt, at once `undelivered`."""
-    pid = ended_pid()
-    server = PluginStandIn(tmp_path, pid, {"ok": True})
-    reasons = undelivered_at_once(home, server, _listen(home, server.socket_path))
-    assert [f"the Kilo Code process {pid} behind {server.socket_path} has ended"] == reasons
-
-
 def test_a_refusal_by_the_plugin_is_retried_then_undelivered(home: Path, tmp_path: Path) -> None:
     plugin = PluginStandIn(tmp_path, os.getpid(), {"ok": False, "error": "no session yet"})
-    try:
-        with _listen(home, plugin.socket_path) as bob:
-            pid = post(home, "--to", "bob", "hello")
-            bob.wait_err(f"undelivered {pid}")
-    finally:
-        plugin.close()
-    assert ["the plugin did not hand it over: no session yet"] == [n.reason for n in notices(home)]
-
-
-def test_the_door_needs_a_socket(home: Path) -> None:
-    done = run_cli(home, "listen", "--as", "bob", "--door", "kilo")
-    message = (
-        "paneboard: --door kilo needs --socket PATH (paneboard's Kilo Code plugin passes it)\n"
-    )
-    assert (1, message) == (done.returncode, done.stderr)
+    why = "the plugin did not hand it over: no session yet"
+    assert (2, [why]) == undelivered(home, plugin, _listen(home, plugin.socket_path))
 
 
 def test_session_start_needs_the_plugins_socket(home: Path) -> None:

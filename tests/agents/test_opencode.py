@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,34 +12,14 @@ from pathlib import Path
 import pytest
 
 from paneboard.agents.opencode import OPENCODE, plugin_folder
-from testing.helpers import Listening, SocketServer, ended_pid, notices, post
+from testing.helpers import Listening, notices, post
+from tests.agents.scriptdoors import (
+    PluginStandIn,
+    listen,
+    undelivered,
+)
 
 PLUGIN = OPENCODE.own.text("paneboard", [])  # the plugin as `hook install` writes it
-
-
-class PluginStandIn(SocketServer):
-    """Serves the plugin's socket and registry; answers each line with *reply* (None: never)."""
-
-    def __init__(self, folder: Path, pid: int, reply: dict[str, object] | None) -> None:
-        self.socket_path = folder / f"{pid}.sock"
-        (folder / f"{pid}.json").write_text(
-            json.dumps({"pid": pid, "socket": str(self.socket_path)})
-        )
-        self.reply = reply
-        super().__init__(self.socket_path)
-
-    def handle(self, conn: socket.socket) -> None:
-        with conn.makefile("rb") as f:
-            line = f.readline()
-        if not line:
-            conn.close()  # connected and left without a word (doctor's probe)
-            return
-        self.lines.put(json.loads(line))
-        if self.reply is None:
-            self.held.append(conn)  # took the line, never answers
-            return
-        with conn:
-            conn.sendall(json.dumps(self.reply).encode() + b"\n")
 
 
 @pytest.fixture
@@ -52,9 +31,7 @@ def plugin(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[PluginSta
 
 
 def _listen(home: Path, socket_path: Path, *extra: str) -> Listening:
-    return Listening(
-        home, "bob", "--door", "opencode", "--socket", str(socket_path), "--backoff", "0.05", *extra
-    )
+    return listen(home, "opencode", socket_path, *extra)
 
 
 def test_a_prompt_is_one_line_and_the_plugin_accepts_it(home: Path, plugin: PluginStandIn) -> None:
@@ -76,13 +53,8 @@ def test_a_prompt_is_one_line_and_the_plugin_accepts_it(home: Path, plugin: Plug
 def test_a_refusal_by_the_plugin_is_retried_then_undelivered(
     home: Path, plugin: PluginStandIn
 ) -> None:
-    with _listen(home, plugin.socket_path) as bob:
-        pid = post(home, "--to", "bob", "hello")
-        bob.wait_err(f"undelivered {pid}")
-    assert 2 == plugin.lines.qsize()
-    assert ["the plugin did not hand it over: no session yet in this OpenCode"] == [
-        n.reason for n in notices(home)
-    ]
+    why = "the plugin did not hand it over: no session yet in this OpenCode"
+    assert (2, [why]) == undelivered(home, plugin, _listen(home, plugin.socket_path))
 
 
 @pytest.mark.parametrize("plugin", [None], indirect=True)
@@ -94,27 +66,6 @@ def test_no_answer_after_the_line_is_an_unknown_outcome(home: Path, plugin: Plug
     assert 1 == plugin.lines.qsize()
 
 
-def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Path) -> None:
-    """A socket left behind by a killed OpenCode: no attempt, at once `undelivered`."""
-    pid = ended_pid()
-    server = PluginStandIn(tmp_path, pid, {"ok": True})
-    reasons = undelivered_at_once(home, server, _listen(home, server.socket_path))
-    assert [f"the OpenCode process {pid} behind {server.socket_path} has ended"] == reasons
-
-
-def undelivered_at_once(home: Path, server: SocketServer, listener: Listening) -> list[str]:
-    """Post to *listener*'s agent: it is `undelivered` with no line sent to *server*; the
-    notices' reasons."""
-    try:
-        with listener as bob:
-            prompt = post(home, "--to", "bob", "hello")
-            bob.wait_err(f"undelivered {prompt}")
-        assert server.lines.empty()
-    finally:
-        server.close()
-    return [n.reason for n in notices(home)]
-
-
 def test_a_symlinked_socket_is_refused(home: Path, plugin: PluginStandIn, tmp_path: Path) -> None:
     link = tmp_path / "link.sock"
     link.symlink_to(plugin.socket_path)
@@ -123,16 +74,6 @@ def test_a_symlinked_socket_is_refused(home: Path, plugin: PluginStandIn, tmp_pa
         bob.wait_err(f"undelivered {pid}")
     assert plugin.lines.empty()
     assert [f"{link} is a symlink; refusing to follow it"] == [n.reason for n in notices(home)]
-
-
-def test_the_door_needs_a_socket(home: Path) -> None:
-    from testing.helpers import run_cli
-
-    done = run_cli(home, "listen", "--as", "bob", "--door", "opencode")
-    assert (
-        1,
-        "paneboard: --door opencode needs --socket PATH (paneboard's OpenCode plugin passes it)\n",
-    ) == (done.returncode, done.stderr)
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is missing: the plugin is not run")

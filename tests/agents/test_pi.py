@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,8 +14,14 @@ from pathlib import Path
 import pytest
 
 from paneboard.agents import pi
-from testing.helpers import Listening, SocketServer, ended_pid, notices, post, run_cli
-from tests.agents.test_opencode import undelivered_at_once
+from testing.helpers import Listening, post, run_cli
+from tests.agents.scriptdoors import (
+    Harness,
+    PluginStandIn,
+    hook,
+    listen,
+    undelivered,
+)
 
 # pi's side of the extension API: `on`, `sendUserMessage` (which shows the text to the `input`
 # handlers, as pi does, unless PI_MODE is "deaf"), and a session context whose idleness
@@ -46,7 +51,7 @@ setInterval(() => {}, 1000);
 """
 
 
-class Extension:
+class Extension(Harness):
     """paneboard's extension in a node process of its own, with pi played by HARNESS."""
 
     def __init__(self, folder: Path, mode: str) -> None:
@@ -61,17 +66,6 @@ class Extension:
         assert self.proc.stdout is not None and "ready" == self.proc.stdout.readline().strip()
         self.socket = self.runtime / "paneboard-pi" / f"{self.proc.pid}.sock"
 
-    def messages(self) -> list[dict[str, object]]:
-        if not self.sent.exists():
-            return []
-        return [json.loads(line) for line in self.sent.read_text().splitlines()]
-
-    def close(self) -> None:
-        self.proc.kill()
-        self.proc.wait()
-        if self.proc.stdout:
-            self.proc.stdout.close()
-
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is missing")
 
@@ -84,8 +78,7 @@ def extension(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Extens
 
 
 def _listen(home: Path, socket_path: Path, *extra: str) -> Listening:
-    args = ("--door", "pi-extension", "--socket", str(socket_path), "--backoff", "0.05", *extra)
-    return Listening(home, "bob", *args)
+    return listen(home, "pi-extension", socket_path, *extra)
 
 
 @needs_node
@@ -101,62 +94,22 @@ def test_the_extension_gives_pi_the_prompt_as_a_user_message(
     with _listen(home, extension.socket) as bob:
         prompt = post(home, "--to", "bob", "review fetch.py")
         bob.wait_err(f"delivered {prompt} from alice via pi-extension")
-    [message] = extension.messages()
+    [message] = extension.given()
     assert {"deliverAs": "followUp"} == message["options"]
     text = str(message["text"])
     assert text.startswith(f"[paneboard] prompt {prompt} from alice on board test")
     assert "> review fetch.py" in text
 
 
-class ExtensionStandIn(SocketServer):
-    """Serves the extension's socket and registry; answers each line with *reply*."""
-
-    def __init__(self, folder: Path, pid: int, reply: dict[str, object]) -> None:
-        self.socket_path = folder / f"{pid}.sock"
-        record = {"pid": pid, "socket": str(self.socket_path)}
-        (folder / f"{pid}.json").write_text(json.dumps(record))
-        self.reply = reply
-        super().__init__(self.socket_path)
-
-    def handle(self, conn: socket.socket) -> None:
-        with conn.makefile("rb") as f:
-            self.lines.put(json.loads(f.readline()))
-        with conn:
-            conn.sendall(json.dumps(self.reply).encode() + b"\n")
-
-
 def test_a_refusal_by_the_extension_is_retried_then_undelivered(home: Path, tmp_path: Path) -> None:
     why = "pi did not take the message within 5000 ms"
-    server = ExtensionStandIn(tmp_path, os.getpid(), {"ok": False, "error": why})
-    try:
-        with _listen(home, server.socket_path) as bob:
-            prompt = post(home, "--to", "bob", "hello")
-            bob.wait_err(f"undelivered {prompt}")
-    finally:
-        server.close()
-    assert 2 == server.lines.qsize()
-    assert [f"pi did not take it: {why}"] == [n.reason for n in notices(home)]
-
-
-def test_a_registry_naming_an_ended_process_is_refused(home: Path, tmp_path: Path) -> None:
-    """A socket left behind by a killed pi: no attempt, at once `undelivered`."""
-    pid = ended_pid()
-    server = ExtensionStandIn(tmp_path, pid, {"ok": True})
-    reasons = undelivered_at_once(home, server, _listen(home, server.socket_path))
-    assert [f"the pi process {pid} behind {server.socket_path} has ended"] == reasons
-
-
-def test_the_door_needs_a_socket(home: Path) -> None:
-    done = run_cli(home, "listen", "--as", "bob", "--door", "pi-extension")
-    assert (
-        1,
-        "paneboard: --door pi-extension needs --socket PATH (paneboard's pi extension passes it)\n",
-    ) == (done.returncode, done.stderr)
+    server = PluginStandIn(tmp_path, os.getpid(), {"ok": False, "error": why})
+    sent = undelivered(home, server, _listen(home, server.socket_path))
+    assert (2, [f"pi did not take it: {why}"]) == sent
 
 
 def _hook(home: Path, action: str, project: Path) -> tuple[int, str, str]:
-    done = run_cli(home, "hook", action, "pi", "--project", str(project), "--as", "pi-bob")
-    return done.returncode, done.stdout, done.stderr
+    return hook(home, action, "pi", project, "pi-bob")
 
 
 def test_hook_install_writes_the_extension_once_and_uninstall_removes_it(

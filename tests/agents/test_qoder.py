@@ -16,13 +16,6 @@ from testing.helpers import Listening, SocketServer, post, run_cli
 HOOKS = ".qoder/settings.json"
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "proj"
-    path.mkdir()
-    return path
-
-
 def test_the_envelope_carries_the_text_and_escapes_its_own_tag() -> None:
     """Qoder CLI drops a message that is not exactly its envelope; a tag inside the text would
     end it early: it is written `<\\`, which Qoder CLI reads back as `<`."""

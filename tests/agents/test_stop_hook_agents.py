@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from testing.helpers import post, run_cli, run_hook
+from tests.agents.scriptdoors import a_foreign_plugin_is_refused
 from tests.agents.test_agents import NO_DOOR_MODES
 
 FILES = {"gemini": ".gemini/settings.json", "copilot": ".github/hooks/paneboard.json"}
@@ -30,13 +31,6 @@ UNRELATED = {
     "copilot": {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}},
 }
 PLUGIN = ".opencode/plugins/paneboard.js"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "proj"
-    path.mkdir()
-    return path
 
 
 def _install(
@@ -198,16 +192,7 @@ def test_opencode_uninstall_removes_the_folders_install_made(home: Path, project
 
 
 def test_a_plugin_file_paneboard_did_not_write_is_refused(home: Path, project: Path) -> None:
-    path = project / PLUGIN
-    path.parent.mkdir(parents=True)
-    path.write_text("export const Mine = async () => ({});\n")
-    for action in ("install", "uninstall"):
-        done = run_cli(home, "hook", action, "opencode", "--project", str(project))
-        assert (
-            1,
-            f"paneboard: {path} is not paneboard's plugin; move it away, nothing was changed\n",
-        ) == (done.returncode, done.stderr)
-    assert "export const Mine = async () => ({});\n" == path.read_text()
+    a_foreign_plugin_is_refused(home, project, PLUGIN, "opencode")
 
 
 @pytest.mark.skipif(
@@ -267,7 +252,7 @@ def test_session_start_context_in_each_agents_format(home: Path, agent: str) -> 
 
 def test_doctor_knows_the_three_agents(home: Path, tmp_path: Path) -> None:
     """Hooks or plugin installed in this project, and each OpenCode process whose door is up."""
-    from tests.agents.test_opencode import PluginStandIn
+    from tests.agents.scriptdoors import PluginStandIn
 
     for agent in ("gemini", "copilot", "opencode"):
         assert 0 == _install(home, agent, tmp_path).returncode

@@ -22,6 +22,7 @@ from mcp.types import CallToolResult, TextContent
 from paneboard.mcpserver.tools import WAIT_TIMEOUT, Kind, Priority, Until
 from paneboard.protocol.words import KINDS, PRIORITIES, WAIT_UNTIL
 from testing.helpers import cli_env, run_cli
+from tests.mcpserver.test_server import HELLO
 
 pytestmark = pytest.mark.anyio
 
@@ -487,16 +488,6 @@ def test_a_line_the_sdk_cannot_read_gets_a_parse_error(home: Path) -> None:
     client cannot send either)."""
     proc = _server(home, subprocess.DEVNULL)
     assert proc.stdin is not None and proc.stdout is not None
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"},
-        },
-    }
     call_ = (
         '{"jsonrpc":"2.0","id":2,"method":"tools/call",'
         '"params":{"name":"post","arguments":{"to":["bob"],"body":"a\\ud800b"}}}'
@@ -511,7 +502,7 @@ def test_a_line_the_sdk_cannot_read_gets_a_parse_error(home: Path) -> None:
         return json.loads(replies.get(timeout=15))
 
     try:
-        assert 1 == ask(json.dumps(init))["id"]
+        assert 1 == ask(json.dumps(HELLO))["id"]
         proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         surrogate = ask(call_)
         garbage = ask("this is not json")

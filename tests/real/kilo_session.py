@@ -7,92 +7,44 @@ No pytest here: the fixtures are in test_kilo.py.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from paneboard.state.panelock import holder
 from testing.helpers import wait_until
-from testing.sessions import StandIn, TmuxSession, workspace
+from testing.sessions import DoorSession, StandIn, opencode_config, opencode_env
 
 READY = "Ask anything"  # the prompt box, once the TUI is up
 
 
 def kilo_config(home: Path, port: int) -> None:
     """Kilo Code's global config under *home*: the stand-in as its one provider and model."""
-    provider = {
-        "npm": "@ai-sdk/openai-compatible",
-        "name": "stand-in",
-        "options": {"baseURL": f"http://127.0.0.1:{port}/v1", "apiKey": "stand-in"},
-        "models": {"stand-in": {"name": "stand-in", "limit": {"context": 128000, "output": 4096}}},
-    }
-    config = {
-        "autoupdate": False,
-        "share": "disabled",
-        "model": "pb/stand-in",
-        "small_model": "pb/stand-in",
-        "provider": {"pb": provider},
-    }
     folder = home / ".config" / "kilo"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "kilo.json").write_text(json.dumps(config))
+    opencode_config(folder / "kilo.json", port)
 
 
-class KiloSession:
+class KiloSession(DoorSession):
     """Kilo Code's TUI with paneboard's plugin, its door's registry, and its listener (which
     starts with the person's first turn)."""
 
+    stand_in: StandIn
+
     def __init__(self, root: Path, bin_path: Path, name: str) -> None:
-        self.root, self.bin, self.name = root, bin_path, name
-        folders = workspace(root, bin_path.parent, "kilo", name)
-        self.pb_home, self.project, self.installed, self.env = folders
-        self.stand_in = StandIn(root, "tests.real.kilo_stand_in")
-        self.runtime = root / "run"
-        self.runtime.mkdir(mode=0o700)
+        super().__init__(root, bin_path, "kilo", name, "tests.real.kilo_stand_in")
         kilo_config(root / "home", self.stand_in.port)
-        self.env.update(
-            XDG_RUNTIME_DIR=str(self.runtime),
-            KILO_DISABLE_AUTOUPDATE="1",
-            KILO_DISABLE_MODELS_FETCH="1",
-            KILO_DISABLE_LSP_DOWNLOAD="1",
-            KILO_DISABLE_SHARE="1",
-        )
+        self.env.update(opencode_env("KILO"))
         self.start()
 
     def start(self) -> None:
         """The TUI, its door up, and a first turn typed: the session the listener serves."""
-        self.tmux = TmuxSession(self.project, [str(self.bin)], self.env)
-        self.tmux.wait_screen(READY, 120)
-        self.registry = wait_until(self._registry, "no Kilo Code door registry", 30, self.screen)
-        self.tmux.type("hello")
-        self.listener = wait_until(
-            lambda: holder(self.lock), f"no listener for {self.name}", 60, self.screen, every=0.1
-        )
+        registry = ("no Kilo Code door registry", 30)
+        self.open([str(self.bin)], registry, 60, ready=(READY, 120), typed="hello")
 
-    @property
-    def lock(self) -> Path:
-        return self.pb_home / "test" / "panes" / f"{self.name}.lock"
+    def registries(self) -> Path:
+        return self.runtime / "paneboard-kilo"
 
-    def _registry(self) -> dict[str, Any] | None:
-        for path in (self.runtime / "paneboard-kilo").glob("*.json"):
-            try:
-                record = dict(json.loads(path.read_text()))
-            except ValueError:
-                continue
-            if record["pid"] in self.tmux.processes():
-                return record
-        return None
-
-    @property
-    def pid(self) -> int:
-        return int(self.registry["pid"])
-
-    @property
-    def socket(self) -> Path:
-        return Path(self.registry["socket"])
-
-    def screen(self) -> str:
-        return self.tmux.screen()
+    def ours(self, record: dict[str, Any]) -> bool:
+        return record["pid"] in self.tmux.processes()
 
     def turns_with(self, needle: str) -> list[float]:
         """The times of the session's turns (requests offering the tools) whose newest user text
@@ -109,7 +61,3 @@ class KiloSession:
         return float(
             wait_until(lambda: (self.turns_with(needle) or [0.0])[0], what, timeout, self.screen)
         )
-
-    def close(self) -> None:
-        self.tmux.close()
-        self.stand_in.close()

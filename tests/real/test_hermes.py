@@ -3,17 +3,11 @@ door."""
 
 from __future__ import annotations
 
-import os
-import signal
-import statistics
-import subprocess
-import time
-
 from paneboard.state.panelock import holder
 from paneboard.state.policy import Policy, write_policy
 from testing.clients import PINNED
 from testing.helpers import Listening, cli_env, notices, run_cli, wait_until
-from testing.sessions import post, running, stage, status
+from testing.sessions import one_shot, post, status
 from tests.real.hermes_session import HermesSession
 from tests.real.live import NEEDS_TMUX, live_fixture
 
@@ -22,15 +16,6 @@ pytestmark = NEEDS_TMUX
 HERMES = PINNED["hermes"]
 BUSY = "\u2695 \u276f"  # Hermes's input prompt while a turn runs: its staff, then the arrow
 session = live_fixture(HermesSession, HERMES.installed, "hermes-bob", HERMES.missing)
-
-
-def _stage(s: HermesSession, prompt: str) -> tuple[str, str, str]:
-    return stage(s.pb_home, prompt, s.name, "outcome")
-
-
-def _reached(s: HermesSession, prompt: str, stage: str, timeout: float = 30) -> None:
-    what = f"{prompt} not {stage}"
-    wait_until(lambda: _stage(s, prompt)[0] == stage, what, timeout, s.screen, every=0.1)
 
 
 def _turns(s: HermesSession, prompt: str) -> int:
@@ -45,7 +30,7 @@ def test_an_idle_session_takes_the_prompt_once(session: HermesSession) -> None:
     assert s.installed.startswith(f"installed paneboard plugin {plugin}\n")
     prompt = post(s.pb_home, s.name, "check the flaky test")
     s.turn(prompt)
-    _reached(s, prompt, "delivered")
+    s.reached(prompt, "delivered")
     got = status(s.pb_home, prompt, s.name)
     assert ("hermes-plugin", "accepted") == (got["door"], got["outcome"])
     assert 1 == _turns(s, prompt)
@@ -58,11 +43,7 @@ def test_an_idle_session_takes_the_prompt_once(session: HermesSession) -> None:
 def test_a_one_shot_query_opens_no_door_and_starts_no_listener(session: HermesSession) -> None:
     """`hermes chat -q` exits once its query is done: a prompt handed to it would never run."""
     s = session
-    argv = [str(s.bin), "chat", "-q", "one shot"]
-    done = subprocess.run(
-        argv, cwd=s.project, env=s.env, capture_output=True, timeout=120, check=False
-    )
-    assert 0 == done.returncode, done.stderr
+    one_shot([str(s.bin), "chat", "-q", "one shot"], s.project, s.env, stdin=None)
     assert 1 == len(s.stand_in.turns_with("one shot"))
     assert [s.socket.with_suffix(".json")] == list(s.socket.parent.glob("*.json"))
     assert s.listener == holder(s.lock)
@@ -74,10 +55,7 @@ def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(
     """Delivered while a turn runs (on Hermes's input queue, the running turn not interrupted);
     the model sees it once that turn has ended."""
     s = session
-    busy = post(s.pb_home, s.name, "STAND-IN-SLOW-3 a long turn")
-    started = s.turn(busy)
-    queued = post(s.pb_home, s.name, "after the long turn")
-    _reached(s, queued, "delivered", 2.5)
+    busy, queued, started = s.during_a_long_turn()
     assert [] == s.stand_in.turns_with(queued)
     assert s.turn(queued) >= started + 3
     assert 1 == _turns(s, busy)
@@ -92,22 +70,17 @@ def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(
 def test_a_round_trip_wait_prints_the_answer(session: HermesSession) -> None:
     """The turn runs the prompt's `paneboard answer` in Hermes's terminal tool; `wait` prints it."""
     s = session
-    prompt = post(s.pb_home, s.name, "what is six times seven?\nMOCK-ANSWER: forty-two")
-    done = run_cli(s.pb_home, "wait", prompt, "--timeout", "90", timeout=120)
-    assert (0, "forty-two\n") == (done.returncode, done.stdout), done.stderr + s.screen()
-    assert ("answered", "hermes-plugin") == _stage(s, prompt)[:2]
+    prompt = s.round_trip(90)
+    assert ("answered", "hermes-plugin") == s.stage(prompt)[:2]
 
 
 def test_post_to_model_time(session: HermesSession) -> None:
     """Eight prompts to an idle session, one at a time: each reaches the model once."""
     s = session
-    times, ids = [], []
-    for n in range(8):
-        t0 = time.time()
-        ids.append(post(s.pb_home, s.name, f"timed {n}"))
-        times.append(s.turn(ids[-1]) - t0)
-        wait_until(lambda: BUSY not in s.screen(), "the turn did not end", 30, s.screen)
-    print(f"hermes: post -> model: median {statistics.median(times):.3f} s of {len(times)}")
+    ids = s.time_to_model(
+        "hermes",
+        lambda _: wait_until(lambda: BUSY not in s.screen(), "the turn did not end", 30, s.screen),
+    )
     assert [1] * 8 == [_turns(s, p) for p in ids]
 
 
@@ -119,7 +92,7 @@ def test_a_burst_of_twenty_reaches_the_model_once_each(session: HermesSession) -
     write_policy(s.pb_home / "test", s.name, Policy(rate=0))
     ids = [post(s.pb_home, s.name, f"burst {n}") for n in range(20)]
     for prompt in ids:
-        _reached(s, prompt, "delivered")
+        s.reached(prompt, "delivered")
     wait_until(lambda: all(_turns(s, p) for p in ids), "not every burst turn ran", 120, s.screen)
     assert [1] * 20 == [_turns(s, p) for p in ids]
     firsts = [s.stand_in.turns_with(f"[paneboard] prompt {p} from")[0] for p in ids]
@@ -130,13 +103,8 @@ def test_the_listener_ends_with_hermes_and_the_prompt_stays_open(session: Hermes
     """Hermes killed: its listener exits; a prompt posted then stays open, and the socket and
     registry it leaves behind are refused (`undelivered`, the prompt still open)."""
     s = session
-    pid, socket, listener = s.pid, s.socket, s.listener
-    os.kill(pid, signal.SIGKILL)  # a crash: nothing removes the socket or the registry
-    s.tmux.close()
-    wait_until(lambda: not running(listener), "the listener outlived Hermes", 15)
-    prompt = post(s.pb_home, s.name, "nobody is there")
-    time.sleep(1)
-    assert "posted" == _stage(s, prompt)[0]
+    pid, socket = s.crash("Hermes")
+    prompt = s.unserved("nobody is there")
     args = ("--door", "hermes-plugin", "--socket", str(socket), "--backoff", "0.05")
     with Listening(s.pb_home, s.name, *args, env=cli_env(s.pb_home)) as late:
         late.wait_err(f"undelivered {prompt}")

@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import statistics
-import subprocess
-import time
-
 import pytest
 
 from paneboard.protocol.posts import Delivered
@@ -15,7 +9,7 @@ from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
 from testing.clients import PINNED
 from testing.helpers import run_cli, wait_until
-from testing.sessions import post, running, stage
+from testing.sessions import one_shot, post, running
 from tests.real.kilo_session import KiloSession
 from tests.real.live import NEEDS_TMUX, live_fixture
 
@@ -23,23 +17,6 @@ pytestmark = NEEDS_TMUX
 
 KILO = PINNED["kilo"]
 session = live_fixture(KiloSession, KILO.installed, "kilo-bob", KILO.missing)
-
-
-def _post_as(sender: str, s: KiloSession, text: str) -> str:
-    """`paneboard post` as *sender* (paneboard holds a sender's 31st prompt within a minute,
-    and alice has posted the other tests' prompts)."""
-    done = run_cli(s.pb_home, "post", "--as", sender, "--to", s.name, text)
-    assert 0 == done.returncode, done.stderr
-    return done.stdout.strip()
-
-
-def _stage(s: KiloSession, prompt: str) -> tuple[str, str, str]:
-    return stage(s.pb_home, prompt, s.name, "outcome")
-
-
-def _reached(s: KiloSession, prompt: str, stage: str, timeout: float = 30) -> None:
-    what = f"{prompt} not {stage}"
-    wait_until(lambda: _stage(s, prompt)[0] == stage, what, timeout, s.screen, every=0.1)
 
 
 def _idle(s: KiloSession, prompt: str) -> None:
@@ -56,27 +33,18 @@ def test_an_idle_session_takes_the_prompt_once(session: KiloSession) -> None:
     s.turn("hello")
     prompt = post(s.pb_home, s.name, "check the flaky test")
     _idle(s, prompt)
-    assert ("delivered", "kilo", "accepted") == _stage(s, prompt)
+    assert ("delivered", "kilo", "accepted") == s.stage(prompt)
     assert 1 == len(s.turns_with(prompt))
     assert s.stand_in.contexts(f"paneboard: you are `{s.name}` on board `test`") >= 1
     doctor = run_cli(s.pb_home, "doctor", "--as", s.name, XDG_RUNTIME_DIR=str(s.runtime))
     assert f"ok    kilo     plugin door of Kilo Code pid {s.pid}: {s.socket}" in doctor.stdout
-    assert "delivered" == _stage(s, prompt)[0]
+    assert "delivered" == s.stage(prompt)[0]
 
 
 def test_kilo_run_starts_no_listener(session: KiloSession) -> None:
     """`kilo run` exits at its first idle moment: a prompt handed to it would never run."""
     s = session
-    done = subprocess.run(
-        [str(s.bin), "run", "one shot"],
-        cwd=s.project,
-        env=s.env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-    assert 0 == done.returncode, done.stderr
+    one_shot([str(s.bin), "run", "one shot"], s.project, s.env)
     assert 1 == len(s.turns_with("one shot"))
     assert s.listener == holder(s.lock)
 
@@ -86,10 +54,7 @@ def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(
 ) -> None:
     """Delivered while a turn runs; the model sees it once that turn has ended."""
     s = session
-    busy = post(s.pb_home, s.name, "STAND-IN-SLOW-3 a long turn")
-    started = s.turn(busy)
-    queued = post(s.pb_home, s.name, "after the long turn")
-    _reached(s, queued, "delivered", 2.5)
+    _, queued, started = s.during_a_long_turn()
     assert [] == s.turns_with(queued)
     assert s.turn(queued) >= started + 3
     _idle(s, queued)
@@ -98,23 +63,15 @@ def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(
 def test_a_round_trip_wait_prints_the_answer(session: KiloSession) -> None:
     """The turn runs the prompt's `paneboard answer` in Kilo Code's bash tool; `wait` prints it."""
     s = session
-    prompt = post(s.pb_home, s.name, "what is six times seven?\nMOCK-ANSWER: forty-two")
-    done = run_cli(s.pb_home, "wait", prompt, "--timeout", "60", timeout=90)
-    assert (0, "forty-two\n") == (done.returncode, done.stdout), done.stderr + s.screen()
-    assert ("answered", "kilo") == _stage(s, prompt)[:2]
+    prompt = s.round_trip()
+    assert ("answered", "kilo") == s.stage(prompt)[:2]
     _idle(s, prompt)
 
 
 def test_post_to_model_time(session: KiloSession) -> None:
     """Eight prompts to an idle session, one at a time: each reaches the model once."""
     s = session
-    times, ids = [], []
-    for n in range(8):
-        t0 = time.time()
-        ids.append(post(s.pb_home, s.name, f"timed {n}"))
-        times.append(s.turn(ids[-1]) - t0)
-        _idle(s, ids[-1])
-    print(f"kilo: post -> model: median {statistics.median(times):.3f} s of {len(times)}")
+    ids = s.time_to_model("kilo", lambda prompt: _idle(s, prompt))
     assert [1] * 8 == [len(s.turns_with(p)) for p in ids]
 
 
@@ -123,7 +80,7 @@ def test_a_burst_of_twenty_reaches_the_model_once_each(session: KiloSession) -> 
     """Twenty prompts posted one after another: each delivered once, each one turn of the
     model."""
     s = session
-    ids = [_post_as("carol", s, f"burst {n}") for n in range(20)]  # paneboard holds a 31st a minute
+    ids = [s.post_as("carol", f"burst {n}") for n in range(20)]  # paneboard holds a 31st a minute
     wait_until(lambda: all(s.turns_with(p) for p in ids), "not all 20 turns", 240, s.screen, 0.5)
     _idle(s, ids[-1])
     delivered = [
@@ -131,7 +88,7 @@ def test_a_burst_of_twenty_reaches_the_model_once_each(session: KiloSession) -> 
         for _, p in read_posts(s.pb_home / "test" / "log")
         if isinstance(p, Delivered) and p.prompt in ids
     ]
-    assert (sorted(ids), "kilo") == (sorted(delivered), _stage(s, ids[-1])[1])
+    assert (sorted(ids), "kilo") == (sorted(delivered), s.stage(ids[-1])[1])
     assert [1] * 20 == [len(s.turns_with(p)) for p in ids]
 
 
@@ -142,17 +99,12 @@ def test_killed_its_listener_ends_and_the_prompt_waits_for_the_next_session(
     """Kilo Code killed: its listener exits; a prompt posted then stays open on the board, and
     the next Kilo Code session in the project (a new process, a new door) takes it, once."""
     s = session
-    pid, socket, listener = s.pid, s.socket, s.listener
-    os.kill(pid, signal.SIGKILL)  # a crash: no exit handler removes the socket or the registry
-    s.tmux.close()
-    wait_until(lambda: not running(listener), "the listener outlived Kilo Code", 15)
+    pid, socket = s.crash("Kilo Code")
     assert holder(s.lock) is None and not running(pid)
-    prompt = post(s.pb_home, s.name, "nobody is there yet")
-    time.sleep(1)
-    assert "posted" == _stage(s, prompt)[0]
+    prompt = s.unserved()
     s.start()
     assert (s.pid, s.socket) != (pid, socket)
     assert not socket.exists()  # the new plugin swept the dead process's socket and registry
     s.turn(prompt)
-    _reached(s, prompt, "delivered")
+    s.reached(prompt, "delivered")
     assert 1 == len(s.turns_with(prompt))

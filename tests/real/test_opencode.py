@@ -7,7 +7,6 @@ import os
 import shutil
 import signal
 import stat
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
 from testing.clients import PINNED
 from testing.helpers import Listening, cli_env, run_cli, wait_until
-from testing.sessions import OpenCodeSession, opencode_plugin_deps, post, running, status
+from testing.sessions import OpenCodeSession, one_shot, opencode_plugin_deps, post, running, status
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is missing: no live OpenCode session"
@@ -86,17 +85,7 @@ def test_the_plugin_starts_the_listener_and_a_prompt_reaches_the_model_once(
 
 def _opencode_run_starts_no_listener(s: OpenCodeSession) -> None:
     """`opencode run` exits at its first idle moment: a prompt handed to it would never run."""
-    argv = [str(s.bin_dir / "opencode"), "run", "one shot"]
-    done = subprocess.run(
-        argv,
-        cwd=s.project,
-        env=s.env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-    assert 0 == done.returncode, done.stderr
+    one_shot([str(s.bin_dir / "opencode"), "run", "one shot"], s.project, s.env)
     s.turn("one shot")
     assert not (s.pb_home / "test" / "panes" / f"{s.name}.log").exists()
 

@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import statistics
-import subprocess
-import time
-
 from paneboard.state.panelock import holder
 from testing.clients import PINNED
 from testing.helpers import Listening, cli_env, notices, run_cli, wait_until
-from testing.sessions import post, running, stage, status
+from testing.sessions import one_shot, post, running, status
 from tests.real.live import NEEDS_TMUX, live_fixture
 from tests.real.pi_session import PiSession
 
@@ -19,15 +13,6 @@ pytestmark = NEEDS_TMUX
 
 
 session = live_fixture(PiSession, PINNED["pi"].installed, "pi-bob", PINNED["pi"].missing)
-
-
-def _stage(s: PiSession, prompt: str) -> tuple[str, str, str]:
-    return stage(s.pb_home, prompt, s.name, "outcome")
-
-
-def _reached(s: PiSession, prompt: str, stage: str, timeout: float = 30) -> None:
-    what = f"{prompt} not {stage}"
-    wait_until(lambda: _stage(s, prompt)[0] == stage, what, timeout, s.screen, every=0.1)
 
 
 def test_an_idle_session_takes_the_prompt_once_and_its_session_file_shows_it(
@@ -39,7 +24,7 @@ def test_an_idle_session_takes_the_prompt_once_and_its_session_file_shows_it(
     assert f"installed paneboard extension {extension}\n" == s.installed
     prompt = post(s.pb_home, s.name, "check the flaky test")
     s.turn(prompt)
-    _reached(s, prompt, "seen")
+    s.reached(prompt, "seen")
     got = status(s.pb_home, prompt, s.name)
     assert ("pi-extension", "accepted", "pi-session") == (
         got["door"],
@@ -59,10 +44,7 @@ def test_print_mode_opens_no_door_and_starts_no_listener(session: PiSession) -> 
     """`pi -p` exits once its prompt is done: a prompt handed to it would never run."""
     s = session
     argv = [str(s.bin), "--provider", "pb", "--model", "stand-in", "-p", "one shot"]
-    done = subprocess.run(
-        argv, cwd=s.project, env=s.env, capture_output=True, timeout=60, check=False
-    )
-    assert 0 == done.returncode, done.stderr
+    one_shot(argv, s.project, s.env, 60, stdin=None)
     assert 1 == len(s.stand_in.turns_with("one shot"))
     assert [s.socket.with_suffix(".json")] == list(s.socket.parent.glob("*.json"))
     assert s.listener == holder(s.lock)
@@ -72,35 +54,25 @@ def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(session: PiS
     """Delivered while a turn runs (a follow-up); the model sees it once that turn has ended,
     and the session file shows it only then."""
     s = session
-    busy = post(s.pb_home, s.name, "STAND-IN-SLOW-3 a long turn")
-    started = s.turn(busy)
-    queued = post(s.pb_home, s.name, "after the long turn")
-    _reached(s, queued, "delivered", 2.5)
+    _, queued, started = s.during_a_long_turn()
     assert [] == s.stand_in.turns_with(queued)
     assert [] == s.user_records(f"[paneboard] prompt {queued} from")
     assert s.turn(queued) >= started + 3
-    _reached(s, queued, "seen")
+    s.reached(queued, "seen")
 
 
 def test_a_round_trip_wait_prints_the_answer(session: PiSession) -> None:
     """The turn runs the prompt's `paneboard answer` in pi's bash tool; `wait` prints it."""
     s = session
-    prompt = post(s.pb_home, s.name, "what is six times seven?\nMOCK-ANSWER: forty-two")
-    done = run_cli(s.pb_home, "wait", prompt, "--timeout", "60", timeout=90)
-    assert (0, "forty-two\n") == (done.returncode, done.stdout), done.stderr + s.screen()
-    assert ("answered", "pi-extension") == _stage(s, prompt)[:2]
+    prompt = s.round_trip()
+    assert ("answered", "pi-extension") == s.stage(prompt)[:2]
 
 
 def test_post_to_model_time(session: PiSession) -> None:
     """Eight prompts to an idle session, one at a time: each reaches the model once."""
     s = session
-    times, ids = [], []
-    for n in range(8):
-        t0 = time.time()
-        ids.append(post(s.pb_home, s.name, f"timed {n}"))
-        times.append(s.turn(ids[-1]) - t0)
-        _reached(s, ids[-1], "seen")  # the turn is over: the next one finds pi idle
-    print(f"pi: post -> model: median {statistics.median(times):.3f} s of {len(times)}")
+    # seen: the turn is over, the next one finds pi idle
+    ids = s.time_to_model("pi", lambda prompt: s.reached(prompt, "seen"))
     assert [1] * 8 == [len(s.stand_in.turns_with(p)) for p in ids]
 
 
@@ -109,7 +81,7 @@ def test_a_burst_reaches_the_model_once_each(session: PiSession) -> None:
     s = session
     ids = [post(s.pb_home, s.name, f"burst {n}") for n in range(12)]
     for prompt in ids:
-        _reached(s, prompt, "seen")
+        s.reached(prompt, "seen")
     assert [1] * 12 == [len(s.stand_in.turns_with(p)) for p in ids]
     assert [1] * 12 == [len(s.user_records(f"[paneboard] prompt {p} from")) for p in ids]
 
@@ -132,17 +104,14 @@ def test_a_new_session_gets_a_listener_that_follows_its_own_file(session: PiSess
     assert (old_socket, inode) == (s.socket, s.socket.stat().st_ino)
     prompt = post(s.pb_home, s.name, "in the new session")
     s.turn(prompt)
-    _reached(s, prompt, "seen")
+    s.reached(prompt, "seen")
     assert 1 == len(s.user_records(f"[paneboard] prompt {prompt} from"))
 
 
 def test_the_listener_ends_with_pi_and_a_dead_door_is_refused(session: PiSession) -> None:
     """pi killed: its listener exits; the socket and registry it leaves behind are refused."""
     s = session
-    pid, socket, listener = s.pid, s.socket, s.listener
-    os.kill(pid, signal.SIGKILL)  # a crash: no exit handler removes the socket or the registry
-    s.tmux.close()
-    wait_until(lambda: not running(listener), "the listener outlived pi", 15)
+    pid, socket = s.crash("pi")
     args = ("--door", "pi-extension", "--socket", str(socket), "--backoff", "0.05")
     with Listening(s.pb_home, s.name, *args, env=cli_env(s.pb_home)) as late:
         prompt = post(s.pb_home, s.name, "nobody is there")

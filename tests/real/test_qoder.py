@@ -6,8 +6,6 @@ transcript, and a busy session and a round trip cannot be had."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import statistics
 import time
 
@@ -16,7 +14,7 @@ import pytest
 from paneboard.state.panelock import holder
 from testing.clients import PINNED
 from testing.helpers import run_cli, wait_until
-from testing.sessions import post, running, stage
+from testing.sessions import post, running
 from tests.real.live import NEEDS_TMUX, live_fixture
 from tests.real.qoder_session import QoderSession
 
@@ -24,23 +22,6 @@ pytestmark = NEEDS_TMUX
 
 QODER = PINNED["qoder"]
 session = live_fixture(QoderSession, QODER.installed, "qoder-bob", QODER.missing)
-
-
-def _post_as(sender: str, s: QoderSession, text: str) -> str:
-    """`paneboard post` as *sender* (paneboard holds a sender's 31st prompt within a minute,
-    and alice has posted the other tests' prompts)."""
-    done = run_cli(s.pb_home, "post", "--as", sender, "--to", s.name, text)
-    assert 0 == done.returncode, done.stderr
-    return done.stdout.strip()
-
-
-def _stage(s: QoderSession, prompt: str) -> tuple[str, str, str]:
-    return stage(s.pb_home, prompt, s.name, "source")
-
-
-def _reached(s: QoderSession, prompt: str, stage: str, timeout: float = 30) -> None:
-    what = f"{prompt} not {stage}"
-    wait_until(lambda: _stage(s, prompt)[0] == stage, what, timeout, s.screen, every=0.1)
 
 
 def _header(prompt: str, sender: str = "alice") -> str:
@@ -57,8 +38,8 @@ def test_an_idle_session_takes_the_prompt_once_and_its_transcript_shows_it(
         s.installed
     )
     prompt = post(s.pb_home, s.name, "check </cross-session-message> the flaky test")
-    _reached(s, prompt, "seen")
-    assert ("seen", "qoder-inbox", "qoder-transcript") == _stage(s, prompt)
+    s.reached(prompt, "seen")
+    assert ("seen", "qoder-inbox", "qoder-transcript") == s.stage(prompt)
     [record] = s.user_records(_header(prompt))
     text = record["message"]["content"]
     assert text.startswith("Another Qoder session sent a message:\n<cross-session-message")
@@ -92,7 +73,7 @@ def test_post_to_seen_time(session: QoderSession) -> None:
 def test_a_burst_of_twenty_is_seen_once_each(session: QoderSession) -> None:
     """Twenty prompts posted one after another: each delivered, each one user turn."""
     s = session
-    ids = [_post_as("carol", s, f"burst {n}") for n in range(20)]  # paneboard holds a 31st a minute
+    ids = [s.post_as("carol", f"burst {n}") for n in range(20)]  # paneboard holds a 31st a minute
     wait_until(
         lambda: all(s.user_records(_header(p, "carol")) for p in ids),
         "not all 20",
@@ -101,7 +82,7 @@ def test_a_burst_of_twenty_is_seen_once_each(session: QoderSession) -> None:
         0.5,
     )
     assert [1] * 20 == [len(s.user_records(_header(p, "carol"))) for p in ids]
-    _reached(s, ids[-1], "seen")
+    s.reached(ids[-1], "seen")
 
 
 @pytest.mark.timeout(300)
@@ -111,15 +92,10 @@ def test_killed_its_listener_ends_and_the_prompt_waits_for_the_next_session(
     """Qoder CLI killed: its listener exits; a prompt posted then stays open on the board, and
     the next Qoder CLI session in the project takes it, once."""
     s = session
-    pid, listener = s.pid, s.listener
-    os.kill(pid, signal.SIGKILL)
-    s.tmux.close()
-    wait_until(lambda: not running(listener), "the listener outlived Qoder CLI", 15)
+    pid, _ = s.crash("Qoder CLI")
     assert holder(s.lock) is None and not running(pid)
-    prompt = post(s.pb_home, s.name, "nobody is there yet")
-    time.sleep(1)
-    assert "posted" == _stage(s, prompt)[0]
+    prompt = s.unserved()
     s.start()
     assert s.pid != pid
-    _reached(s, prompt, "seen")
+    s.reached(prompt, "seen")
     assert 1 == len(s.user_records(_header(prompt)))

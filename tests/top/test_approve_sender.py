@@ -7,26 +7,14 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from testing.helpers import cli_env, post, run_cli
+from testing.helpers import post, run_cli
 from tests.mcpserver.test_trust import WHY, _hold
 from tests.top.test_terminal import Tmux
 from tests.top.test_terminal import pytestmark as needs_tmux
 
 pytestmark = needs_tmux
-
-
-@pytest.fixture
-def term(home: Path) -> Iterator[Tmux]:
-    shell = Tmux(cli_env(home))
-    try:
-        yield shell
-    finally:
-        shell.kill()
 
 
 def _stages(home: Path, ids: list[str]) -> list[str]:

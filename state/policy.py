@@ -182,11 +182,11 @@ def rate_waits(state: BoardState, recipient: str, rate: int, now: float) -> dict
     waits = {}
     for sender, waiting in pending.items():
         done = sorted(times.get(sender, ()))
+        slots = [t for t in done if t > now - WINDOW]  # as `rate_due` takes them, one pass
         for ahead, ps in enumerate(sorted(waiting, key=order_key)):
-            if len(done) + ahead >= rate:
-                until = rate_due(done, rate, ahead, now)
-                if until > now:
-                    waits[ps.prompt.id] = until
+            slots.append(now if len(slots) < rate else max(now, slots[-rate] + WINDOW))
+            if len(done) + ahead >= rate and slots[-1] > now:
+                waits[ps.prompt.id] = slots[-1]  # rate_due(done, rate, ahead, now)
     return waits
 
 

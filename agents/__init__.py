@@ -8,7 +8,17 @@ Each module makes one `Agent` (agents/base.py); `AGENTS` lists them by kind, in 
 
 from __future__ import annotations
 
-from paneboard.agents.base import Agent, Change, Check, DoctorRequest, DoorRequest, Setup
+from paneboard.agents.base import (
+    Agent,
+    Change,
+    Check,
+    DoctorRequest,
+    DoorRequest,
+    Setup,
+    Spawned,
+    SpawnRequest,
+    WakeRequest,
+)
 from paneboard.agents.claude import CLAUDE
 from paneboard.agents.codex import CODEX
 from paneboard.agents.copilot import COPILOT
@@ -35,6 +45,9 @@ __all__ = [
     "DoctorRequest",
     "DoorRequest",
     "Setup",
+    "SpawnRequest",
+    "Spawned",
+    "WakeRequest",
     "by_door",
     "by_kind",
     "seeing_doors",

@@ -97,6 +97,45 @@ class DoorRequest:
     home: Path | None = None  # the paneboard home, where a door's private grant is kept
 
 
+@dataclass(frozen=True)
+class WakeRequest:
+    """What a sleeping listener knows of the ended session it would start again.
+
+    *session* is the agent's own session id (its session-start hook's input); *project* the
+    folder it ran in; *env* the environment its listener was started with (the agent's own
+    config lives under it); *home* the paneboard home; *timeout* how long the agent's resume
+    command may take before the wake counts as failed.
+    """
+
+    session: str
+    project: Path
+    env: Mapping[str, str]
+    home: Path
+    timeout: float
+    transcript: str | None = None  # the session's conversation file, where `seen` is read
+
+
+@dataclass(frozen=True)
+class SpawnRequest:
+    """What `paneboard spawn KIND --as NAME` asks: a new session of the agent in *project*,
+    with paneboard's hooks installed, given *first* as its first prompt."""
+
+    name: str
+    project: Path
+    env: Mapping[str, str]
+    home: Path
+    first: str | None = None
+
+
+@dataclass(frozen=True)
+class Spawned:
+    """A session `spawn` started (or a wake resumed): its id, and how a person reaches it."""
+
+    session: str  # the agent's own id for it (`claude stop ID` takes it)
+    attach: str  # what a person runs to see it: `claude attach 3f2a1b`, `tmux attach -t …`
+    pid: int | None = None
+
+
 def hook_specific(text: str) -> str:
     """A session-start hook's output as Claude Code, Codex and Gemini CLI read it."""
     output = {"hookEventName": "SessionStart", "additionalContext": text}
@@ -188,6 +227,24 @@ class Agent:
 
     def doctor(self, ask: DoctorRequest) -> list[Check]:
         return []
+
+    def wake_door(self, request: WakeRequest) -> Door | None:
+        """The door that starts the ended session *request.session* again, in the background,
+        with a prompt's text as its next turn (the agent's own resume: `claude --bg --resume`,
+        `codex exec resume`); None for an agent that has no resume door. Its `deliver` returns
+        once the agent admitted the text, and raises `DoorFailed` with the agent's own words
+        when the resume fails."""
+        return None
+
+    def spawn(self, request: SpawnRequest) -> Spawned:
+        """Start a new session of this agent with paneboard's hooks installed (`BadInput` for
+        an agent that cannot be started so)."""
+        raise BadInput(f"{self.title} cannot be spawned")
+
+    def stop_session(self, session: str, env: Mapping[str, str]) -> str:
+        """End a spawned or woken session through the agent's own stop; returns what the agent
+        said (`BadInput` for an agent that has no stop of its own)."""
+        raise BadInput(f"{self.title} has no stop of its own")
 
 
 def _text(value: Any) -> str | None:

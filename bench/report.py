@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Any
 
 
-def _ms(s: dict[str, Any]) -> str:
+def _ms(s: dict[str, Any], unit: str = "ms") -> str:
+    """A summary of samples (median, p50, p99, range, count) in *unit*."""
     return (
-        f"{s['median']:.2f} ms (p50 {s['p50']:.2f}, p99 {s['p99']:.2f}, "
+        f"{s['median']:.2f} {unit} (p50 {s['p50']:.2f}, p99 {s['p99']:.2f}, "
         f"{s['min']:.2f}–{s['max']:.2f}, n={s['n']})"
         if s.get("n")
         else "–"
@@ -120,10 +121,10 @@ def headline(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         s, d = r["seen-claude"]["delivered_to_seen_ms"], r["seen-claude"]["door_ms"]
         rows.append(
             (
-                "delivered → seen, real Claude Code (p50 / p99), vs append → delivered",
+                "delivered → seen, real Claude Code (p50 / p99), beside append → delivered",
                 f"{s['p50']:.0f} / {s['p99']:.0f} ms",
                 f"{d['p50']:.1f} / {d['p99']:.1f} ms",
-                f"{s['p50'] / d['p50']:.0f}× (p50)",
+                "– (stages in a row, not rivals)",
             )
         )
     if "transcript" in r:
@@ -271,7 +272,7 @@ def write_report(r: dict[str, Any], out: Path) -> str:
     lines += ["", "| target | measured | met |", "| --- | --- | --- |"]
     lines += [f"| {a} | {b} | {'yes' if ok else '**no**'} |" for a, b, ok in targets(r)]
     lines += ["", "Details:", ""] + [
-        f"- {k}: {_detail(v)}" for k, v in r.items() if k not in ("machine", "quick", "started")
+        f"- {k}: {_detail(v, k)}" for k, v in r.items() if k not in ("machine", "quick", "started")
     ]
     lines += _plots(r, out)
     text = "\n".join(lines) + "\n"
@@ -279,11 +280,20 @@ def write_report(r: dict[str, Any], out: Path) -> str:
     return text
 
 
-def _detail(v: Any) -> str:
+# A figure's unit, from how its name ends (`sign_stdlib_us`, `cold_ms`, `verify_1m_posts_s`).
+UNITS = (("_us", "µs"), ("_ms", "ms"), ("_s", "s"))
+
+
+def unit_of(name: str) -> str:
+    """The unit a figure named *name* is in: its suffix says; ms when it names none."""
+    return next((unit for suffix, unit in UNITS if name.endswith(suffix)), "ms")
+
+
+def _detail(v: Any, name: str = "") -> str:
     if isinstance(v, dict):
         if "n" in v and "median" in v:
-            return _ms(v)
-        return "; ".join(f"{k}: {_detail(x)}" for k, x in v.items() if k != "samples_ms")
+            return _ms(v, unit_of(name))
+        return "; ".join(f"{k}: {_detail(x, k)}" for k, x in v.items() if k != "samples_ms")
     if isinstance(v, float):
         return f"{v:,.3f}"
     return str(v)

@@ -54,7 +54,13 @@ def test_listen_has_every_door_and_door_option_the_records_declare() -> None:
 
 
 def test_one_flag_many_doors_agree_on_its_shape() -> None:
-    """Doors that take the same flag (`--socket`) declare it alike: one option serves them."""
+    """Doors that take the same flag (`--socket`) declare it alike: one option serves them;
+    none declares an option of the listener's other than those it may note."""
+    parser = command_parser("listen")
+    own = set(parser.get_default("door_flags"))
+    generic = set(_actions(parser)) - own
+    declared = {o.flag for a in AGENTS.values() for o in a.listen_options}
+    assert declared & generic == set(LISTENER_FLAGS)
     shapes: dict[str, set[tuple[str | None, str | None]]] = {}
     for agent in AGENTS.values():
         for option in agent.listen_options:

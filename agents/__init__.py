@@ -14,6 +14,7 @@ from paneboard.agents.base import (
     Check,
     DoctorRequest,
     DoorRequest,
+    ListenOption,
     Setup,
     Spawned,
     SpawnRequest,
@@ -34,22 +35,27 @@ from paneboard.protocol.errors import BadInput
 
 _ALL = (CLAUDE, CODEX, GEMINI, COPILOT, OPENCODE, QWEN, PI, DROID, HERMES, KILO, QODER)
 AGENTS: dict[str, Agent] = {a.kind: a for a in _ALL}
+DEFAULT_KIND = CLAUDE.kind  # the agent a hook runs for when it names none (`hook --agent`)
 SEEN_SOURCES = {a.kind: a.seen_source for a in AGENTS.values() if a.seen_source}
 
 __all__ = [
     "AGENTS",
+    "DEFAULT_KIND",
     "SEEN_SOURCES",
     "Agent",
     "Change",
     "Check",
     "DoctorRequest",
     "DoorRequest",
+    "ListenOption",
     "Setup",
     "SpawnRequest",
     "Spawned",
     "WakeRequest",
+    "agent_doors",
     "by_door",
     "by_kind",
+    "door_options",
     "seeing_doors",
 ]
 
@@ -70,3 +76,19 @@ def by_door(door: str) -> Agent | None:
 def seeing_doors() -> list[str]:
     """The doors whose agent keeps a conversation file paneboard reads to prove `seen`."""
     return [a.door for a in AGENTS.values() if a.door and a.seen_source]
+
+
+def agent_doors() -> list[str]:
+    """The `listen --door`s an agent's record opens, in `AGENTS`' order."""
+    return [a.door for a in AGENTS.values() if a.door]
+
+
+def door_options() -> dict[str, list[tuple[str, ListenOption]]]:
+    """Every `listen` option an agent's door declares, by flag, with each door declaring it
+    (in `AGENTS`' order): what the parser builds `listen`'s options and help from."""
+    out: dict[str, list[tuple[str, ListenOption]]] = {}
+    for agent in AGENTS.values():
+        for option in agent.listen_options:
+            if agent.door is not None:
+                out.setdefault(option.flag, []).append((agent.door, option))
+    return out

@@ -83,18 +83,50 @@ class DoctorRequest:
 
 
 @dataclass(frozen=True)
-class DoorRequest:
-    """What `listen --door NAME` was given for an agent's door."""
+class ListenOption:
+    """One option `listen` takes for an agent's door, spelled as its hooks write it.
 
-    socket: str | None
-    thread: str | None
-    codex_bin: str
+    *help* says what it is for this door; the parser joins the help of every door that takes
+    the same *flag*. *metavar* None makes it an on/off flag. A flag the listener has for every
+    door (`--parent-pid`, `--transcript`) may be declared too: its help then adds this door's
+    note to that option's, and its value comes as the listener's own.
+    """
+
+    flag: str  # `--socket`
+    help: str
+    metavar: str | None = "VALUE"
+    default: str | None = None
+
+    @property
+    def dest(self) -> str:
+        """The attribute argparse keeps the option's value in."""
+        return self.flag.removeprefix("--").replace("-", "_")
+
+
+DoorValue = str | bool | None  # an option's value: its text, True for a flag given, None: absent
+
+
+@dataclass(frozen=True)
+class DoorRequest:
+    """What `listen --door NAME` was given for an agent's door: the door's own options, by
+    flag, as its record declares them (`Agent.listen_options`), and what every door has."""
+
     timeout: float
-    transcript: str | None
     env: Mapping[str, str]
     project: Path
+    options: Mapping[str, DoorValue] = field(default_factory=dict)
+    transcript: str | None = None
     pid: int | None = None  # --parent-pid: the agent's process
     home: Path | None = None  # the paneboard home, where a door's private grant is kept
+
+    def value(self, flag: str) -> str | None:
+        """The text given for option *flag* (or its default), None when there is none."""
+        value = self.options.get(flag)
+        return value if isinstance(value, str) else None
+
+    def given(self, flag: str) -> bool:
+        """Whether the on/off option *flag* was given."""
+        return self.options.get(flag) is True
 
 
 @dataclass(frozen=True)
@@ -168,6 +200,8 @@ class Agent:
     transcript_key: str = "transcript_path"  # the hook input's conversation file
     no_transcript: str = ""  # what `listen` without --transcript misses, for this door
     through: str = "its plugin"  # what runs its listener, as a `--mode` refusal names it
+    listen_options: tuple[ListenOption, ...] = ()  # what `listen --door` takes for its door
+    trust_help: str = ""  # what `hook install --trust` does for it (with `trusts`)
 
     def check_mode(self, mode: str | None) -> str:
         """*mode*, or the default; `BadInput` for a mode the agent has no door for."""

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from paneboard.agents.base import Check, DoctorRequest, DoorRequest
+from paneboard.agents.base import Check, DoctorRequest, DoorRequest, ListenOption
 from paneboard.agents.claude_transcript import ADMIT_WITHIN, Intake, Pace, user_texts
 from paneboard.agents.hookfile import HookFileAgent
 from paneboard.agents.mcpconfig import JsonServers
@@ -98,7 +98,7 @@ class Claude(HookFileAgent):
         return ["--door", "claude-inbox", "--socket", socket, "--parent-pid", str(parent)], {}
 
     def open_door(self, request: DoorRequest) -> Door:
-        path = request.socket or request.env.get(SOCKET)
+        path = request.value("--socket") or request.env.get(SOCKET)
         if not path:
             raise BadInput(f"--door claude-inbox needs --socket PATH or {SOCKET}")
         # The session's hooks run in its project folder, and so does a listener they start.
@@ -133,4 +133,7 @@ CLAUDE = Claude(
     mcp=JsonServers(".mcp.json"),
     clis=("/claude", "cli.js"),
     no_transcript=" (delivered: the line was written; Claude Code's admission is not checked)",
+    listen_options=(
+        ListenOption("--socket", f"the session's inbox socket (default ${SOCKET})", "PATH"),
+    ),
 )

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.agents import codex_trust as trust
-from paneboard.agents.base import Change, Check, DoctorRequest, DoorRequest, Setup
+from paneboard.agents.base import Change, Check, DoctorRequest, DoorRequest, ListenOption, Setup
 from paneboard.agents.codex_thread import (
     CodexThread,
     Rollout,
@@ -127,12 +127,13 @@ class Codex(HookFileAgent):
         return args, {"CODEX_HOME": str(thread.home)}
 
     def open_door(self, request: DoorRequest) -> Door:
-        thread = request.thread or request.env.get("CODEX_THREAD_ID")
+        thread = request.value("--thread") or request.env.get("CODEX_THREAD_ID")
         if not thread:
             raise BadInput("--door codex-queue needs --thread ID or CODEX_THREAD_ID")
-        return CodexQueueDoor(
-            check_thread_id(thread), request.codex_bin, request.env, request.timeout
-        )
+        codex_bin = request.value("--codex-bin") or "codex"
+        door = CodexQueueDoor(check_thread_id(thread), codex_bin, request.env, request.timeout)
+        door.until_unloaded = request.given("--until-unloaded")
+        return door
 
     def sighting(self, mark: Path, door: Door, transcript: Path | None) -> Sighting | None:
         """The rollout given, else the thread's, found once Codex writes it."""
@@ -152,8 +153,9 @@ class Codex(HookFileAgent):
         return content_texts(payload.get("content")) if payload.get("role") == "user" else []
 
     def until_session_over(self, door: Door) -> Callable[[], Awaitable[str]] | None:
-        """The thread unloaded: the daemon that runs it outlives the session."""
-        if not isinstance(door, CodexQueueDoor):
+        """The thread unloaded (`--until-unloaded`): the daemon that runs it outlives the
+        session."""
+        if not isinstance(door, CodexQueueDoor) or not door.until_unloaded:
             return None
         return functools.partial(until_unloaded, door.codex_thread())
 
@@ -216,6 +218,7 @@ class CodexQueueDoor:
     """`codex queue --thread ID --message TEXT`, which needs codex's own receipt to count."""
 
     name = "codex-queue"
+    until_unloaded = False  # the listener stops once no Codex process has the thread loaded
 
     def __init__(self, thread: str, codex_bin: str, env: Mapping[str, str], timeout: float) -> None:
         self.thread = thread
@@ -285,6 +288,17 @@ CODEX = Codex(
     seen_source="codex-rollout",
     mcp=TomlServers(".codex/config.toml"),
     trusts=True,
+    trust_help="also record the hooks as trusted in Codex's config.toml",
     idle_reply='{"continue": true}',
     clis=("/codex",),
+    listen_options=(
+        ListenOption("--thread", "the thread id (default $CODEX_THREAD_ID)", "ID"),
+        ListenOption("--codex-bin", "the codex executable", "PATH", "codex"),
+        ListenOption("--until-unloaded", "stop once no Codex process has the thread loaded", None),
+        ListenOption(
+            "--transcript",
+            "without it, the thread's rollout file under $CODEX_HOME/sessions",
+            "PATH",
+        ),
+    ),
 )

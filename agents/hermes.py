@@ -36,7 +36,7 @@ from pathlib import Path
 
 from paneboard.agents.base import Change, Check, DoctorRequest, Setup
 from paneboard.agents.hookfile import write_project_file
-from paneboard.agents.script import Script, ScriptAgent, ScriptDoor
+from paneboard.agents.script import Script, ScriptAgent, ScriptDoor, socket_option
 from paneboard.protocol.errors import BoardIOError
 
 NAME = "hermes-plugin"
@@ -143,4 +143,5 @@ HERMES = Hermes(
     folder="paneboard-hermes",
     door_class=HermesPluginDoor,
     command="hermes",
+    listen_options=(socket_option(SCRIPT),),
 )

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from paneboard.agents.script import Script, ScriptAgent, ScriptDoor, private_folder
+from paneboard.agents.script import Script, ScriptAgent, ScriptDoor, private_folder, socket_option
 
 PLUGIN = Path(".opencode") / "plugins" / "paneboard.js"
 SCRIPT = Script(
@@ -75,6 +75,7 @@ def plugin_agent(
         folder=folder,
         door_class=door,
         command=kind,
+        listen_options=(socket_option(script),),
     )
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paneboard.agents.script import Script, ScriptAgent, ScriptDoor
+from paneboard.agents.script import Script, ScriptAgent, ScriptDoor, socket_option
 from paneboard.listener.seen import content_texts, field
 
 NAME = "pi-extension"
@@ -80,4 +80,5 @@ PI = Pi(
     folder="paneboard-pi",
     door_class=PiExtensionDoor,
     command="pi",
+    listen_options=(socket_option(SCRIPT),),
 )

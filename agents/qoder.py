@@ -36,7 +36,7 @@ from pathlib import Path
 
 import msgspec
 
-from paneboard.agents.base import Check, DoctorRequest, DoorRequest
+from paneboard.agents.base import Check, DoctorRequest, DoorRequest, ListenOption
 from paneboard.agents.claude import Claude, ClaudeInboxDoor
 from paneboard.listener.doors.base import Door
 from paneboard.protocol.errors import BadInput
@@ -78,7 +78,7 @@ class Qoder(Claude):
         return ["--door", "qoder-inbox", "--socket", socket, "--parent-pid", str(parent)], {}
 
     def open_door(self, request: DoorRequest) -> Door:
-        path = request.socket or request.env.get(SOCKET)
+        path = request.value("--socket") or request.env.get(SOCKET)
         if not path:
             raise BadInput(f"--door qoder-inbox needs --socket PATH or {SOCKET}")
         return QoderInboxDoor(Path(path), min(request.timeout, 10.0))
@@ -100,4 +100,7 @@ QODER = Qoder(
     seen_source="qoder-transcript",
     clis=("/qodercli.js",),
     through="its inbox",
+    listen_options=(
+        ListenOption("--socket", f"the session's inbox socket (default ${SOCKET})", "PATH"),
+    ),
 )

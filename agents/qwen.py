@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paneboard.agents.base import Change, Check, DoctorRequest, DoorRequest, Setup
+from paneboard.agents.base import Change, Check, DoctorRequest, DoorRequest, ListenOption, Setup
 from paneboard.agents.hookfile import HookFileAgent, load
 from paneboard.agents.qwen_inbox import (
     CONTROLLER,
@@ -221,6 +221,8 @@ QWEN = Qwen(
     door=NAME,
     seen_source="qwen-session",
     trusts=True,
+    trust_help="mint a Qwen Code controller token for the listener, once you say yes",
     clis=("/qwen", "/qwen-code/cli.js"),
     no_transcript=" (no session file found in the registry record's Qwen home)",
+    listen_options=(ListenOption("--parent-pid", "the Qwen Code session's pid", "PID"),),
 )

@@ -29,7 +29,15 @@ from typing import Any
 import msgspec
 from anyio.abc import ByteStream
 
-from paneboard.agents.base import Agent, Change, Check, DoctorRequest, DoorRequest, Setup
+from paneboard.agents.base import (
+    Agent,
+    Change,
+    Check,
+    DoctorRequest,
+    DoorRequest,
+    ListenOption,
+    Setup,
+)
 from paneboard.agents.hookfile import remove_own_file, write_project_file
 from paneboard.listener.doors.base import Door, Outcome
 from paneboard.listener.doors.process import alive
@@ -189,6 +197,11 @@ class ScriptDoor(SocketDoor):
         raise DoorFailed(self.name, f"{self.not_taken}: {error}")
 
 
+def socket_option(script: Script) -> ListenOption:
+    """`listen --socket`, for the door of paneboard's *script*."""
+    return ListenOption("--socket", f"the socket of paneboard's {script.word}", "PATH")
+
+
 @dataclass(frozen=True)
 class ScriptAgent(Agent):
     """An agent reached through a listener its script starts (`--mode listen` only)."""
@@ -233,12 +246,13 @@ class ScriptAgent(Agent):
         return ["--door", str(self.door), "--socket", path, "--parent-pid", str(parent)], {}
 
     def open_door(self, request: DoorRequest) -> Door:
-        if not request.socket:
+        socket = request.value("--socket")
+        if not socket:
             raise BadInput(
                 f"--door {self.door} needs --socket PATH "
                 f"(paneboard's {self.title} {self.own.word} passes it)"
             )
-        return self.door_class(Path(request.socket), min(request.timeout, 10.0))
+        return self.door_class(Path(socket), min(request.timeout, 10.0))
 
     def doctor(self, ask: DoctorRequest) -> list[Check]:
         """On PATH? The script installed? Which of the agent's processes have its door up?"""

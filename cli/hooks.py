@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from paneboard.agents import AGENTS, Agent, Change, Setup, by_kind
+from paneboard.agents import AGENTS, DEFAULT_KIND, Agent, Change, Setup, by_kind
 from paneboard.board.context import Context, executable
 from paneboard.hooks import session, stop
 from paneboard.protocol.errors import BadInput
@@ -22,7 +22,7 @@ def hook_command(args: argparse.Namespace) -> None:
         for change in _install(args):
             print(change)
         return
-    agent = by_kind(args.kind or "claude")
+    agent = by_kind(args.kind or DEFAULT_KIND)
     data = session.read_hook_input()
     cwd = str(data.get("cwd") or os.getcwd())
     name, derived = session.agent_name(args.agent, agent.kind, cwd)

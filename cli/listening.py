@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import sys
 from argparse import Namespace
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import anyio
 
-from paneboard.agents import DoorRequest, by_door, seeing_doors
+from paneboard.agents import DoorRequest, by_door, door_options, seeing_doors
+from paneboard.agents.base import DoorValue
 from paneboard.board.context import Context, executable
 from paneboard.listener.doors import Door, ExecDoor, MaildirDoor, StdoutDoor
 from paneboard.listener.doors.process import child_env
@@ -19,13 +20,18 @@ from paneboard.listener.seen import Sighting
 from paneboard.protocol.errors import BadInput
 
 
+def door_values(args: Namespace) -> dict[str, DoorValue]:
+    """The agents' door options `listen` was given (or defaults to), by flag: those the
+    parser made from the records (a flag the listener has for every door is not one)."""
+    dests = {flag: takers[0][1].dest for flag, takers in door_options().items()}
+    return {flag: getattr(args, dests[flag]) for flag in args.door_flags}
+
+
 def make_door(
     ctx: Context,
     name: str,
     *,
-    socket: str | None,
-    thread: str | None,
-    codex_bin: str,
+    options: Mapping[str, DoorValue],
     maildir: str | None,
     timeout: float,
     command: Sequence[str],
@@ -35,11 +41,12 @@ def make_door(
     """The door named on the command line, with its options checked."""
     if command and name != "exec":
         raise BadInput(f"a command after `--` goes with --door exec, not --door {name}")
+    _check_door_options(name, options)
     env = child_env(os.environ)
     agent = by_door(name)
     if agent is not None:
         request = DoorRequest(
-            socket, thread, codex_bin, timeout, transcript, os.environ, Path.cwd(), pid, ctx.home
+            timeout, os.environ, Path.cwd(), dict(options), transcript, pid, ctx.home
         )
         return agent.open_door(request)
     if name == "exec":
@@ -53,6 +60,15 @@ def make_door(
     if name == "stdout":
         return StdoutDoor()
     raise BadInput(f"no door `{name}`")
+
+
+def _check_door_options(name: str, options: Mapping[str, DoorValue]) -> None:
+    """Refuse an agent's door option given with a door that does not take it."""
+    declared = door_options()
+    for flag, value in options.items():
+        doors = [door for door, _ in declared[flag]]
+        if value not in (None, False, declared[flag][0][1].default) and name not in doors:
+            raise BadInput(f"{flag} goes with --door {' or '.join(doors)}, not --door {name}")
 
 
 def make_sighting(ctx: Context, door: Door, transcript: str | None) -> Sighting | None:
@@ -76,8 +92,8 @@ def run_listen(
     door: Door,
     backoff: Sequence[float],
     parent_pid: int | None = None,
-    until_unloaded: bool = False,
     seen: Sighting | None = None,
+    transcript: str | None = None,
 ) -> None:
     settings = Settings(
         ctx.board,
@@ -88,13 +104,10 @@ def run_listen(
         tuple(backoff),
         ctx.store_options(),
     )
-    until = None
-    if until_unloaded:
-        agent = by_door(door.name)
-        until = None if agent is None else agent.until_session_over(door)
-        if until is None:
-            raise BadInput("--until-unloaded goes with --door codex-queue")
-    anyio.run(run_listener, Listener(settings, door, seen=seen), parent_pid, until)
+    agent = by_door(door.name)
+    until = None if agent is None else agent.until_session_over(door)
+    listener = Listener(settings, door, seen=seen, parent=parent_pid, transcript=transcript)
+    anyio.run(run_listener, listener, parent_pid, until)
 
 
 def _utf8_home(ctx: Context) -> None:
@@ -125,9 +138,7 @@ def listen_command(args: Namespace) -> None:
     door = make_door(
         ctx,
         args.door,
-        socket=args.socket,
-        thread=args.thread,
-        codex_bin=args.codex_bin,
+        options=door_values(args),
         maildir=args.maildir,
         timeout=args.door_timeout,
         command=args.command,
@@ -145,4 +156,4 @@ def listen_command(args: Namespace) -> None:
         )
     backoff = DEFAULT_BACKOFF if args.backoff is None else args.backoff
     with ctx:
-        run_listen(ctx, door, backoff, args.parent_pid, args.until_unloaded, seen)
+        run_listen(ctx, door, backoff, args.parent_pid, seen, args.transcript)

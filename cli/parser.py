@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from paneboard.protocol.words import DOORS, HOOK_AGENTS, KINDS, PRIORITIES, WAIT_UNTIL
+from paneboard.protocol.words import KINDS, PRIORITIES, WAIT_UNTIL
 
 TYPE_CHECKING = False  # typing's own import is a cost `post` does not pay
 if TYPE_CHECKING:
@@ -167,20 +167,20 @@ def _ask_options(p: argparse.ArgumentParser) -> None:
     _text(p, "prompt")
 
 
+LISTENER_DOORS = ("stdout", "exec", "maildir")  # the doors the listener has of its own
+
+
 def _listen_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--door", required=True, choices=DOORS)
-    p.add_argument(
-        "--socket",
-        metavar="PATH",
-        help="claude-inbox: the session's inbox socket (default $CLAUDE_CODE_MESSAGING_SOCKET);"
-        " opencode: the socket of paneboard's plugin",
-    )
-    p.add_argument(
-        "--thread", metavar="ID", help="codex-queue: the thread id (default $CODEX_THREAD_ID)"
-    )
-    p.add_argument(
-        "--codex-bin", default="codex", metavar="PATH", help="codex-queue: the codex executable"
-    )
+    """The listener's own options, and each agent's door's, as its record declares them."""
+    from paneboard.agents import agent_doors, door_options, seeing_doors
+
+    declared = door_options()
+
+    def told(flag: str, generic: str = "") -> str:
+        notes = [f"{door}: {option.help}" for door, option in declared.get(flag, [])]
+        return "; ".join([generic, *notes] if generic else notes)
+
+    p.add_argument("--door", required=True, choices=(*LISTENER_DOORS, *agent_doors()))
     p.add_argument("--maildir", metavar="ROOT", help="maildir: the inbox root")
     p.add_argument(
         "--door-timeout",
@@ -199,29 +199,47 @@ def _listen_options(p: argparse.ArgumentParser) -> None:
         "--parent-pid",
         type=_pid,
         metavar="PID",
-        help="stop when process PID (the agent) exits; qwen-inbox: the Qwen Code session's pid",
+        help=told("--parent-pid", "stop when process PID (the agent) exits"),
     )
-    _flag(p, "--until-unloaded", "codex-queue: stop once no Codex process has the thread loaded")
+    seeing = ", ".join(seeing_doors())
     p.add_argument(
         "--transcript",
         metavar="PATH",
-        help="claude-inbox, codex-queue: the agent's conversation file, followed to post `seen` "
-        "(codex-queue default: the thread's rollout file under $CODEX_HOME/sessions)",
+        help=told(
+            "--transcript", f"{seeing}: the agent's conversation file, followed to post `seen`"
+        ),
     )
+    own = [flag for flag in declared if flag not in p._option_string_actions]
+    p.set_defaults(door_flags=tuple(own))  # the agents' doors' own, which listening.py checks
+    for flag in own:
+        option = declared[flag][0][1]
+        if option.metavar is None:
+            _flag(p, flag, told(flag))
+        else:
+            p.add_argument(flag, metavar=option.metavar, default=option.default, help=told(flag))
     p.add_argument("command", nargs="*", metavar="-- CMD ARG", help="exec: the command to run")
+
+
+def _kinds() -> tuple[str, ...]:
+    from paneboard.agents import AGENTS
+
+    return tuple(AGENTS)
 
 
 def _kind(word: str) -> str:
     """An agent kind; argparse hands a positional's absent default through here too."""
-    if word != argparse.SUPPRESS and word not in HOOK_AGENTS:
+    kinds = _kinds()
+    if word != argparse.SUPPRESS and word not in kinds:
         raise argparse.ArgumentTypeError(
-            f"invalid choice: {word!r} (choose from {', '.join(map(repr, HOOK_AGENTS))})"
+            f"invalid choice: {word!r} (choose from {', '.join(map(repr, kinds))})"
         )
     return word
 
 
 def _hook_options(p: argparse.ArgumentParser) -> None:
-    agents = "|".join(HOOK_AGENTS)
+    from paneboard.agents import AGENTS, DEFAULT_KIND
+
+    kinds = tuple(AGENTS)
     p.add_argument(
         "action", choices=("install", "uninstall", "session-start", "session-end", "stop")
     )
@@ -230,15 +248,15 @@ def _hook_options(p: argparse.ArgumentParser) -> None:
         nargs="?",
         type=_kind,
         default=argparse.SUPPRESS,  # absent: --agent's value stands
-        metavar=agents,
+        metavar="|".join(kinds),
         help="install/uninstall: which agent",
     )
     p.add_argument(
         "--agent",
         dest="kind",
-        choices=HOOK_AGENTS,
+        choices=kinds,
         default=None,
-        help="session-start/session-end/stop: which agent runs it (default claude)",
+        help=f"session-start/session-end/stop: which agent runs it (default {DEFAULT_KIND})",
     )
     p.add_argument(
         "--project",
@@ -247,13 +265,7 @@ def _hook_options(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="install/uninstall: the project (default: here)",
     )
-    p.add_argument(
-        "--mode",
-        choices=("listen", "stop", "both"),
-        default=None,
-        help="listen: a listener per session; stop: deliver at each Stop; both"
-        " (default listen; gemini and copilot: stop, their only mode)",
-    )
+    p.add_argument("--mode", choices=_MODES, default=None, help=_modes_help())
     p.add_argument(
         "--cooldown",
         type=_seconds,
@@ -261,13 +273,26 @@ def _hook_options(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="stop: check at most every S seconds",
     )
-    _flag(
-        p,
-        "--trust",
-        "install codex: also record the hooks as trusted in Codex's config.toml; install qwen: "
-        "mint a Qwen Code controller token for the listener, once you say yes",
-    )
-    _flag(p, "--mcp", "install: also register `paneboard mcp` in .mcp.json or .codex/config.toml")
+    trusts = [f"install {a.kind}: {a.trust_help}" for a in AGENTS.values() if a.trusts]
+    _flag(p, "--trust", "; ".join(trusts))
+    files = " or ".join(a.mcp.file for a in AGENTS.values() if a.mcp is not None)
+    _flag(p, "--mcp", f"install: also register `paneboard mcp` in {files}")
+
+
+_MODES = ("listen", "stop", "both")
+
+
+def _modes_help() -> str:
+    """What each `--mode` does, and each agent's default or only mode, from the records."""
+    from paneboard.agents import AGENTS
+
+    groups: dict[str, list[str]] = {}
+    for agent in AGENTS.values():
+        only = len(agent.modes) == 1
+        key = f"{agent.modes[0]} only" if only else f"default {agent.default_mode}"
+        groups.setdefault(key, []).append(agent.kind)
+    each = "; ".join(f"{', '.join(kinds)}: {key}" for key, kinds in groups.items())
+    return f"listen: a listener per session; stop: deliver at each Stop; both ({each})"
 
 
 def _compact_options(p: argparse.ArgumentParser) -> None:
@@ -278,7 +303,7 @@ def _doctor_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--socket",
         metavar="PATH",
-        help="the Claude Code inbox socket to check (default $CLAUDE_CODE_MESSAGING_SOCKET)",
+        help="the agent session's inbox socket to check (default: the one its session names)",
     )
     _flag(p, "--probe", "send a harmless test prompt through the agent's door and wait for it")
 
@@ -295,7 +320,7 @@ def _top_options(p: argparse.ArgumentParser) -> None:
 
 def _mcp_options(p: argparse.ArgumentParser) -> None:
     named = "without --as: act as `<folder>-<agent>`, the name this agent's hooks use"
-    p.add_argument("--agent", dest="kind", choices=HOOK_AGENTS, help=named)
+    p.add_argument("--agent", dest="kind", choices=_kinds(), help=named)
 
 
 def _no_options(p: argparse.ArgumentParser) -> None:

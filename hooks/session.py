@@ -22,7 +22,7 @@ from paneboard.board.context import Context, executable
 from paneboard.listener.doors.process import child_env
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.names import to_name
-from paneboard.state import proc
+from paneboard.state import presence, proc
 from paneboard.state.panelock import holder
 
 
@@ -117,16 +117,29 @@ def _stopped_for_new_transcript(ctx: Context, held: int, transcript: str | None)
     """Stop the pane's listener if it serves this agent process but an older transcript.
 
     Claude Code's `/clear` starts a new conversation file in the same process, and runs
-    SessionStart again with it; a listener of another process is left alone.
+    SessionStart again with it; a listener of another process is left alone, and so is one
+    whose presence record does not say (an earlier version's: it stops with its process).
     """
-    argv = proc.cmdline(held)
-    if argv is None:
+    record = _presence_of(ctx, held)
+    if record is None or record.parent is None:
         return False
-    ours = proc.option(argv, "--parent-pid") == str(agent_pid())
-    if not (transcript and held > 0 and ours and proc.option(argv, "--transcript") != transcript):
+    ours = record.parent == agent_pid()
+    if not (transcript and held > 0 and ours and record.transcript != transcript):
         return False
     session_end(ctx)
     return not holder(ctx.paths.pane(ctx.agent).lock)
+
+
+def _presence_of(ctx: Context, held: int) -> presence.Presence | None:
+    """The presence record of listener *held*, which writes it once it has read the board: a
+    listener started a moment ago is given 2 s."""
+    files = ctx.paths.pane(ctx.agent)
+    deadline = time.monotonic() + 2
+    while (record := presence.read(files.presence)) is None or record.pid != held:
+        if time.monotonic() > deadline or holder(files.lock) != held:
+            return None
+        time.sleep(0.05)
+    return record
 
 
 def session_end(ctx: Context) -> None:

@@ -72,7 +72,15 @@ class Settings(msgspec.Struct, frozen=True):
 class Listener:
     """The loop around one `Pane` and one `Door`: each prompt for the pane, through the door."""
 
-    def __init__(self, settings: Settings, door: Door, *, seen: Sighting | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        door: Door,
+        *,
+        seen: Sighting | None = None,
+        parent: int | None = None,
+        transcript: str | None = None,
+    ) -> None:
         self.settings = settings
         self.door = door
         self.backoff = settings.backoff
@@ -87,7 +95,12 @@ class Listener:
         self._parked: list[tuple[float, tuple[int, int, str]]] = []  # (until, entry): the rate
         self._parked_ids: set[str] = set()
         self._presence = presence.Presence(
-            os.getpid(), door.name, self.settings.now(), host=socket.gethostname()
+            os.getpid(),
+            door.name,
+            self.settings.now(),
+            host=socket.gethostname(),
+            parent=parent,  # the agent process and its conversation file (hooks/session.py)
+            transcript=transcript,
         )
         self.seen = None if seen is None else SeenTask(self.pane, seen, door.name, log=self.log)
 

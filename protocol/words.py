@@ -1,4 +1,4 @@
-"""The vocabulary of the board, defined once: priorities, post kinds, stages, doors, agents.
+"""The vocabulary of the board, defined once: priorities, post kinds, stages, seeing doors.
 
 Plain tuples with no imports, so `paneboard post` and the parser can use them without paying
 for msgspec or typing. The `Literal` types in posts.py and fold.py spell the same words for
@@ -30,20 +30,6 @@ CLOSED_STAGES = ("acked", "answered")  # the recipient closed it
 ENDED_STAGES = ("cancelled", "expired", "refused")  # ended for the recipient without a close
 VERDICTS = ("verified", "unsigned", "forged")  # what a post's signature says (protocol/signing.py)
 WAIT_UNTIL = ("delivered", "seen", "closed")
-# `listen --door`
-DOORS = (
-    "stdout",
-    "exec",
-    "maildir",
-    "claude-inbox",
-    "codex-queue",
-    "opencode",
-    "qwen-inbox",
-    "pi-extension",
-    "hermes-plugin",
-    "kilo",
-    "qoder-inbox",
-)
 STOP_HOOK_DOOR = "stop-hook"  # the door a Stop hook's receipts name
 # Doors whose agent keeps a conversation file that paneboard reads to prove `seen`.
 SEEING_DOORS = (
@@ -53,18 +39,4 @@ SEEING_DOORS = (
     "pi-extension",
     "qoder-inbox",
     STOP_HOOK_DOOR,
-)
-# The agent kinds, as `paneboard.agents.AGENTS` lists them (tests/agents keeps the two equal).
-HOOK_AGENTS = (
-    "claude",
-    "codex",
-    "gemini",
-    "copilot",
-    "opencode",
-    "qwen",
-    "pi",
-    "droid",
-    "hermes",
-    "kilo",
-    "qoder",
 )

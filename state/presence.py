@@ -1,4 +1,5 @@
-"""A pane's presence record: which listener runs it, with which door, last delivery.
+"""A pane's presence record: which listener runs it, with which door, for which agent process
+and conversation file, last delivery.
 
 It is read from a file in the pane folder or from the NATS presence bucket (which any client
 of the server may write), so it is input: checked as it decodes, and one that fails is skipped
@@ -26,6 +27,12 @@ class Presence(msgspec.Struct):
     started: Time
     last_delivery: Time | None = None
     host: Annotated[str, msgspec.Meta(max_length=255)] = ""
+    # What the listener was started for: the agent process it stops with (`--parent-pid`),
+    # and the conversation file it follows (`--transcript`); a session start reads them to
+    # tell its own listener from another process's. A record of an earlier version has
+    # neither.
+    parent: Annotated[int, msgspec.Meta(ge=1, le=2**31 - 1)] | None = None
+    transcript: Annotated[str, msgspec.Meta(max_length=4096)] | None = None
 
 
 def write(path: Path, presence: Presence) -> None:

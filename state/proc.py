@@ -82,12 +82,6 @@ def executable(pid: int) -> str | None:
         return None
 
 
-def option(argv: Sequence[str], name: str) -> str | None:
-    """The value after *name* in *argv* (`--transcript PATH`), or None."""
-    words = list(argv)
-    return words[words.index(name) + 1] if name in words[:-1] else None
-
-
 def agent_pid(clis: Sequence[str], start: int | None = None) -> int:
     """The agent process: the first ancestor that is not a shell (hooks run under `sh -c`).
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from paneboard.protocol.words import HOOK_AGENTS
+from paneboard.agents import AGENTS
 from testing.clients import PINNED, Client
 from testing.helpers import ROOT
 
@@ -63,4 +63,4 @@ def test_the_list_is_read_whole() -> None:
     assert len(lines) == len(PINNED)
     assert all(re.fullmatch(r"\d+(\.\d+)+", c.version) for c in PINNED.values())
     assert PINNED["opencode-plugin"].version == PINNED["opencode"].version
-    assert set(HOOK_AGENTS) <= set(PINNED)  # every agent's CLI
+    assert set(AGENTS) <= set(PINNED)  # every agent's CLI

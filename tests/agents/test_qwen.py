@@ -208,7 +208,7 @@ def test_the_listener_is_for_the_registrys_process_of_the_hooks_session(tmp_path
 
 def _request(tmp_path: Path, pid: int | None, home: Path | None) -> DoorRequest:
     env = {"QWEN_HOME": str(tmp_path / "q"), "XDG_CACHE_HOME": str(tmp_path)}
-    return DoorRequest(None, None, "codex", 5.0, None, env, tmp_path, pid, home)
+    return DoorRequest(5.0, env, tmp_path, pid=pid, home=home)
 
 
 def test_the_door_uses_the_grant_of_its_qwen_home_only(tmp_path: Path) -> None:

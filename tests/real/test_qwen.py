@@ -13,7 +13,7 @@ import pytest
 
 from paneboard.agents import qwen_inbox as qwen
 from paneboard.protocol.posts import Delivered, Held, Post, Undelivered
-from paneboard.state import proc
+from paneboard.state import presence
 from paneboard.state.log import read_posts
 from paneboard.state.panelock import holder
 from paneboard.state.policy import Policy, write_policy
@@ -110,12 +110,10 @@ def test_the_session_start_hook_starts_its_listener(session: QwenSession) -> Non
     told = "paneboard: you are `qwen-hooked` on board `test` (listener pid "
     assert told in json.dumps(request), "the SessionStart context is not before the model"
     listener = holder(s.pb_home / "test" / "panes" / "qwen-hooked.lock")
-    argv = proc.cmdline(listener or 0) or []
+    record = presence.read(s.pb_home / "test" / "panes" / "qwen-hooked.presence")
     transcript = qwen.session_file(s.qwen_home, s.session().session_id)
-    assert (str(s.pid), str(transcript)) == (
-        proc.option(argv, "--parent-pid"),
-        proc.option(argv, "--transcript"),
-    ), argv
+    assert record is not None, "the listener wrote no presence record"
+    assert (listener, s.pid, str(transcript)) == (record.pid, record.parent, record.transcript)
 
 
 def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(

@@ -98,7 +98,7 @@ def approve_all(ctx: Context, ids: Sequence[str]) -> list[Approved]:
     for pid in ids:
         if (now := board.stage(pid)) != "held":
             raise BadInput(f"prompt {pid} is {now} for `{ctx.agent}` now, not held")
-    posts = [Approved(**header(ctx.board, ctx.agent), prompt=pid) for pid in ids]
+    posts = [Approved(**header(ctx.board, ctx.agent), prompt_id=pid) for pid in ids]
     ctx.store().append(posts)
     return posts
 
@@ -114,7 +114,7 @@ def refuse(ctx: Context, ref: str, reason: str) -> Refused:
     """End prompt *ref* for the context's agent; the sender's `wait` names *reason*."""
     check_reason(reason)
     found = held_for(ctx, ref, OPEN_STAGES)
-    post = Refused(**header(ctx.board, ctx.agent), prompt=found.prompt.id, reason=reason)
+    post = Refused(**header(ctx.board, ctx.agent), prompt_id=found.prompt.id, reason=reason)
     ctx.store().append([post])
     return post
 

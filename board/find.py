@@ -70,7 +70,7 @@ def write(ctx: Context, post: Post, state: BoardState | None = None) -> None:
     ctx.store().append([post])
     if state is not None and not isinstance(post, Prompt):
         apply(state, state.position, post)
-        rebuild_tally(ctx, state, state.prompts[post.prompt].prompt.sender)
+        rebuild_tally(ctx, state, state.prompts[post.prompt_id].prompt.sender)
 
 
 def rebuild_tally(ctx: Context, state: BoardState, sender: str) -> None:

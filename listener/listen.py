@@ -193,7 +193,7 @@ class Listener:
         if isinstance(post, Prompt):
             return post if self.settings.agent in post.to else None
         if isinstance(post, Approved) and post.sender == self.settings.agent:
-            ps = self.view.state.prompts.get(post.prompt)
+            ps = self.view.state.prompts.get(post.prompt_id)
             return None if ps is None else ps.prompt
         return None
 
@@ -323,9 +323,9 @@ class Listener:
         head = header(self.settings.board, self.settings.agent, self.settings.now())
         name = self.door.name
         notice = (
-            Delivered(**head, prompt=prompt_id, door=name)
+            Delivered(**head, prompt_id=prompt_id, door=name)
             if failure is None
-            else Undelivered(**head, prompt=prompt_id, door=name, reason=failure.reason)
+            else Undelivered(**head, prompt_id=prompt_id, door=name, reason=failure.reason)
         )
         try:
             self.pane.post([notice])
@@ -364,7 +364,7 @@ class Listener:
         self.pane.traffic.take_back(prompt.id)
         notice = Undelivered(
             **header(self.settings.board, self.settings.agent, self.settings.now()),
-            prompt=prompt.id,
+            prompt_id=prompt.id,
             door=self.door.name,
             reason=failure.reason,
         )

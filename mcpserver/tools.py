@@ -110,7 +110,7 @@ def ack(
     """Close a prompt you received without an answer (optionally with a short note). Returns
     the ack."""
     done = close.ack(board(tool), id, note)
-    return result(done, f"acked prompt {done.prompt}")
+    return result(done, f"acked prompt {done.prompt_id}")
 
 
 def answer(
@@ -121,14 +121,14 @@ def answer(
     """Close a prompt you received with your answer; the sender's `wait` or `ask` returns it.
     Use it when you have done what a prompt asked. Returns the answer post."""
     done = close.answer(board(tool), id, body)
-    return result(done, f"answered prompt {done.prompt}")
+    return result(done, f"answered prompt {done.prompt_id}")
 
 
 def cancel(id: Id, tool: Tool) -> CallToolResult:
     """Withdraw a prompt you sent, for every recipient still holding it. Returns the cancel
     post."""
     done = close.cancel(board(tool), id)
-    return result(done, f"cancelled prompt {done.prompt}")
+    return result(done, f"cancelled prompt {done.prompt_id}")
 
 
 def status(id: Id, tool: Tool) -> CallToolResult:

@@ -151,13 +151,13 @@ def apply(state: BoardState, position: int, post: Post, check: Check | None = No
                 post, position, {name: Recipient(ts=post.ts) for name in post.to}
             )
     else:
-        ps = state.prompts.get(post.prompt)
+        ps = state.prompts.get(post.prompt_id)
         if ps is not None:
             _apply_to(ps, post, check)
             if not state.keep_closed and _finished(ps):
-                del state.prompts[post.prompt]
+                del state.prompts[post.prompt_id]
                 if state.recipient is not None:
-                    state.finished.add(post.prompt)
+                    state.finished.add(post.prompt_id)
     state.position = max(state.position, position + 1)
     return state
 

@@ -142,8 +142,8 @@ class Pane:
 
     def _receipt(self, prompt: Prompt, door: str, outcome: Outcome, held: str | None) -> Post:
         if held is not None:
-            return Held(**self._header(), prompt=prompt.id, door=door, by="agent", reason=held)
-        return Delivered(**self._header(), prompt=prompt.id, door=door, outcome=outcome)
+            return Held(**self._header(), prompt_id=prompt.id, door=door, by="agent", reason=held)
+        return Delivered(**self._header(), prompt_id=prompt.id, door=door, outcome=outcome)
 
     def _header(self) -> Header:
         ts = self.now()

@@ -157,12 +157,14 @@ class Screen:
         head = {"id": new_id(ts, os.urandom(10)), "board": self.pane.board}
         reason = decision.reason or decision.action
         if decision.action == "refuse":
-            return Refused(**head, sender=self.pane.agent, ts=ts, prompt=prompt.id, reason=reason)
+            return Refused(
+                **head, sender=self.pane.agent, ts=ts, prompt_id=prompt.id, reason=reason
+            )
         return Held(
             **head,
             sender=self.pane.agent,
             ts=ts,
-            prompt=prompt.id,
+            prompt_id=prompt.id,
             door=self.door,
             by="policy",
             reason=reason,

@@ -29,7 +29,7 @@ def test_every_post_written_through_a_context_is_signed_by_its_senders_key(home:
     with Context.resolve(str(home), "b", "alice") as ctx:
         ctx.paths.ensure()
         ctx.store().append([prompt(1, board="b")])
-        ctx.store().append([Ack(**header("b", "bob"), prompt=prompt(1).id)])
+        ctx.store().append([Ack(**header("b", "bob"), prompt_id=prompt(1).id)])
     stored = _records(home / "b")
     keys = [signed_part(payload) for _, _, payload in stored]
     assert [open_key(home, "alice").public, open_key(home, "bob").public] == [
@@ -72,10 +72,12 @@ def test_a_catch_up_verifies_only_the_posts_that_move_the_prompts_it_keeps(home:
     payloads = []
     for i in range(200):
         p = prompt(i, board="b", to=("carol",))
-        ack = Ack(id=f"a{i:025d}", board="b", sender="carol", ts=1.0, prompt=p.id)
+        ack = Ack(id=f"a{i:025d}", board="b", sender="carol", ts=1.0, prompt_id=p.id)
         payloads += [alice.seal(encode(p)), carol.seal(encode(ack))]
     mine = prompt(999, board="b", to=("bob",))
-    receipt = Delivered(id="d" * 26, board="b", sender="bob", ts=2.0, prompt=mine.id, door="exec")
+    receipt = Delivered(
+        id="d" * 26, board="b", sender="bob", ts=2.0, prompt_id=mine.id, door="exec"
+    )
     payloads += [alice.seal(encode(mine)), Sealer(home, "bob").seal(encode(receipt))]
     append_payloads(folder / "log", payloads)
     verdicts = Verdicts(folder)

@@ -113,7 +113,7 @@ def _answer_by(home: Path, pid: str, public: bytes) -> bytes:
     that the plain check accepts (the body is changed until one is found)."""
     for n in range(256):
         text = f"done, run curl … | sh ({n})"
-        body = encode(Answer(**header("test", "erin"), prompt=pid, body=text))
+        body = encode(Answer(**header("test", "erin"), prompt_id=pid, body=text))
         sealed = seal(body, public, lambda message: _small_r(public, message))
         part = signed_part(sealed)
         assert part is not None

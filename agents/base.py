@@ -163,11 +163,13 @@ class Agent:
     trusts: bool = False  # `hook install --trust` records the person's trust in its hooks
     idle_reply: str = ""  # what `hook stop` prints with nothing to hand over
     per_stop: int | None = None  # prompts handed over per turn end (None: as many as fit)
-    clis: tuple[str, ...] = ()  # how an argument of a `node` process running its CLI ends
+    cli_argv_suffixes: tuple[
+        str, ...
+    ] = ()  # how an argument of a `node` process running its CLI ends
     session_key: str = "session_id"  # the hook input's session id
     transcript_key: str = "transcript_path"  # the hook input's conversation file
     no_transcript: str = ""  # what `listen` without --transcript misses, for this door
-    through: str = "its plugin"  # what runs its listener, as a `--mode` refusal names it
+    listener_runner: str = "its plugin"  # what runs its listener, as a `--mode` refusal names it
 
     def check_mode(self, mode: str | None) -> str:
         """*mode*, or the default; `BadInput` for a mode the agent has no door for."""
@@ -175,7 +177,7 @@ class Agent:
             return self.default_mode
         if mode not in self.modes:
             only = self.modes[0]
-            why = "a Stop hook" if only == "stop" else f"a listener, through {self.through}"
+            why = "a Stop hook" if only == "stop" else f"a listener, through {self.listener_runner}"
             raise BadInput(f"{self.title} is reached through {why} only: use --mode {only}")
         return mode
 

@@ -41,7 +41,7 @@ class ClaudeInboxDoor(SocketDoor):
     """
 
     name = "claude-inbox"
-    line_is = "message"
+    sent_noun = "message"
 
     def __init__(
         self,
@@ -131,6 +131,6 @@ CLAUDE = Claude(
     door="claude-inbox",
     seen_source="claude-transcript",
     mcp=JsonServers(".mcp.json"),
-    clis=("/claude", "cli.js"),
+    cli_argv_suffixes=("/claude", "cli.js"),
     no_transcript=" (delivered: the line was written; Claude Code's admission is not checked)",
 )

@@ -286,5 +286,5 @@ CODEX = Codex(
     mcp=TomlServers(".codex/config.toml"),
     trusts=True,
     idle_reply='{"continue": true}',
-    clis=("/codex",),
+    cli_argv_suffixes=("/codex",),
 )

@@ -74,7 +74,7 @@ class HermesPluginDoor(ScriptDoor):
     """Hands a prompt to a Hermes session through paneboard's plugin."""
 
     name = NAME
-    ended = "Hermes Agent has ended"
+    gone_reason = "Hermes Agent has ended"
     title = "Hermes Agent"
     word = "plugin"
     not_taken = "Hermes did not take it"
@@ -137,7 +137,7 @@ HERMES = Hermes(
     hooks_file=str(PLUGIN),
     events={},
     door=NAME,
-    through="its plugin",
+    listener_runner="its plugin",
     script=SCRIPT,
     socket_env="PANEBOARD_HERMES_SOCKET",
     folder="paneboard-hermes",

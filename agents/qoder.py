@@ -98,6 +98,6 @@ QODER = Qoder(
     events={"session-start": "SessionStart", "session-end": "SessionEnd"},
     door="qoder-inbox",
     seen_source="qoder-transcript",
-    clis=("/qodercli.js",),
-    through="its inbox",
+    cli_argv_suffixes=("/qodercli.js",),
+    listener_runner="its inbox",
 )

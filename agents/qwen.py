@@ -221,6 +221,6 @@ QWEN = Qwen(
     door=NAME,
     seen_source="qwen-session",
     trusts=True,
-    clis=("/qwen", "/qwen-code/cli.js"),
+    cli_argv_suffixes=("/qwen", "/qwen-code/cli.js"),
     no_transcript=" (no session file found in the registry record's Qwen home)",
 )

@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 
 from paneboard.board.context import Context, header
-from paneboard.board.find import find_prompt, write
+from paneboard.board.lookup import find_prompt
+from paneboard.board.write import write
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.names import check_body
 from paneboard.protocol.posts import Ack, Answer, Cancel

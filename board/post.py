@@ -98,7 +98,7 @@ def append(ctx: Context, request: PromptRequest) -> Posted:
     """Check, then append a prompt durably (standard library only, on the file log)."""
     reply_to = request.reply_to
     if reply_to is not None:
-        from paneboard.board.find import resolve_id
+        from paneboard.board.lookup import resolve_id
 
         reply_to = resolve_id(ctx, reply_to)
     fields = prompt_fields(ctx, request, reply_to)

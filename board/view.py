@@ -118,7 +118,7 @@ class BoardView:
             elif self.verify is not None and not self.verify(post.prompt_id):
                 apply(state, position, post)
             else:
-                apply(state, position, post, verdicts.check(post, payload))
+                apply(state, position, post, verdicts.lazy(post, payload))
             if self.traffic is not None and isinstance(post, Delivered):
                 self._handed(post, payload)
 
@@ -142,7 +142,7 @@ class BoardView:
         if payload is None or self.verdicts is None:
             trusted = True
         else:
-            trusted = self.verdicts.check(post, payload)() == VERIFIED
+            trusted = self.verdicts.lazy(post, payload)() == VERIFIED
         if trusted:
             traffic.handed_over(link.sender, post.prompt_id, post.ts, traffic.began)
 

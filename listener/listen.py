@@ -314,7 +314,7 @@ class Listener:
 
     def _record_held(self, prompt: Prompt, held: HeldByAgent) -> None:
         """The agent has the text and holds it for its person: never send it again."""
-        self.pane.record([prompt], self.door.name, held=held.reason, warn=self._warn)
+        self.pane.record([prompt], self.door.name, held_because=held.reason, warn=self._warn)
         self.log(f"held {prompt.id} from {prompt.sender}: the agent holds it ({held.reason})")
 
     def _settled(self, prompt_id: str, failure: DoorFailed | None) -> None:

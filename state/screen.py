@@ -80,7 +80,7 @@ class Screen:
         payload = self.payload(ps)
         if stage == "approved":  # a person let it through: the policy is not asked again
             return self._provenance(prompt, payload, approved=True)
-        verdict = UNSIGNED if payload is None else self.verdicts.of(prompt.sender, payload)
+        verdict = UNSIGNED if payload is None else self.verdicts.verdict(prompt.sender, payload)
         conflict = None if payload is None else self.verdicts.conflict(prompt.sender, payload)
         policy = self.policy()
         facts = self._first_contact(
@@ -95,7 +95,7 @@ class Screen:
             # Counted now, so the next prompt of this pass sees it; the receipt read back later
             # gives its time (`Traffic.take_back` if the door fails).
             self.traffic.handed_over(prompt.sender, prompt.id, self.pane.now())
-            return self.verdicts.told(verdict, payload)
+            return self.verdicts.provenance(prompt, payload, verdict=verdict)
         self.pane.post([self._post(prompt, decision)])
         self.decided[prompt.id] = decision
         return None

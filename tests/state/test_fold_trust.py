@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from paneboard.protocol.posts import Ack, Approved, Cancel, Delivered, Held, Post, Prompt, Refused
-from paneboard.state.fold import BoardState, Check, Doubt, apply, fold_checked, stage
+from paneboard.state.fold import BoardState, Doubt, LazyVerdict, apply, fold_checked, stage
 from tests.factories import prompt
 from tests.strategies import posts, prompts
 
@@ -23,7 +23,7 @@ def _about(kind: type[Any], n: int, sender: str = "bob", **fields: Any) -> Post:
     return post
 
 
-def _verdict(word: str) -> Check:
+def _verdict(word: str) -> LazyVerdict:
     return lambda: word  # type: ignore[return-value]  # a verdict word, as the check returns
 
 
@@ -64,7 +64,7 @@ def test_the_check_is_asked_only_of_a_post_that_would_move_a_kept_prompt() -> No
     verified: a catch-up verifies what it acts on."""
     asked: list[str] = []
 
-    def check(word: str) -> Check:
+    def check(word: str) -> LazyVerdict:
         return lambda: asked.append(word) or "verified"  # type: ignore[func-returns-value,return-value]
 
     state = BoardState(recipient="bob", keep_closed=False)

@@ -36,7 +36,7 @@ def test_every_post_written_through_a_context_is_signed_by_its_senders_key(home:
         k.key if k else None for k in keys
     ]
     verdicts = Verdicts(home / "b")
-    assert ["verified", "verified"] == [verdicts.of(p.sender, raw) for _, p, raw in stored]
+    assert ["verified", "verified"] == [verdicts.verdict(p.sender, raw) for _, p, raw in stored]
 
 
 def test_an_old_unsigned_log_is_read_and_its_posts_are_unsigned(home: Path) -> None:
@@ -44,7 +44,7 @@ def test_an_old_unsigned_log_is_read_and_its_posts_are_unsigned(home: Path) -> N
     (home / "b").mkdir()
     append_payloads(home / "b" / "log", [encode(prompt(1, board="b"))])
     [(_, post, raw)] = _records(home / "b")
-    assert (prompt(1, board="b"), "unsigned") == (post, Verdicts(home / "b").of("alice", raw))
+    assert (prompt(1, board="b"), "unsigned") == (post, Verdicts(home / "b").verdict("alice", raw))
 
 
 def test_the_first_key_is_pinned_and_another_is_forged(home: Path, tmp_path: Path) -> None:
@@ -57,10 +57,13 @@ def test_the_first_key_is_pinned_and_another_is_forged(home: Path, tmp_path: Pat
     first = Sealer(laptop, "alice").seal(encode(prompt(1, board="b")))
     second = Sealer(other, "alice").seal(encode(prompt(2, board="b")))
     verdicts = Verdicts(folder)
-    assert ["verified", "forged"] == [verdicts.of("alice", first), verdicts.of("alice", second)]
+    assert ["verified", "forged"] == [
+        verdicts.verdict("alice", first),
+        verdicts.verdict("alice", second),
+    ]
     assert {"alice": open_key(laptop, "alice").fingerprint} == Pins(folder).read()
     bent = first[:-1] + bytes([first[-1] ^ 1])
-    assert "forged" == Verdicts(folder).of("alice", bent)
+    assert "forged" == Verdicts(folder).verdict("alice", bent)
 
 
 def test_a_catch_up_verifies_only_the_posts_that_move_the_prompts_it_keeps(home: Path) -> None:

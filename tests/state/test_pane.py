@@ -53,7 +53,7 @@ def test_record_writes_the_key_then_the_receipt(home: Path) -> None:
     pane = _pane(home)
     pane.take_lock()
     pane.record([prompt(1), prompt(2)], "stdout", "unknown")
-    pane.record([prompt(3)], "claude-inbox", held="crossSessionInbound: hold")
+    pane.record([prompt(3)], "claude-inbox", held_because="crossSessionInbound: hold")
     pane.release()
     keys = DeliveredKeys(pane.files.delivered).keys
     assert {key(prompt(n)) for n in (1, 2, 3)} == keys

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 from paneboard.board.context import Context
 from paneboard.protocol.errors import BadInput
-from paneboard.protocol.ids import new_id
+from paneboard.protocol.ids import header
 from paneboard.protocol.names import check_body, check_name, check_priority, check_recipients
 from paneboard.protocol.wire import pack_post
 from paneboard.state.limit import OpenLimit
@@ -81,10 +81,7 @@ def prompt_fields(ctx: Context, request: PromptRequest, reply_to: str | None) ->
     ts = time.time()
     return {
         "kind": "prompt",
-        "id": new_id(ts, os.urandom(10)),
-        "board": ctx.board,
-        "sender": ctx.agent,
-        "ts": ts,
+        **header(ctx.board, ctx.agent, ts, os.urandom(10)),
         "to": recipients,
         "body": check_body("prompt body", request.body),
         "priority": check_priority(request.priority),

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from paneboard.protocol.errors import BoardIOError
-from paneboard.protocol.ids import new_id
+from paneboard.protocol.ids import header
 from paneboard.protocol.posts import Delivered, Header, Held, Outcome, Post, Prompt, delivered_key
 from paneboard.state import checkpoint
 from paneboard.state.abc import Store
@@ -151,13 +151,7 @@ class Pane:
         return Delivered(**self._header(), prompt_id=prompt.id, door=door, outcome=outcome)
 
     def _header(self) -> Header:
-        ts = self.now()
-        return {
-            "id": new_id(ts, os.urandom(10)),
-            "board": self.board,
-            "sender": self.agent,
-            "ts": ts,
-        }
+        return header(self.board, self.agent, self.now(), os.urandom(10))
 
     def post(self, posts: Sequence[Post]) -> None:
         """Append *posts* under the agent's name (nothing for none)."""

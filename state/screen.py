@@ -23,7 +23,7 @@ from collections.abc import Callable
 import msgspec
 
 from paneboard.protocol.compose import Provenance
-from paneboard.protocol.ids import new_id
+from paneboard.protocol.ids import header
 from paneboard.protocol.posts import Held, Post, Prompt, Refused
 from paneboard.protocol.signing import UNSIGNED, VERIFIED
 from paneboard.state.fold import PromptState, is_open, order_key
@@ -153,17 +153,12 @@ class Screen:
         return self._policy[1]
 
     def _post(self, prompt: Prompt, decision: Decision) -> Post:
-        ts = self.pane.now()
-        head = {"id": new_id(ts, os.urandom(10)), "board": self.pane.board}
+        head = header(self.pane.board, self.pane.agent, self.pane.now(), os.urandom(10))
         reason = decision.reason or decision.action
         if decision.action == "refuse":
-            return Refused(
-                **head, sender=self.pane.agent, ts=ts, prompt_id=prompt.id, reason=reason
-            )
+            return Refused(**head, prompt_id=prompt.id, reason=reason)
         return Held(
             **head,
-            sender=self.pane.agent,
-            ts=ts,
             prompt_id=prompt.id,
             door=self.door,
             by="policy",

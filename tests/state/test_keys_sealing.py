@@ -24,6 +24,59 @@ def _records(folder: Path) -> list[tuple[int, Post, bytes]]:
         follower.close()
 
 
+def test_a_contexts_store_seals_both_appends_on_every_store(home: Path, store_url: str) -> None:
+    """On the file log and on NATS, a post appended as a Struct and one appended encoded (the
+    way `paneboard post` appends) are both stored signed by the sender's key, and verify."""
+    with Context.resolve(str(home), "b", "alice", store=store_url) as ctx:
+        ctx.paths.ensure()
+        store = ctx.store()
+        store.append([prompt(1, board="b")])
+        store.append_encoded([encode(prompt(2, board="b"))])
+        follower = store.follow(0)
+        try:
+            stored = [record for batch in follower.records() for record in batch]
+        finally:
+            follower.close()
+    alice = open_key(home, "alice").public
+    verdicts = Verdicts(home / "b")
+    assert [(alice, "verified"), (alice, "verified")] == [
+        (getattr(signed_part(raw), "key", None), verdicts.verdict(p.sender, raw))
+        for _, p, raw in stored
+    ]
+
+
+def test_no_store_is_opened_but_with_a_sealer_and_none_appends_around_it() -> None:
+    """`open_store` asks every caller for a sealer (no default); the package opens a store only
+    there (the stores' classes are built in state/stores.py alone, and every call of
+    `open_store` names its sealer); and neither store appends but through `SealingAppends`."""
+    import ast
+    import inspect
+
+    import paneboard
+    from paneboard.state.natsstore import NatsStore
+    from paneboard.state.sealing import SealingAppends
+    from paneboard.state.stores import open_store
+
+    assert inspect.Parameter.empty == inspect.signature(open_store).parameters["sealer"].default
+    built, opened = set(), []
+    root = Path(paneboard.__path__[0]).resolve().parent
+    for path in sorted(root.glob("paneboard/**/*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute):
+                name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+                where = path.relative_to(root / "paneboard").as_posix()
+                if name in ("FileStore", "NatsStore"):
+                    built.add(where)
+                elif name == "open_store":
+                    opened.append((where, "sealer" in {k.arg for k in node.keywords}))
+    assert ({"state/stores.py"}, [("board/context.py", True)]) == (built, opened)
+    for store in (FileStore, NatsStore):
+        assert (SealingAppends.append, SealingAppends.append_encoded) == (
+            store.append,
+            store.append_encoded,
+        )
+
+
 def test_every_post_written_through_a_context_is_signed_by_its_senders_key(home: Path) -> None:
     """The bytes stored end with the sender's key and a signature that verifies."""
     with Context.resolve(str(home), "b", "alice") as ctx:

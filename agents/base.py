@@ -6,7 +6,8 @@ uninstall, the listener a session start runs, the door, the `seen` follower, the
 checks. Each agent's module makes one instance; `paneboard.agents.AGENTS` lists them by kind.
 
 Nothing here parses a command line or prints: install returns the `Change`s it made, doctor
-the `Check`s it ran, and the front end shows them.
+the `Check`s it ran (state/health.py's, the one shape of a `doctor` line), and the front end
+shows them.
 """
 
 from __future__ import annotations
@@ -15,16 +16,16 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from paneboard.listener.doors.base import Door
 from paneboard.listener.seen import Sighting
 from paneboard.protocol.errors import BadInput
+from paneboard.state.health import Check
 
 if TYPE_CHECKING:
     from paneboard.agents.mcpconfig import McpConfig
 
-Level = Literal["ok", "warn", "fail"]
 Options = tuple[tuple[str, str], ...]  # (flag, value): where-and-who options hooks are given
 
 
@@ -58,15 +59,6 @@ class Setup:
 
     def words(self) -> list[str]:
         return [word for pair in self.options for word in pair]
-
-
-@dataclass(frozen=True)
-class Check:
-    """One line of `doctor`."""
-
-    level: Level
-    what: str
-    detail: str
 
 
 @dataclass(frozen=True)

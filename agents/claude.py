@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from paneboard.agents.base import Check, DoctorRequest, DoorRequest
+from paneboard.agents.base import DoctorRequest, DoorRequest
 from paneboard.agents.claude_transcript import ADMIT_WITHIN, Intake, Pace, user_texts
 from paneboard.agents.hookfile import HookFileAgent
 from paneboard.agents.mcpconfig import JsonServers
@@ -26,6 +26,7 @@ from paneboard.listener.doors.base import Door, HeldByAgent, Outcome
 from paneboard.listener.doors.socket import SocketDoor, check_socket
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
+from paneboard.state.health import Check
 
 SOCKET = "CLAUDE_CODE_MESSAGING_SOCKET"  # the session's inbox, in its hooks' environment
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.agents import codex_trust as trust
-from paneboard.agents.base import Change, Check, DoctorRequest, DoorRequest, Setup
+from paneboard.agents.base import Change, DoctorRequest, DoorRequest, Setup
 from paneboard.agents.codex_thread import (
     CodexThread,
     Rollout,
@@ -41,6 +41,7 @@ from paneboard.listener.seen import Sighting, content_texts, field
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable, PaneboardError
 from paneboard.protocol.posts import Prompt
 from paneboard.state import proc
+from paneboard.state.health import Check
 
 ARG_MAX_ONE = 128 * 1024 - 1  # Linux refuses a single argument longer than this
 REVIEW = (

@@ -34,10 +34,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from paneboard.agents.base import Change, Check, DoctorRequest, Setup
+from paneboard.agents.base import Change, DoctorRequest, Setup
 from paneboard.agents.hookfile import write_project_file
 from paneboard.agents.script import Script, ScriptAgent, ScriptDoor
 from paneboard.protocol.errors import BoardIOError
+from paneboard.state.health import Check
 
 NAME = "hermes-plugin"
 FOLDER = Path(".hermes") / "plugins" / "paneboard"

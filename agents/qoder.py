@@ -36,11 +36,12 @@ from pathlib import Path
 
 import msgspec
 
-from paneboard.agents.base import Check, DoctorRequest, DoorRequest
+from paneboard.agents.base import DoctorRequest, DoorRequest
 from paneboard.agents.claude import Claude, ClaudeInboxDoor
 from paneboard.listener.doors.base import Door
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Prompt
+from paneboard.state.health import Check
 
 SOCKET = "QODER_MESSAGING_SOCKET"  # the session's inbox, in its hooks' environment
 TAG = "cross-session-message"

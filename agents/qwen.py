@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paneboard.agents.base import Change, Check, DoctorRequest, DoorRequest, Setup
+from paneboard.agents.base import Change, DoctorRequest, DoorRequest, Setup
 from paneboard.agents.hookfile import HookFileAgent, load
 from paneboard.agents.qwen_inbox import (
     CONTROLLER,
@@ -43,6 +43,7 @@ from paneboard.listener.doors.base import Door
 from paneboard.listener.seen import Sighting, content_texts, field
 from paneboard.protocol.errors import BadInput, BoardIOError, DoorUnavailable
 from paneboard.state.files import read_private, write_atomic
+from paneboard.state.health import Check
 from paneboard.state.paths import open_home, user_data_dir
 
 CONTROLLER_FILE = "qwen-controller.json"  # in the paneboard home: {id, token, qwenHome}

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from paneboard.protocol.posts import Post
     from paneboard.state.compact import Compacted
-    from paneboard.state.health import Health
+    from paneboard.state.health import Check
     from paneboard.state.limit import OpenLimit
     from paneboard.state.sealing import Sealer
 
@@ -158,6 +158,6 @@ class Compactable(Protocol):
 class HealthReport(Protocol):
     """A store that can tell `doctor` how it is."""
 
-    def health(self) -> Health:
+    def health(self) -> Check:
         """What reading the whole board, and asking its server, found."""
         ...

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from paneboard.protocol.posts import Post
     from paneboard.state.abc import Follower
     from paneboard.state.compact import Compacted
-    from paneboard.state.health import Health
+    from paneboard.state.health import Check
     from paneboard.state.limit import OpenLimit
 from paneboard.state.framing import (
     GENERATION_RECORD_SIZE,
@@ -136,16 +136,16 @@ class FileStore(SealingAppends):
             raise BadInput(f"board `{self.folder.name}` has no log to compact")
         return compact(self.log, now, archive)
 
-    def health(self) -> Health:
+    def health(self) -> Check:
         """Every record read: how many, and any damage or torn tail found."""
         import warnings
 
         from paneboard.protocol.errors import DamagedRecord
-        from paneboard.state.health import Health, Level
+        from paneboard.state.health import Check, Level
         from paneboard.state.log import LogReader
 
         if not self.log.exists():
-            return Health("warn", f"`{self.folder.name}` has no posts yet ({self.log})")
+            return Check("warn", "board", f"`{self.folder.name}` has no posts yet ({self.log})")
         reader = LogReader(self.log, board=self.folder.name)
         with warnings.catch_warnings(record=True) as damaged:
             warnings.simplefilter("always", DamagedRecord)
@@ -156,4 +156,4 @@ class FileStore(SealingAppends):
             f", {torn} bytes of torn tail (the next post repairs it)" if torn else ""
         )
         level: Level = "warn" if damaged or torn else "ok"
-        return Health(level, f"`{self.folder.name}`: {count} records, {size} bytes{extra}")
+        return Check(level, "board", f"`{self.folder.name}`: {count} records, {size} bytes{extra}")

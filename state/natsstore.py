@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from paneboard.state.fold import BoardState
-    from paneboard.state.health import Health
+    from paneboard.state.health import Check
     from paneboard.state.limit import OpenLimit
 
 __all__ = ["ATTEMPT", "RETRY_FOR", "TIMEOUT", "NatsFailed", "NatsStore"]
@@ -336,11 +336,11 @@ class NatsStore(SealingAppends):
         info = self.run(self.retrying("cannot read the board's stream", self._info))
         return stream_report(info, self.address.replicas)
 
-    def health(self) -> Health:
+    def health(self) -> Check:
         """The board's posts, and its stream's replicas, cluster, leader, lags."""
         import warnings
 
-        from paneboard.state.health import Health, Level
+        from paneboard.state.health import Check, Level
 
         try:
             with warnings.catch_warnings(record=True) as damaged:
@@ -348,11 +348,11 @@ class NatsStore(SealingAppends):
                 count = len(self.read_all())
             report = self.stream_report()
         except PaneboardError as exc:
-            return Health("fail", str(exc))
+            return Check("fail", "board", str(exc))
         level: Level = "ok" if report.healthy and not damaged else "warn"
         skipped = f", {len(damaged)} damaged record(s) skipped" if damaged else ""
         found = f"{count} posts{skipped}; {report.text()}"
-        return Health(level, f"`{self.board}` on {shown(self.url)}: {found}")
+        return Check(level, "board", f"`{self.board}` on {shown(self.url)}: {found}")
 
 
 async def _awaited(coro: Coroutine[Any, Any, T]) -> T:

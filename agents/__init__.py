@@ -11,7 +11,6 @@ from __future__ import annotations
 from paneboard.agents.base import (
     Agent,
     Change,
-    Check,
     DoctorRequest,
     DoorRequest,
     ListenOption,
@@ -32,6 +31,7 @@ from paneboard.agents.pi import PI
 from paneboard.agents.qoder import QODER
 from paneboard.agents.qwen import QWEN
 from paneboard.protocol.errors import BadInput
+from paneboard.state.health import Check
 
 _ALL = (CLAUDE, CODEX, GEMINI, COPILOT, OPENCODE, QWEN, PI, DROID, HERMES, KILO, QODER)
 AGENTS: dict[str, Agent] = {a.kind: a for a in _ALL}

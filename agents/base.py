@@ -6,7 +6,8 @@ uninstall, the listener a session start runs, the door, the `seen` follower, the
 checks. Each agent's module makes one instance; `paneboard.agents.AGENTS` lists them by kind.
 
 Nothing here parses a command line or prints: install returns the `Change`s it made, doctor
-the `Check`s it ran, and the front end shows them.
+the `Check`s it ran (state/health.py's, the one shape of a `doctor` line), and the front end
+shows them.
 """
 
 from __future__ import annotations
@@ -15,16 +16,16 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from paneboard.listener.doors.base import Door
 from paneboard.listener.seen import Sighting
 from paneboard.protocol.errors import BadInput
+from paneboard.state.health import Check
 
 if TYPE_CHECKING:
     from paneboard.agents.mcpconfig import McpConfig
 
-Level = Literal["ok", "warn", "fail"]
 Options = tuple[tuple[str, str], ...]  # (flag, value): where-and-who options hooks are given
 
 
@@ -58,15 +59,6 @@ class Setup:
 
     def words(self) -> list[str]:
         return [word for pair in self.options for word in pair]
-
-
-@dataclass(frozen=True)
-class Check:
-    """One line of `doctor`."""
-
-    level: Level
-    what: str
-    detail: str
 
 
 @dataclass(frozen=True)
@@ -195,11 +187,13 @@ class Agent:
     trusts: bool = False  # `hook install --trust` records the person's trust in its hooks
     idle_reply: str = ""  # what `hook stop` prints with nothing to hand over
     per_stop: int | None = None  # prompts handed over per turn end (None: as many as fit)
-    clis: tuple[str, ...] = ()  # how an argument of a `node` process running its CLI ends
+    cli_argv_suffixes: tuple[
+        str, ...
+    ] = ()  # how an argument of a `node` process running its CLI ends
     session_key: str = "session_id"  # the hook input's session id
     transcript_key: str = "transcript_path"  # the hook input's conversation file
     no_transcript: str = ""  # what `listen` without --transcript misses, for this door
-    through: str = "its plugin"  # what runs its listener, as a `--mode` refusal names it
+    listener_runner: str = "its plugin"  # what runs its listener, as a `--mode` refusal names it
     listen_options: tuple[ListenOption, ...] = ()  # what `listen --door` takes for its door
     trust_help: str = ""  # what `hook install --trust` does for it (with `trusts`)
 
@@ -209,7 +203,7 @@ class Agent:
             return self.default_mode
         if mode not in self.modes:
             only = self.modes[0]
-            why = "a Stop hook" if only == "stop" else f"a listener, through {self.through}"
+            why = "a Stop hook" if only == "stop" else f"a listener, through {self.listener_runner}"
             raise BadInput(f"{self.title} is reached through {why} only: use --mode {only}")
         return mode
 

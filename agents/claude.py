@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from paneboard.agents.base import Check, DoctorRequest, DoorRequest, ListenOption
+from paneboard.agents.base import DoctorRequest, DoorRequest, ListenOption
 from paneboard.agents.claude_transcript import ADMIT_WITHIN, Intake, Pace, user_texts
 from paneboard.agents.hookfile import HookFileAgent
 from paneboard.agents.mcpconfig import JsonServers
@@ -26,6 +26,7 @@ from paneboard.listener.doors.base import Door, HeldByAgent, Outcome
 from paneboard.listener.doors.socket import SocketDoor, check_socket
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
+from paneboard.state.health import Check
 
 SOCKET = "CLAUDE_CODE_MESSAGING_SOCKET"  # the session's inbox, in its hooks' environment
 
@@ -41,7 +42,7 @@ class ClaudeInboxDoor(SocketDoor):
     """
 
     name = "claude-inbox"
-    line_is = "message"
+    sent_noun = "message"
 
     def __init__(
         self,
@@ -131,7 +132,7 @@ CLAUDE = Claude(
     door="claude-inbox",
     seen_source="claude-transcript",
     mcp=JsonServers(".mcp.json"),
-    clis=("/claude", "cli.js"),
+    cli_argv_suffixes=("/claude", "cli.js"),
     no_transcript=" (delivered: the line was written; Claude Code's admission is not checked)",
     listen_options=(
         ListenOption("--socket", f"the session's inbox socket (default ${SOCKET})", "PATH"),

@@ -33,7 +33,7 @@ import anyio
 from paneboard.listener.seen import HEADER, NEEDLE, content_texts, field, prompt_ids
 from paneboard.state.transcript import FileWatch, LineReader, watch_file
 
-Verdict: TypeAlias = Literal["admitted", "held"]
+AdmissionVerdict: TypeAlias = Literal["admitted", "held"]
 BUCKET = 30  # Claude Code's peer-message bucket: this many at once ...
 REFILL = 0.5  # ... then this many a second
 # Claude Code counts a line's token when it reads it, a little after it was sent, and that
@@ -109,7 +109,7 @@ class Intake:
         self.transcript = transcript
         self.project = project
         self.reader = LineReader(transcript, (NEEDLE, INFORMATIONAL))
-        self.verdicts: dict[str, Verdict] = {}
+        self.verdicts: dict[str, AdmissionVerdict] = {}
         self.held_why: dict[str, str] = {}  # why Claude Code holds a prompt, in short
         self.last_drop: tuple[float, str] | None = None  # (its time, the reason)
         self._watch: FileWatch | None = None
@@ -145,7 +145,9 @@ class Intake:
             self._watch = watch_file(self.transcript)
         await anyio.to_thread.run_sync(self.scan)
 
-    async def wait_verdict(self, prompt_id: str, within: float = ADMIT_WITHIN) -> Verdict | None:
+    async def wait_verdict(
+        self, prompt_id: str, within: float = ADMIT_WITHIN
+    ) -> AdmissionVerdict | None:
         """What the session did with *prompt_id*, once the transcript shows it; None when it
         shows nothing within *within* seconds (`catch_up` first: the watch is armed there)."""
         assert self._watch is not None

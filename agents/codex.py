@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.agents import codex_trust as trust
-from paneboard.agents.base import Change, Check, DoctorRequest, DoorRequest, ListenOption, Setup
+from paneboard.agents.base import Change, DoctorRequest, DoorRequest, ListenOption, Setup
 from paneboard.agents.codex_thread import (
     CodexThread,
     Rollout,
@@ -41,6 +41,7 @@ from paneboard.listener.seen import Sighting, content_texts, field
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable, PaneboardError
 from paneboard.protocol.posts import Prompt
 from paneboard.state import proc
+from paneboard.state.health import Check
 
 ARG_MAX_ONE = 128 * 1024 - 1  # Linux refuses a single argument longer than this
 REVIEW = (
@@ -290,7 +291,7 @@ CODEX = Codex(
     trusts=True,
     trust_help="also record the hooks as trusted in Codex's config.toml",
     idle_reply='{"continue": true}',
-    clis=("/codex",),
+    cli_argv_suffixes=("/codex",),
     listen_options=(
         ListenOption("--thread", "the thread id (default $CODEX_THREAD_ID)", "ID"),
         ListenOption("--codex-bin", "the codex executable", "PATH", "codex"),

@@ -34,10 +34,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from paneboard.agents.base import Change, Check, DoctorRequest, Setup
+from paneboard.agents.base import Change, DoctorRequest, Setup
 from paneboard.agents.hookfile import write_project_file
 from paneboard.agents.script import Script, ScriptAgent, ScriptDoor, socket_option
 from paneboard.protocol.errors import BoardIOError
+from paneboard.state.health import Check
 
 NAME = "hermes-plugin"
 FOLDER = Path(".hermes") / "plugins" / "paneboard"
@@ -74,7 +75,7 @@ class HermesPluginDoor(ScriptDoor):
     """Hands a prompt to a Hermes session through paneboard's plugin."""
 
     name = NAME
-    ended = "Hermes Agent has ended"
+    gone_reason = "Hermes Agent has ended"
     title = "Hermes Agent"
     word = "plugin"
     not_taken = "Hermes did not take it"
@@ -137,7 +138,7 @@ HERMES = Hermes(
     hooks_file=str(PLUGIN),
     events={},
     door=NAME,
-    through="its plugin",
+    listener_runner="its plugin",
     script=SCRIPT,
     socket_env="PANEBOARD_HERMES_SOCKET",
     folder="paneboard-hermes",

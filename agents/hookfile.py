@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paneboard.agents.base import Agent, Change, Check, DoctorRequest, Options, Setup
+from paneboard.agents.base import Agent, Change, DoctorRequest, Options, Setup
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.state.files import write_atomic
+from paneboard.state.health import Check
 from paneboard.state.stores import shown_word
 
 _OURS = re.compile(r"paneboard\S*'? hook (session-start|session-end|stop)\b")

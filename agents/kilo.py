@@ -63,7 +63,7 @@ class KiloDoor(PluginDoor):
     """Hands a prompt to a Kilo Code session through paneboard's plugin."""
 
     name = "kilo"
-    ended = "Kilo Code has ended"
+    gone_reason = "Kilo Code has ended"
     title = "Kilo Code"
 
 

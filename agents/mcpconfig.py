@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paneboard.agents.base import Check
 from paneboard.agents.hookfile import parse_json, write_project_file
 from paneboard.protocol.errors import BadInput, BoardIOError
+from paneboard.state.health import Check
 from paneboard.state.stores import shown_word
 
 NAME = "paneboard"

@@ -47,7 +47,7 @@ class OpenCodeDoor(PluginDoor):
     """Hands a prompt to an OpenCode session through paneboard's plugin."""
 
     name = "opencode"
-    ended = "OpenCode has ended"
+    gone_reason = "OpenCode has ended"
     title = "OpenCode"
 
 

@@ -46,7 +46,7 @@ class PiExtensionDoor(ScriptDoor):
     """Hands a prompt to a pi session through paneboard's extension."""
 
     name = NAME
-    ended = "pi has ended"
+    gone_reason = "pi has ended"
     title = "pi"
     word = "extension"
     not_taken = "pi did not take it"
@@ -73,8 +73,8 @@ PI = Pi(
     events={},
     door=NAME,
     seen_source="pi-session",
-    clis=("pi-coding-agent/dist/cli.js",),
-    through="its extension",
+    cli_argv_suffixes=("pi-coding-agent/dist/cli.js",),
+    listener_runner="its extension",
     script=SCRIPT,
     socket_env=SOCKET_ENV,
     folder="paneboard-pi",

@@ -36,11 +36,12 @@ from pathlib import Path
 
 import msgspec
 
-from paneboard.agents.base import Check, DoctorRequest, DoorRequest, ListenOption
+from paneboard.agents.base import DoctorRequest, DoorRequest, ListenOption
 from paneboard.agents.claude import Claude, ClaudeInboxDoor
 from paneboard.listener.doors.base import Door
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Prompt
+from paneboard.state.health import Check
 
 SOCKET = "QODER_MESSAGING_SOCKET"  # the session's inbox, in its hooks' environment
 TAG = "cross-session-message"
@@ -98,8 +99,8 @@ QODER = Qoder(
     events={"session-start": "SessionStart", "session-end": "SessionEnd"},
     door="qoder-inbox",
     seen_source="qoder-transcript",
-    clis=("/qodercli.js",),
-    through="its inbox",
+    cli_argv_suffixes=("/qodercli.js",),
+    listener_runner="its inbox",
     listen_options=(
         ListenOption("--socket", f"the session's inbox socket (default ${SOCKET})", "PATH"),
     ),

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paneboard.agents.base import Change, Check, DoctorRequest, DoorRequest, ListenOption, Setup
+from paneboard.agents.base import Change, DoctorRequest, DoorRequest, ListenOption, Setup
 from paneboard.agents.hookfile import HookFileAgent, load
 from paneboard.agents.qwen_inbox import (
     CONTROLLER,
@@ -43,6 +43,7 @@ from paneboard.listener.doors.base import Door
 from paneboard.listener.seen import Sighting, content_texts, field
 from paneboard.protocol.errors import BadInput, BoardIOError, DoorUnavailable
 from paneboard.state.files import read_private, write_atomic
+from paneboard.state.health import Check
 from paneboard.state.paths import open_home, user_data_dir
 
 CONTROLLER_FILE = "qwen-controller.json"  # in the paneboard home: {id, token, qwenHome}
@@ -222,7 +223,7 @@ QWEN = Qwen(
     seen_source="qwen-session",
     trusts=True,
     trust_help="mint a Qwen Code controller token for the listener, once you say yes",
-    clis=("/qwen", "/qwen-code/cli.js"),
+    cli_argv_suffixes=("/qwen", "/qwen-code/cli.js"),
     no_transcript=" (no session file found in the registry record's Qwen home)",
     listen_options=(ListenOption("--parent-pid", "the Qwen Code session's pid", "PID"),),
 )

@@ -29,21 +29,14 @@ from typing import Any
 import msgspec
 from anyio.abc import ByteStream
 
-from paneboard.agents.base import (
-    Agent,
-    Change,
-    Check,
-    DoctorRequest,
-    DoorRequest,
-    ListenOption,
-    Setup,
-)
+from paneboard.agents.base import Agent, Change, DoctorRequest, DoorRequest, ListenOption, Setup
 from paneboard.agents.hookfile import remove_own_file, write_project_file
 from paneboard.listener.doors.base import Door, Outcome
 from paneboard.listener.doors.process import alive
 from paneboard.listener.doors.socket import SocketDoor, check_socket
 from paneboard.protocol.errors import BadInput, BoardIOError, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
+from paneboard.state.health import Check
 
 REPLY_LIMIT = 64 * 1024
 SHARED = "// paneboard: the shared parts (agents/script_common.js) go here.\n"

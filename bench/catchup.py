@@ -57,7 +57,7 @@ def make_board(
                 )
             ]
         else:
-            about: dict[str, Any] = {"board": "bench", "sender": to, "ts": ts, "prompt": pid}
+            about: dict[str, Any] = {"board": "bench", "sender": to, "ts": ts, "prompt_id": pid}
             body = f"please look at item {i} " + "x" * 60
             closing: Post = (
                 Ack(id=f"a{i:025d}", **about)

@@ -60,8 +60,7 @@ def wake_on(url: str, home: Path, samples: int) -> dict[str, Any]:
     env = env_for(home, PANEBOARD_STORE=url)
     unlimited(home, "bob")
     lis = Proc([PY, "-m", "paneboard", "listen", "--as", "bob", "--door", "stdout"], env)
-    store = NatsStore(url, "bench")
-    store.sealer = Sealer(home, "bench")  # signed, as paneboard's commands write
+    store = NatsStore(url, "bench", sealer=Sealer(home, "bench"))  # signed, as commands write
     try:
         wait_ready(home, "bob")
         lat = []

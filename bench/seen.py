@@ -125,7 +125,9 @@ def burst(home: Path, count: int = BURST) -> dict[str, Any]:
 
 
 def _all_seen(log: Path, ids: set[str]) -> dict[str, float] | None:
-    seen = {p.prompt: p.ts for _, p in read_posts(log) if isinstance(p, Seen) and p.prompt in ids}
+    seen = {
+        p.prompt_id: p.ts for _, p in read_posts(log) if isinstance(p, Seen) and p.prompt_id in ids
+    }
     return seen if len(seen) == len(ids) else None
 
 
@@ -179,14 +181,14 @@ def _one(home: Path, session: ClaudeSession, transcript: Path, i: int) -> None:
 
 
 def _has_seen(log: Path, pid: str) -> bool:
-    return any(isinstance(p, Seen) and p.prompt == pid for _, p in read_posts(log))
+    return any(isinstance(p, Seen) and p.prompt_id == pid for _, p in read_posts(log))
 
 
 def _latencies(log: Path) -> dict[str, Any]:
     posts = [p for _, p in read_posts(log)]
     posted = {p.id: p.ts for p in posts if isinstance(p, Prompt)}
-    delivered = {p.prompt: p.ts for p in posts if isinstance(p, Delivered)}
-    seen = {p.prompt: p.ts for p in posts if isinstance(p, Seen)}
+    delivered = {p.prompt_id: p.ts for p in posts if isinstance(p, Delivered)}
+    seen = {p.prompt_id: p.ts for p in posts if isinstance(p, Seen)}
     door = [(delivered[k] - posted[k]) * 1000 for k in seen]
     to_seen = [(seen[k] - delivered[k]) * 1000 for k in seen]
     return {"door_ms": summary(door), "delivered_to_seen_ms": summary(to_seen)}

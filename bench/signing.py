@@ -181,7 +181,7 @@ def _home_verdicts(public: bytes, sealed: list[bytes]) -> dict[str, Any]:
         (Path(folder) / BOARD).mkdir()
         verdicts = Verdicts(Path(folder) / BOARD)
         verdicts.pins.pin_first("alice", fingerprint(public))
-        return _per_call_us(lambda s: verdicts.of("alice", s), sealed)
+        return _per_call_us(lambda s: verdicts.verdict("alice", s), sealed)
 
 
 def import_costs(home: Path, runs: int) -> dict[str, Any]:

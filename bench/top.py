@@ -71,10 +71,10 @@ def post_every(home: str, interval: float, seconds: float) -> None:
             open_.append(post)
         elif n % 3 == 1:
             p = rng.choice(open_)
-            post = Delivered(**head, sender=p.to[0], prompt=p.id, door="stdout")
+            post = Delivered(**head, sender=p.to[0], prompt_id=p.id, door="stdout")
         else:
             p = open_.pop(rng.randrange(len(open_)))
-            post = Ack(**head, sender=p.to[0], prompt=p.id)
+            post = Ack(**head, sender=p.to[0], prompt_id=p.id)
         append_posts(log, [post])
         n += 1
         time.sleep(interval)

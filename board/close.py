@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 
 from paneboard.board.context import Context, header
-from paneboard.board.find import find_prompt, write
+from paneboard.board.lookup import find_prompt
+from paneboard.board.write import write
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.names import check_body
 from paneboard.protocol.posts import Ack, Answer, Cancel
@@ -31,7 +32,7 @@ def ack(ctx: Context, ref: str, note: str | None = None) -> Ack:
     _closable(ctx, ps)
     if note is not None:
         check_body("ack note", note)
-    done = Ack(**header(ctx.board, ctx.agent), prompt=ps.prompt.id, note=note)
+    done = Ack(**header(ctx.board, ctx.agent), prompt_id=ps.prompt.id, note=note)
     write(ctx, done, state)
     return done
 
@@ -41,7 +42,7 @@ def answer(ctx: Context, ref: str, body: str) -> Answer:
     ps, state = find_prompt(ctx, ref)
     _closable(ctx, ps)
     done = Answer(
-        **header(ctx.board, ctx.agent), prompt=ps.prompt.id, body=check_body("answer", body)
+        **header(ctx.board, ctx.agent), prompt_id=ps.prompt.id, body=check_body("answer", body)
     )
     write(ctx, done, state)
     return done
@@ -59,6 +60,6 @@ def cancel(ctx: Context, ref: str) -> Cancel:
     now = time.time()
     if not any(stage(ps, name, now) in OPEN_STAGES for name in ps.recipients):
         raise BadInput(f"prompt {pid} is already closed for every recipient")
-    done = Cancel(**header(ctx.board, ctx.agent), prompt=pid)
+    done = Cancel(**header(ctx.board, ctx.agent), prompt_id=pid)
     write(ctx, done, state)
     return done

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from paneboard.protocol.ids import new_id
+from paneboard.protocol import ids
 from paneboard.protocol.names import check_name, to_name
 from paneboard.state.paths import BoardPaths, default_board, open_home, user_data_dir
 from paneboard.state.sealing import Sealer
@@ -78,10 +78,10 @@ class Context:
             self.close()
         if self._store is None:
             url = connect_url(self.home, self.store_url, self.secret)
+            sealer = Sealer(self.home, self.agent)  # every post written is signed
             self._store = open_store(
-                url, self.paths.dir, self.board, self.nats, reconnect=reconnect
+                url, self.paths.dir, self.board, self.nats, sealer=sealer, reconnect=reconnect
             )
-            self._store.sealer = Sealer(self.home, self.agent)  # every post written is signed
             self._reconnect = reconnect
             if self.secret:  # it connected: later commands name only the URL without it
                 remember_secret(open_home(self.home), self.store_url, self.secret)
@@ -179,8 +179,7 @@ class Context:
 
 def header(board: str, sender: str, ts: float | None = None) -> Header:
     """A new post's id, board, sender and time (now, unless *ts* is given)."""
-    ts = time.time() if ts is None else ts
-    return {"id": new_id(ts, os.urandom(10)), "board": board, "sender": sender, "ts": ts}
+    return ids.header(board, sender, time.time() if ts is None else ts, os.urandom(10))
 
 
 def login_name() -> str:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import msgspec
 
 from paneboard.board.context import Context, header
-from paneboard.board.find import match_ref
+from paneboard.board.lookup import match_ref
 from paneboard.board.trust import verdicts_for
 from paneboard.protocol.compose import FINGERPRINT_SHOWN
 from paneboard.protocol.errors import BadInput
@@ -23,7 +23,7 @@ from paneboard.protocol.names import TEXT_MAX, check_name
 from paneboard.protocol.posts import Approved, Post, Prompt, Refused
 from paneboard.protocol.visible import one_line
 from paneboard.protocol.words import OPEN_STAGES
-from paneboard.state.fold import BoardState, Check, fold_checked, order_key, stage
+from paneboard.state.fold import BoardState, LazyVerdict, fold_checked, order_key, stage
 from paneboard.state.verdicts import checked
 
 __all__ = [
@@ -98,7 +98,7 @@ def approve_all(ctx: Context, ids: Sequence[str]) -> list[Approved]:
     for pid in ids:
         if (now := board.stage(pid)) != "held":
             raise BadInput(f"prompt {pid} is {now} for `{ctx.agent}` now, not held")
-    posts = [Approved(**header(ctx.board, ctx.agent), prompt=pid) for pid in ids]
+    posts = [Approved(**header(ctx.board, ctx.agent), prompt_id=pid) for pid in ids]
     ctx.store().append(posts)
     return posts
 
@@ -114,7 +114,7 @@ def refuse(ctx: Context, ref: str, reason: str) -> Refused:
     """End prompt *ref* for the context's agent; the sender's `wait` names *reason*."""
     check_reason(reason)
     found = held_for(ctx, ref, OPEN_STAGES)
-    post = Refused(**header(ctx.board, ctx.agent), prompt=found.prompt.id, reason=reason)
+    post = Refused(**header(ctx.board, ctx.agent), prompt_id=found.prompt.id, reason=reason)
     ctx.store().append([post])
     return post
 
@@ -185,7 +185,7 @@ class _Board:
             records = list(checked(self.verdicts, _keeping(follower.records(), self.payloads)))
         finally:
             follower.close()
-        self.checks: dict[str, Check] = {}
+        self.checks: dict[str, LazyVerdict] = {}
         for _, post, check in records:
             if isinstance(post, Prompt):
                 self.checks.setdefault(post.id, check)  # the record the fold keeps: the first
@@ -198,7 +198,9 @@ class _Board:
         r = ps.recipients.get(self.agent)
         if r is None:
             return None
-        told = self.verdicts.told(self.checks[pid](), self.payloads.get(pid))
+        told = self.verdicts.provenance(
+            ps.prompt, self.payloads.get(pid), verdict=self.checks[pid]()
+        )
         held = (r.held_by or "agent", r.reason) if r.stage == "held" else (None, None)
         now_stage = stage(ps, self.agent, self.now)
         return OnHold(ps.prompt, self.agent, now_stage, told.verdict, told.fingerprint, *held)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 from paneboard.board.context import Context
 from paneboard.protocol.errors import BadInput
-from paneboard.protocol.ids import new_id
+from paneboard.protocol.ids import header
 from paneboard.protocol.names import check_body, check_name, check_priority, check_recipients
 from paneboard.protocol.wire import pack_post
 from paneboard.state.limit import OpenLimit
@@ -81,10 +81,7 @@ def prompt_fields(ctx: Context, request: PromptRequest, reply_to: str | None) ->
     ts = time.time()
     return {
         "kind": "prompt",
-        "id": new_id(ts, os.urandom(10)),
-        "board": ctx.board,
-        "sender": ctx.agent,
-        "ts": ts,
+        **header(ctx.board, ctx.agent, ts, os.urandom(10)),
         "to": recipients,
         "body": check_body("prompt body", request.body),
         "priority": check_priority(request.priority),
@@ -98,7 +95,7 @@ def append(ctx: Context, request: PromptRequest) -> Posted:
     """Check, then append a prompt durably (standard library only, on the file log)."""
     reply_to = request.reply_to
     if reply_to is not None:
-        from paneboard.board.find import resolve_id
+        from paneboard.board.lookup import resolve_id
 
         reply_to = resolve_id(ctx, reply_to)
     fields = prompt_fields(ctx, request, reply_to)

@@ -10,9 +10,9 @@ from typing import Any
 import msgspec
 
 from paneboard.board.context import Context
-from paneboard.board.find import find_prompt, match_id
+from paneboard.board.lookup import find_prompt, match_id
 from paneboard.board.trust import verdicts_for
-from paneboard.protocol.compose import Provenance, provenance_lines
+from paneboard.protocol.compose import provenance_lines
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.posts import Post, Prompt
 from paneboard.state.abc import Compactable, Store
@@ -107,10 +107,12 @@ def open_prompts(ctx: Context) -> list[OpenPrompt]:
     for ps in open_for(state, ctx.agent, time.time()):
         r = ps.recipients[ctx.agent]
         at, pid = ps.position, ps.prompt.id
-        seal = verdicts.told(checks[at](), mine[at])  # the verdict the fold asked for, kept
-        told = Provenance(seal.verdict, seal.fingerprint, r.stage == "approved", first=seal.first)
+        # The verdict the fold asked for, kept.
+        told = verdicts.provenance(
+            ps.prompt, mine[at], verdict=checks[at](), approved=r.stage == "approved"
+        )
         lines = tuple(provenance_lines(ps.prompt.sender, told))
-        row = OpenPrompt(ps.prompt, told=lines, verdict=checks[at](), key=seal.fingerprint)
+        row = OpenPrompt(ps.prompt, told=lines, verdict=checks[at](), key=told.fingerprint)
         if r.stage == "held":
             by = r.held_by or "agent"
             rows.append(msgspec.structs.replace(row, held=True, held_by=by, reason=r.reason))

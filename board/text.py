@@ -38,15 +38,15 @@ def describe(post: Post) -> str:
     if isinstance(post, Prompt):
         return f"{head} -> {','.join(post.to)} [{post.priority}]: {summary(post.body)}"
     if isinstance(post, Answer):
-        return f"{head} on {post.prompt}: {summary(post.body)}"
+        return f"{head} on {post.prompt_id}: {summary(post.body)}"
     if isinstance(post, Seen):
-        return f"{head} on {post.prompt}: {post.door}, in {post.source}"
+        return f"{head} on {post.prompt_id}: {post.door}, in {post.source}"
     if isinstance(post, Held):
-        return f"{head} on {post.prompt}: {post.door}, held by the {post.by} ({post.reason})"
+        return f"{head} on {post.prompt_id}: {post.door}, held by the {post.by} ({post.reason})"
     detail = (
         getattr(post, "reason", None) or getattr(post, "note", None) or getattr(post, "door", None)
     )
-    return f"{head} on {post.prompt}" + (f": {summary(detail)}" if detail else "")
+    return f"{head} on {post.prompt_id}" + (f": {summary(detail)}" if detail else "")
 
 
 def log_line(post: Post, verdict: str) -> str:

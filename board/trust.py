@@ -144,7 +144,7 @@ def _release_first_contact(
         for name, r in ps.recipients.items():
             held = r.stage == "held" and r.held_by == "policy" and name in own
             if held and (r.reason or "").startswith(f"{FIRST_KEY} {agent}"):
-                approvals.append(Approved(**header(ctx.board, name), prompt=pid))
+                approvals.append(Approved(**header(ctx.board, name), prompt_id=pid))
     if approvals:
         ctx.store().append(approvals)
     return approvals

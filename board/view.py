@@ -115,10 +115,10 @@ class BoardView:
             elif post.id in self.vouched:
                 self.vouched.discard(post.id)
                 apply(state, position, post)
-            elif self.verify is not None and not self.verify(post.prompt):
+            elif self.verify is not None and not self.verify(post.prompt_id):
                 apply(state, position, post)
             else:
-                apply(state, position, post, verdicts.check(post, payload))
+                apply(state, position, post, verdicts.lazy(post, payload))
             if self.traffic is not None and isinstance(post, Delivered):
                 self._handed(post, payload)
 
@@ -130,21 +130,21 @@ class BoardView:
         assert traffic is not None
         if post.sender != traffic.agent:
             return
-        ps = self.state.prompts.get(post.prompt)
+        ps = self.state.prompts.get(post.prompt_id)
         if ps is not None:
             r = ps.recipients.get(post.sender)
             if r is not None and r.delivered_at == post.ts and r.approved_at is None:
-                traffic.handed_over(ps.prompt.sender, post.prompt, post.ts, traffic.began)
+                traffic.handed_over(ps.prompt.sender, post.prompt_id, post.ts, traffic.began)
             return
-        link = traffic.links.get(post.prompt)
+        link = traffic.links.get(post.prompt_id)
         if link is None or post.ts <= traffic.began - WINDOW:
             return  # not a prompt to the agent, or out of the minute already: nothing to check
         if payload is None or self.verdicts is None:
             trusted = True
         else:
-            trusted = self.verdicts.check(post, payload)() == VERIFIED
+            trusted = self.verdicts.lazy(post, payload)() == VERIFIED
         if trusted:
-            traffic.handed_over(link.sender, post.prompt, post.ts, traffic.began)
+            traffic.handed_over(link.sender, post.prompt_id, post.ts, traffic.began)
 
     def payload(self, ps: PromptState) -> bytes | None:
         """The bytes *ps*'s prompt is stored as: kept from the read, or read again at its

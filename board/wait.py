@@ -9,7 +9,7 @@ import anyio
 import msgspec
 
 from paneboard.board.context import Context
-from paneboard.board.find import match_ref
+from paneboard.board.lookup import match_ref
 from paneboard.board.trust import verdicts_for
 from paneboard.board.view import BoardView
 from paneboard.protocol.errors import PromptClosed, WaitTimedOut
@@ -27,7 +27,7 @@ _REACHED = {
 Progress = Callable[[PromptState], Awaitable[None]]
 
 
-class Outcome(msgspec.Struct, frozen=True):
+class WaitOutcome(msgspec.Struct, frozen=True):
     """Where a waited-on prompt ended for one recipient, with the answer if it gave one."""
 
     prompt: str
@@ -48,7 +48,7 @@ def reached(ps: PromptState, until: str, now: float) -> bool:
 
 async def wait_for(
     ctx: Context, ref: str, until: str, limit: float | None, progress: Progress | None = None
-) -> list[Outcome]:
+) -> list[WaitOutcome]:
     """Block until prompt *ref* is *until* (``delivered``, ``seen``, ``closed``) for every
     recipient, for at most *limit* seconds (`WaitTimedOut`); *progress* is awaited with the
     prompt each time the board changed and it is not there yet."""
@@ -77,9 +77,9 @@ def _starts(ref: str) -> Callable[[str], bool]:
     return lambda prompt_id: prompt_id.startswith(ref)
 
 
-def outcomes(ps: PromptState, now: float) -> list[Outcome]:
+def outcomes(ps: PromptState, now: float) -> list[WaitOutcome]:
     """One outcome per recipient of *ps*, as of *now*."""
     return [
-        Outcome(ps.prompt.id, name, stage(ps, name, now), r.answer)
+        WaitOutcome(ps.prompt.id, name, stage(ps, name, now), r.answer)
         for name, r in ps.recipients.items()
     ]

@@ -11,19 +11,22 @@ from paneboard.agents import AGENTS, DoctorRequest
 from paneboard.board.context import Context
 from paneboard.protocol.errors import PaneboardError
 from paneboard.state import presence
+from paneboard.state.health import Check
 from paneboard.state.panelock import holder
 from paneboard.state.stores import exposure
 
 
 class Checks:
+    """The lines `doctor` prints, one `Check` each, and how many failed."""
+
     def __init__(self) -> None:
         self.failed = 0
 
-    def line(self, level: str, what: str, detail: str) -> None:
-        self.failed += level == "fail"
+    def add(self, check: Check) -> None:
+        self.failed += check.level == "fail"
         from paneboard.protocol.visible import one_line
 
-        print(one_line(f"{level:<5} {what:<8} {detail}"), flush=True)
+        print(one_line(f"{check.level:<5} {check.what:<8} {check.detail}"), flush=True)
 
 
 def run_doctor(ctx: Context, socket: str | None, probe: bool) -> None:
@@ -43,14 +46,16 @@ def run_doctor(ctx: Context, socket: str | None, probe: bool) -> None:
 def _home(c: Checks, ctx: Context) -> None:
     home = ctx.home
     if not home.exists():
-        c.line("warn", "home", f"{home} does not exist yet (the first post creates it)")
+        c.add(Check("warn", "home", f"{home} does not exist yet (the first post creates it)"))
         return
     mode = home.stat().st_mode & 0o777
     ok = os.access(home, os.W_OK | os.X_OK)
-    c.line(
-        "ok" if ok and not mode & 0o077 else "warn" if ok else "fail",
-        "home",
-        f"{home} (mode {mode:o}{', writable' if ok else ', NOT writable'})",
+    c.add(
+        Check(
+            "ok" if ok and not mode & 0o077 else "warn" if ok else "fail",
+            "home",
+            f"{home} (mode {mode:o}{', writable' if ok else ', NOT writable'})",
+        )
     )
 
 
@@ -63,16 +68,16 @@ def _board(c: Checks, ctx: Context) -> None:
             return
         health = store.health()
     except PaneboardError as exc:
-        c.line("fail", "board", str(exc))
+        c.add(Check("fail", "board", str(exc)))
         return
-    c.line(health.level, "board", health.text)
+    c.add(health)
 
 
 def _board_private(c: Checks, ctx: Context) -> None:
     """A board folder, panes folder or log another user owns or can write fails (writers
     refuse it); a private one adds no line."""
     if problem := ctx.paths.not_private():
-        c.line("fail", "board", problem)
+        c.add(Check("fail", "board", problem))
 
 
 def _store_exposure(c: Checks, ctx: Context) -> None:
@@ -82,7 +87,7 @@ def _store_exposure(c: Checks, ctx: Context) -> None:
     except PaneboardError as exc:
         warning = str(exc)
     if warning:
-        c.line("warn", "store", warning)
+        c.add(Check("warn", "store", warning))
 
 
 def _pane(c: Checks, ctx: Context) -> int | None:
@@ -90,10 +95,10 @@ def _pane(c: Checks, ctx: Context) -> int | None:
     seen = presence.read(ctx.paths.pane(ctx.agent).presence)
     if pid:
         door = seen.door if seen else "?"
-        c.line("ok", "pane", f"`{ctx.agent}`: listener pid {pid}, door {door}")
+        c.add(Check("ok", "pane", f"`{ctx.agent}`: listener pid {pid}, door {door}"))
     else:
         waiting = "no listener (prompts wait on the board, or for a Stop hook)"
-        c.line("warn", "pane", f"`{ctx.agent}`: {waiting}")
+        c.add(Check("warn", "pane", f"`{ctx.agent}`: {waiting}"))
     return pid
 
 
@@ -102,7 +107,7 @@ def _agents(c: Checks, ask: DoctorRequest) -> None:
     grant kept in the home."""
     for agent in AGENTS.values():
         for check in agent.doctor(ask):
-            c.line(check.level, check.what, check.detail)
+            c.add(check)
 
 
 def _probe(c: Checks, ctx: Context, pid: int | None) -> None:
@@ -111,7 +116,7 @@ def _probe(c: Checks, ctx: Context, pid: int | None) -> None:
     from paneboard.board.wait import wait_for
 
     if not pid:
-        c.line("fail", "probe", f"no listener holds `{ctx.agent}`'s pane: nothing to probe")
+        c.add(Check("fail", "probe", f"no listener holds `{ctx.agent}`'s pane: nothing to probe"))
         return
     doctor = ctx.acting_as("paneboard-doctor")
     probe = "paneboard doctor probe: no action needed, it is withdrawn at once."
@@ -122,10 +127,10 @@ def _probe(c: Checks, ctx: Context, pid: int | None) -> None:
     try:
         anyio.run(wait_for, doctor, posted.id, "delivered", 15.0)
     except PaneboardError as exc:
-        c.line("fail", "probe", f"not delivered: {exc}")
+        c.add(Check("fail", "probe", f"not delivered: {exc}"))
     else:
         took = (time.monotonic() - started) * 1000
-        c.line("ok", "probe", f"delivered through the door in {took:.0f} ms")
+        c.add(Check("ok", "probe", f"delivered through the door in {took:.0f} ms"))
     finally:
         try:
             cancel(doctor, posted.id)

@@ -70,7 +70,9 @@ def _follow(ctx: Context, kinds: Sequence[str], *, json: bool) -> None:
                     while True:
                         for batch in follower.records():
                             new = [(p, payload) for _, p, payload in batch if _kept(p, kinds)]
-                            print_posts(((p, verdicts.of(p.sender, b)) for p, b in new), json=json)
+                            print_posts(
+                                ((p, verdicts.verdict(p.sender, b)) for p, b in new), json=json
+                            )
                         await follower.wait_changed()
         finally:
             follower.close()

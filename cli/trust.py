@@ -60,7 +60,7 @@ def trust_command(args: Namespace) -> None:
     for post in released:
         print(
             one_line(
-                f"paneboard: approved {post.prompt} for `{post.sender}`, held as first contact"
+                f"paneboard: approved {post.prompt_id} for `{post.sender}`, held as first contact"
             ),
             file=sys.stderr,
         )

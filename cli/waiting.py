@@ -8,13 +8,13 @@ import anyio
 
 from paneboard.board.context import Context
 from paneboard.board.post import PromptRequest, append
-from paneboard.board.wait import Outcome, wait_for
+from paneboard.board.wait import WaitOutcome, wait_for
 from paneboard.cli.posting import read_text
 from paneboard.cli.show import emit
 from paneboard.protocol.visible import visible
 
 
-def print_outcomes(outcomes: list[Outcome], *, json: bool) -> None:
+def print_outcomes(outcomes: list[WaitOutcome], *, json: bool) -> None:
     """Each outcome as a JSON line; else each answer, for a person to read."""
     for row in outcomes:
         if json:

@@ -51,7 +51,7 @@ def agent_name(explicit: str | None, kind: str, cwd: str) -> tuple[str, bool]:
 
 def agent_pid() -> int:
     """The agent process this hook runs under (the first ancestor that is not a shell)."""
-    return proc.agent_pid([cli for agent in AGENTS.values() for cli in agent.clis])
+    return proc.agent_pid([cli for agent in AGENTS.values() for cli in agent.cli_argv_suffixes])
 
 
 def context_line(ctx: Context, exe: str, how: str) -> str:

@@ -206,7 +206,7 @@ class Listener:
         if isinstance(post, Prompt):
             return post if self.settings.agent in post.to else None
         if isinstance(post, Approved) and post.sender == self.settings.agent:
-            ps = self.view.state.prompts.get(post.prompt)
+            ps = self.view.state.prompts.get(post.prompt_id)
             return None if ps is None else ps.prompt
         return None
 
@@ -327,7 +327,7 @@ class Listener:
 
     def _record_held(self, prompt: Prompt, held: HeldByAgent) -> None:
         """The agent has the text and holds it for its person: never send it again."""
-        self.pane.record([prompt], self.door.name, held=held.reason, warn=self._warn)
+        self.pane.record([prompt], self.door.name, held_because=held.reason, warn=self._warn)
         self.log(f"held {prompt.id} from {prompt.sender}: the agent holds it ({held.reason})")
 
     def _settled(self, prompt_id: str, failure: DoorFailed | None) -> None:
@@ -336,9 +336,9 @@ class Listener:
         head = header(self.settings.board, self.settings.agent, self.settings.now())
         name = self.door.name
         notice = (
-            Delivered(**head, prompt=prompt_id, door=name)
+            Delivered(**head, prompt_id=prompt_id, door=name)
             if failure is None
-            else Undelivered(**head, prompt=prompt_id, door=name, reason=failure.reason)
+            else Undelivered(**head, prompt_id=prompt_id, door=name, reason=failure.reason)
         )
         try:
             self.pane.post([notice])
@@ -377,7 +377,7 @@ class Listener:
         self.pane.traffic.take_back(prompt.id)
         notice = Undelivered(
             **header(self.settings.board, self.settings.agent, self.settings.now()),
-            prompt=prompt.id,
+            prompt_id=prompt.id,
             door=self.door.name,
             reason=failure.reason,
         )

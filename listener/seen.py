@@ -155,7 +155,7 @@ def receipt(ps: PromptState, agent: str, door: str, source: str) -> Seen:
     """The `seen` receipt for *ps*, naming the door that delivered it when the board knows it."""
     r = ps.recipients[agent]
     door = r.door or door
-    return Seen(**header(ps.prompt.board, agent), prompt=ps.prompt.id, door=door, source=source)
+    return Seen(**header(ps.prompt.board, agent), prompt_id=ps.prompt.id, door=door, source=source)
 
 
 class SeenTask:

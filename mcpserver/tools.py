@@ -22,7 +22,7 @@ from paneboard.board.post import PromptRequest
 from paneboard.board.post import post as post_prompt
 from paneboard.board.read import OpenPrompt
 from paneboard.board.text import log_line, status_lines, who_line
-from paneboard.board.wait import Outcome, wait_for
+from paneboard.board.wait import WaitOutcome, wait_for
 from paneboard.board.who import who
 from paneboard.protocol.posts import Prompt
 from paneboard.protocol.visible import one_line, visible
@@ -46,7 +46,7 @@ Until = Literal["delivered", "seen", "closed"]
 Id = Annotated[str, Field(description="a post id, or a unique prefix of at least 4 characters")]
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Tool = ToolContext[Context, Any]
-Waiting = Callable[[Callable[[PromptState], Awaitable[None]]], Awaitable[list[Outcome]]]
+Waiting = Callable[[Callable[[PromptState], Awaitable[None]]], Awaitable[list[WaitOutcome]]]
 
 # Under the 60 s after which Codex (and clients on the TypeScript SDK) drop a tool call; the
 # descriptions of `wait` and `ask` name it.
@@ -110,7 +110,7 @@ def ack(
     """Close a prompt you received without an answer (optionally with a short note). Returns
     the ack."""
     done = close.ack(board(tool), id, note)
-    return result(done, f"acked prompt {done.prompt}")
+    return result(done, f"acked prompt {done.prompt_id}")
 
 
 def answer(
@@ -121,14 +121,14 @@ def answer(
     """Close a prompt you received with your answer; the sender's `wait` or `ask` returns it.
     Use it when you have done what a prompt asked. Returns the answer post."""
     done = close.answer(board(tool), id, body)
-    return result(done, f"answered prompt {done.prompt}")
+    return result(done, f"answered prompt {done.prompt_id}")
 
 
 def cancel(id: Id, tool: Tool) -> CallToolResult:
     """Withdraw a prompt you sent, for every recipient still holding it. Returns the cancel
     post."""
     done = close.cancel(board(tool), id)
-    return result(done, f"cancelled prompt {done.prompt}")
+    return result(done, f"cancelled prompt {done.prompt_id}")
 
 
 def status(id: Id, tool: Tool) -> CallToolResult:
@@ -258,7 +258,7 @@ def open_text(row: OpenPrompt) -> str:
     return "\n".join([first, *row.told, f"({why}; {until})"])
 
 
-def outcome_text(outcomes: list[Outcome]) -> str:
+def outcome_text(outcomes: list[WaitOutcome]) -> str:
     lines = []
     for row in outcomes:
         if row.answer is not None:
@@ -294,14 +294,14 @@ class Progress:
             await self.report()
 
 
-async def _waiting(tool: Tool, what: str, limit: float, waiting: Waiting) -> list[Outcome]:
+async def _waiting(tool: Tool, what: str, limit: float, waiting: Waiting) -> list[WaitOutcome]:
     """Await *waiting* (called with the progress callback), reporting progress meanwhile."""
     progress = Progress(tool, what, limit)
     await progress.report()
     async with anyio.create_task_group() as tg:
         tg.start_soon(progress.ticks)
         try:
-            done: list[Outcome] = await waiting(progress.report)
+            done: list[WaitOutcome] = await waiting(progress.report)
         finally:
             tg.cancel_scope.cancel()
     return done

@@ -1,13 +1,17 @@
 """Post ids: 26 characters, time-sortable, safe in a shell and a file name.
 
 Ten characters of milliseconds since the epoch, then sixteen of entropy, in
-Crockford's base32, lower case (a ULID spelled small). The caller passes the clock
-and the entropy, so this stays pure.
+Crockford's base32, lower case (a ULID spelled small), and a new post's header. The caller
+passes the clock and the entropy, so this stays pure.
 """
 
 from __future__ import annotations
 
 from paneboard.protocol.errors import BadInput
+
+TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
+if TYPE_CHECKING:
+    from paneboard.protocol.posts import Header
 
 ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 ID_LENGTH = 26
@@ -26,6 +30,12 @@ def new_id(ts: float, entropy: bytes) -> str:
         chars.append(ALPHABET[value & 31])
         value >>= 5
     return "".join(reversed(chars))
+
+
+def header(board: str, sender: str, ts: float, entropy: bytes) -> Header:
+    """A new post's first fields: its id (made at *ts* with 10 bytes of *entropy*), board,
+    sender and time. Every post paneboard writes starts with these."""
+    return {"id": new_id(ts, entropy), "board": board, "sender": sender, "ts": ts}
 
 
 def check_ref(ref: str) -> str:

@@ -3,7 +3,9 @@
 Schema evolution (a log written today is read by every later version):
 
 - a new field goes last in its Struct and carries a default;
-- a field's name and type never change; a kind is never renamed;
+- a field's name and type never change; a kind is never renamed (an attribute may be renamed
+  in Python while its wire name stays, with ``msgspec.field(name=...)``: ``prompt_id`` is
+  ``prompt`` on the wire);
 - readers skip fields they do not know (msgspec's default), so an older reader
   reads a newer writer's posts;
 - a field's constraints (the aliases below) are checked as it decodes: a record that breaks
@@ -66,27 +68,27 @@ class Prompt(_Post, frozen=True, tag="prompt"):
 class Ack(_Post, frozen=True, tag="ack"):
     """A recipient closes a prompt."""
 
-    prompt: Id
+    prompt_id: Id = msgspec.field(name="prompt")
     note: Body | None = None
 
 
 class Answer(_Post, frozen=True, tag="answer"):
     """A recipient closes a prompt with an answer."""
 
-    prompt: Id
+    prompt_id: Id = msgspec.field(name="prompt")
     body: Body
 
 
 class Cancel(_Post, frozen=True, tag="cancel"):
     """The sender withdraws a prompt."""
 
-    prompt: Id
+    prompt_id: Id = msgspec.field(name="prompt")
 
 
 class Delivered(_Post, frozen=True, tag="delivered"):
     """Receipt: a door took the prompt (written under the recipient's name)."""
 
-    prompt: Id
+    prompt_id: Id = msgspec.field(name="prompt")
     door: Word
     outcome: Outcome = "accepted"
 
@@ -94,7 +96,7 @@ class Delivered(_Post, frozen=True, tag="delivered"):
 class Undelivered(_Post, frozen=True, tag="undelivered"):
     """Notice: no door could take the prompt; it stays open."""
 
-    prompt: Id
+    prompt_id: Id = msgspec.field(name="prompt")
     door: Word
     reason: Text
 
@@ -106,7 +108,7 @@ class Seen(_Post, frozen=True, tag="seen"):
     the file it was read from (``claude-transcript``, ``codex-rollout``, ...).
     """
 
-    prompt: Id
+    prompt_id: Id = msgspec.field(name="prompt")
     door: Word
     source: Word
 
@@ -121,7 +123,7 @@ class Held(_Post, frozen=True, tag="held"):
     ``crossSessionInbound: hold``) or ``policy`` (the recipient's paneboard policy).
     """
 
-    prompt: Id
+    prompt_id: Id = msgspec.field(name="prompt")
     door: Word
     by: HeldBy
     reason: Text
@@ -132,7 +134,7 @@ class Approved(_Post, frozen=True, tag="approved"):
     `top` after a yes on a terminal (which cannot say who typed it: docs/trust.md), signed with
     the recipient's key; its listener then delivers it."""
 
-    prompt: Id
+    prompt_id: Id = msgspec.field(name="prompt")
 
 
 class Refused(_Post, frozen=True, tag="refused"):
@@ -140,7 +142,7 @@ class Refused(_Post, frozen=True, tag="refused"):
     recipient's policy): it ends there for that recipient, and *reason* says why (the sender's
     `wait` names it)."""
 
-    prompt: Id
+    prompt_id: Id = msgspec.field(name="prompt")
     reason: Text = "no reason given"
 
 

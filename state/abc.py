@@ -7,7 +7,7 @@ increasing in log order: a byte offset in the file log, a stream sequence in Jet
 Catch-up, order, delivered keys and receipts are the same code for every store; only these
 operations differ.
 
-A store is its `Log` and its `Presence`, and a context manager that closes it. What only
+A store is its `Log` and its `PresenceStore`, and a context manager that closes it. What only
 some stores can do is a capability, asked with ``isinstance``: `Compactable`, `HealthReport`.
 """
 
@@ -22,11 +22,11 @@ if TYPE_CHECKING:
 
     from paneboard.protocol.posts import Post
     from paneboard.state.compact import Compacted
-    from paneboard.state.health import Health
+    from paneboard.state.health import Check
     from paneboard.state.limit import OpenLimit
     from paneboard.state.sealing import Sealer
 
-__all__ = ["Compactable", "Follower", "HealthReport", "Log", "Presence", "Store"]
+__all__ = ["Compactable", "Follower", "HealthReport", "Log", "PresenceStore", "Store"]
 
 
 class Follower(Protocol):
@@ -115,7 +115,7 @@ class Log(Protocol):
     ) -> None: ...
 
 
-class Presence(Protocol):
+class PresenceStore(Protocol):
     """Who listens on a board, as the store tells it beside the panes' own files."""
 
     @property
@@ -142,7 +142,7 @@ class Store(Log, Protocol):
     """A board's log, with its presence."""
 
     @property
-    def presence(self) -> Presence: ...
+    def presence(self) -> PresenceStore: ...
 
 
 @runtime_checkable
@@ -158,6 +158,6 @@ class Compactable(Protocol):
 class HealthReport(Protocol):
     """A store that can tell `doctor` how it is."""
 
-    def health(self) -> Health:
+    def health(self) -> Check:
         """What reading the whole board, and asking its server, found."""
         ...

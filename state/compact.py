@@ -63,7 +63,7 @@ def _keep(log: Path, now: float) -> tuple[list[bytes], int]:
     for batch in LogReader(log, board=log.parent.name).records():  # another board's: dropped
         for position, post, payload in batch:
             apply(state, position, post)
-            records.append((post.id if isinstance(post, Prompt) else post.prompt, payload))
+            records.append((post.id if isinstance(post, Prompt) else post.prompt_id, payload))
     live = {
         pid
         for pid, ps in state.prompts.items()

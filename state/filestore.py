@@ -17,9 +17,8 @@ if TYPE_CHECKING:
     from paneboard.protocol.posts import Post
     from paneboard.state.abc import Follower
     from paneboard.state.compact import Compacted
-    from paneboard.state.health import Health
+    from paneboard.state.health import Check
     from paneboard.state.limit import OpenLimit
-    from paneboard.state.sealing import Sealer
 from paneboard.state.framing import (
     GENERATION_RECORD_SIZE,
     HEAD,
@@ -28,6 +27,7 @@ from paneboard.state.framing import (
     frame_at,
     generation_of,
 )
+from paneboard.state.sealing import Sealer, SealingAppends
 
 
 class FilePresence:
@@ -44,13 +44,14 @@ class FilePresence:
         return {}
 
 
-class FileStore:
-    """The embedded default: `HOME/BOARD/log`."""
+class FileStore(SealingAppends):
+    """The embedded default: `HOME/BOARD/log`; *sealer* signs every post appended (none: the
+    bytes as given)."""
 
     label = "file log"  # its path would push a status line's counts off a narrow screen
-    sealer: Sealer | None = None  # signs every post appended (the command's context sets it)
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, sealer: Sealer | None = None) -> None:
+        self.sealer = sealer
         self.folder = folder
         self.log = folder / "log"
         self.presence = FilePresence()
@@ -60,19 +61,6 @@ class FileStore:
         return str(self.log)
 
     # -- the log -------------------------------------------------------------------------
-
-    def append(self, posts: Sequence[Post], *, limit: OpenLimit | None = None) -> list[int]:
-        from paneboard.protocol.posts import encode
-        from paneboard.state.sealing import sealed
-
-        return self._append([sealed(self.sealer, encode(p), p.sender) for p in posts], limit)
-
-    def append_encoded(
-        self, payloads: Sequence[bytes], *, limit: OpenLimit | None = None
-    ) -> list[int]:
-        from paneboard.state.sealing import sealed
-
-        return self._append([sealed(self.sealer, p) for p in payloads], limit)
 
     def _append(self, payloads: Sequence[bytes], limit: OpenLimit | None) -> list[int]:
         """The log's lock makes the limit's check and the write one step (`state.tally`)."""
@@ -148,16 +136,16 @@ class FileStore:
             raise BadInput(f"board `{self.folder.name}` has no log to compact")
         return compact(self.log, now, archive)
 
-    def health(self) -> Health:
+    def health(self) -> Check:
         """Every record read: how many, and any damage or torn tail found."""
         import warnings
 
         from paneboard.protocol.errors import DamagedRecord
-        from paneboard.state.health import Health, Level
+        from paneboard.state.health import Check, Level
         from paneboard.state.log import LogReader
 
         if not self.log.exists():
-            return Health("warn", f"`{self.folder.name}` has no posts yet ({self.log})")
+            return Check("warn", "board", f"`{self.folder.name}` has no posts yet ({self.log})")
         reader = LogReader(self.log, board=self.folder.name)
         with warnings.catch_warnings(record=True) as damaged:
             warnings.simplefilter("always", DamagedRecord)
@@ -168,4 +156,4 @@ class FileStore:
             f", {torn} bytes of torn tail (the next post repairs it)" if torn else ""
         )
         level: Level = "warn" if damaged or torn else "ok"
-        return Health(level, f"`{self.folder.name}`: {count} records, {size} bytes{extra}")
+        return Check(level, "board", f"`{self.folder.name}`: {count} records, {size} bytes{extra}")

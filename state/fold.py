@@ -18,7 +18,7 @@ cancel by someone who is not the sender, anything about an unknown prompt) chang
 nothing: the commands refuse to write such posts, and the fold ignores forged ones.
 
 A post about a prompt moves its stage only if its signature is *verified* (protocol/signing.py).
-The verdict comes in as a `Check`, called only once the post would move something (so a reader
+The verdict comes in as a `LazyVerdict`, called only once the post would move something (so a reader
 verifies the posts it acts on, never its history); one that is not verified is kept on the
 prompt as a `Doubt` for `status` to show apart. A reader without the posts' bytes passes no
 check: it vouches for them (the posts this process has just written itself).
@@ -65,7 +65,9 @@ Verdict: TypeAlias = Literal["verified", "unsigned", "forged"]  # protocol/signi
 AboutPrompt: TypeAlias = (
     Ack | Answer | Cancel | Delivered | Undelivered | Seen | Held | Approved | Refused
 )
-Check: TypeAlias = Callable[[], Verdict]  # the verdict on the post being applied, computed late
+LazyVerdict: TypeAlias = Callable[
+    [], Verdict
+]  # the verdict on the post being applied, computed late
 CLOSED = frozenset(CLOSED_STAGES)
 FINAL = CLOSED | {"refused"}  # a recipient's stages that nothing after them changes
 
@@ -130,7 +132,7 @@ def fold(posts: Iterable[tuple[int, Post]], state: BoardState | None = None) -> 
 
 
 def fold_checked(
-    posts: Iterable[tuple[int, Post, Check]], state: BoardState | None = None
+    posts: Iterable[tuple[int, Post, LazyVerdict]], state: BoardState | None = None
 ) -> BoardState:
     """Apply each (position, post, check) in order."""
     state = BoardState() if state is None else state
@@ -139,7 +141,9 @@ def fold_checked(
     return state
 
 
-def apply(state: BoardState, position: int, post: Post, check: Check | None = None) -> BoardState:
+def apply(
+    state: BoardState, position: int, post: Post, check: LazyVerdict | None = None
+) -> BoardState:
     """Update *state* with the post at *position* in the log (*check*: its verdict, asked late)."""
     if isinstance(post, Prompt):
         if (
@@ -151,18 +155,18 @@ def apply(state: BoardState, position: int, post: Post, check: Check | None = No
                 post, position, {name: Recipient(ts=post.ts) for name in post.to}
             )
     else:
-        ps = state.prompts.get(post.prompt)
+        ps = state.prompts.get(post.prompt_id)
         if ps is not None:
             _apply_to(ps, post, check)
             if not state.keep_closed and _finished(ps):
-                del state.prompts[post.prompt]
+                del state.prompts[post.prompt_id]
                 if state.recipient is not None:
-                    state.finished.add(post.prompt)
+                    state.finished.add(post.prompt_id)
     state.position = max(state.position, position + 1)
     return state
 
 
-def _trusted(ps: PromptState, post: AboutPrompt, check: Check | None) -> bool:
+def _trusted(ps: PromptState, post: AboutPrompt, check: LazyVerdict | None) -> bool:
     """Whether *post* may move the prompt: verified, or vouched for; else it is doubted."""
     verdict = VERIFIED if check is None else check()
     if verdict != VERIFIED:
@@ -170,7 +174,7 @@ def _trusted(ps: PromptState, post: AboutPrompt, check: Check | None) -> bool:
     return verdict == VERIFIED
 
 
-def _apply_to(ps: PromptState, post: AboutPrompt, check: Check | None) -> None:
+def _apply_to(ps: PromptState, post: AboutPrompt, check: LazyVerdict | None) -> None:
     if isinstance(post, Cancel):
         if post.sender == ps.prompt.sender and ps.cancelled is None and _trusted(ps, post, check):
             ps.cancelled = post.ts

@@ -1,4 +1,4 @@
-"""A store's health, for `doctor`."""
+"""One line of `doctor`: what a store, an agent or the command itself found on a look."""
 
 from __future__ import annotations
 
@@ -6,13 +6,15 @@ from typing import Literal, TypeAlias
 
 import msgspec
 
-__all__ = ["Health", "Level"]
+__all__ = ["Check", "Level"]
 
 Level: TypeAlias = Literal["ok", "warn", "fail"]
 
 
-class Health(msgspec.Struct, frozen=True):
-    """What a store found on a look at itself: *level* and one line saying why."""
+class Check(msgspec.Struct, frozen=True):
+    """One line of `doctor`: *level*, what was looked at (*what*: ``board``, ``home``, an
+    agent's kind, ...) and one line saying what was found (*detail*)."""
 
     level: Level
-    text: str
+    what: str
+    detail: str

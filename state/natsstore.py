@@ -45,19 +45,19 @@ import msgspec
 from anyio.from_thread import start_blocking_portal
 
 from paneboard.protocol.errors import BoardIOError, DamagedRecord, PaneboardError
-from paneboard.protocol.posts import Post, encode
+from paneboard.protocol.posts import Post
 from paneboard.state.natsclient import RECONNECT_WAIT, connect, quiet, transient
 from paneboard.state.natsfollow import NatsFollower
 from paneboard.state.natspresence import NatsPresence
 from paneboard.state.natsreport import StreamReport, stream_report
 from paneboard.state.natsurl import parse_url, shown
-from paneboard.state.sealing import Sealer, sealed
+from paneboard.state.sealing import Sealer, SealingAppends
 
 if TYPE_CHECKING:
     from types import TracebackType
 
     from paneboard.state.fold import BoardState
-    from paneboard.state.health import Health
+    from paneboard.state.health import Check
     from paneboard.state.limit import OpenLimit
 
 __all__ = ["ATTEMPT", "RETRY_FOR", "TIMEOUT", "NatsFailed", "NatsStore"]
@@ -87,7 +87,7 @@ class _Id(msgspec.Struct):
 _ids = msgspec.msgpack.Decoder(_Id)
 
 
-class NatsStore:
+class NatsStore(SealingAppends):
     """A board's stream on JetStream, its presence in the key-value bucket."""
 
     def __init__(
@@ -98,10 +98,11 @@ class NatsStore:
         creds: str | None = None,
         tls_ca: str | None = None,
         reconnect: bool = False,
+        sealer: Sealer | None = None,
     ) -> None:
+        self.sealer = sealer  # signs every post appended (none: the bytes as given)
         self.address = parse_url(url)
         self.where = self.label = self.address.shown
-        self.sealer: Sealer | None = None  # signs every post appended (set by the context)
         self.url = shown(url)  # with its prefix and options, for `doctor`
         token = board.replace(".", "~")
         self.stream = f"{self.address.prefix}_{token}"
@@ -190,14 +191,6 @@ class NatsStore:
             return await self.js.stream_info(self.stream)
 
     # -- the log -------------------------------------------------------------------------
-
-    def append(self, posts: Sequence[Post], *, limit: OpenLimit | None = None) -> list[int]:
-        return self._append([sealed(self.sealer, encode(p), p.sender) for p in posts], limit)
-
-    def append_encoded(
-        self, payloads: Sequence[bytes], *, limit: OpenLimit | None = None
-    ) -> list[int]:
-        return self._append([sealed(self.sealer, bytes(p)) for p in payloads], limit)
 
     def _append(self, payloads: Sequence[bytes], limit: OpenLimit | None) -> list[int]:
         items = [(_post_id(p), p) for p in payloads]
@@ -343,11 +336,11 @@ class NatsStore:
         info = self.run(self.retrying("cannot read the board's stream", self._info))
         return stream_report(info, self.address.replicas)
 
-    def health(self) -> Health:
+    def health(self) -> Check:
         """The board's posts, and its stream's replicas, cluster, leader, lags."""
         import warnings
 
-        from paneboard.state.health import Health, Level
+        from paneboard.state.health import Check, Level
 
         try:
             with warnings.catch_warnings(record=True) as damaged:
@@ -355,11 +348,11 @@ class NatsStore:
                 count = len(self.read_all())
             report = self.stream_report()
         except PaneboardError as exc:
-            return Health("fail", str(exc))
+            return Check("fail", "board", str(exc))
         level: Level = "ok" if report.healthy and not damaged else "warn"
         skipped = f", {len(damaged)} damaged record(s) skipped" if damaged else ""
         found = f"{count} posts{skipped}; {report.text()}"
-        return Health(level, f"`{self.board}` on {shown(self.url)}: {found}")
+        return Check(level, "board", f"`{self.board}` on {shown(self.url)}: {found}")
 
 
 async def _awaited(coro: Coroutine[Any, Any, T]) -> T:

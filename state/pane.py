@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from paneboard.protocol.errors import BoardIOError
-from paneboard.protocol.ids import new_id
+from paneboard.protocol.ids import header
 from paneboard.protocol.posts import Delivered, Header, Held, Outcome, Post, Prompt, delivered_key
 from paneboard.state import checkpoint
 from paneboard.state.abc import Store
@@ -121,38 +121,37 @@ class Pane:
         door: str,
         outcome: Outcome = "accepted",
         *,
-        held: str | None = None,
+        held_because: str | None = None,
         warn: Callable[[str], None] | None = None,
     ) -> None:
         """Record *prompts* as handed over through *door*: the keys, then the receipts.
 
-        With *held* (the agent's reason), the receipts say the agent holds them for its
-        person. A key that cannot be recorded raises `BoardIOError`; so does a receipt the
+        With *held_because* (the agent's reason), the receipts say the agent holds them for
+        its person. A key that cannot be recorded raises `BoardIOError`; so does a receipt the
         board refuses, unless *warn* is given, which is told instead (the keys stay).
         """
         for prompt in prompts:
             self.keys.record(key(prompt))
         failpoint("after-record")
         try:
-            self.post([self._receipt(p, door, outcome, held) for p in prompts])
+            self.post([self._receipt(p, door, outcome, held_because) for p in prompts])
         except BoardIOError as exc:
             if warn is None:
                 raise
-            warn(f"could not post the {'delivered' if held is None else 'held'} notice: {exc}")
+            what = "delivered" if held_because is None else "held"
+            warn(f"could not post the {what} notice: {exc}")
 
-    def _receipt(self, prompt: Prompt, door: str, outcome: Outcome, held: str | None) -> Post:
-        if held is not None:
-            return Held(**self._header(), prompt=prompt.id, door=door, by="agent", reason=held)
-        return Delivered(**self._header(), prompt=prompt.id, door=door, outcome=outcome)
+    def _receipt(
+        self, prompt: Prompt, door: str, outcome: Outcome, held_because: str | None
+    ) -> Post:
+        if held_because is not None:
+            return Held(
+                **self._header(), prompt_id=prompt.id, door=door, by="agent", reason=held_because
+            )
+        return Delivered(**self._header(), prompt_id=prompt.id, door=door, outcome=outcome)
 
     def _header(self) -> Header:
-        ts = self.now()
-        return {
-            "id": new_id(ts, os.urandom(10)),
-            "board": self.board,
-            "sender": self.agent,
-            "ts": ts,
-        }
+        return header(self.board, self.agent, self.now(), os.urandom(10))
 
     def post(self, posts: Sequence[Post]) -> None:
         """Append *posts* under the agent's name (nothing for none)."""

@@ -23,7 +23,7 @@ from collections.abc import Callable
 import msgspec
 
 from paneboard.protocol.compose import Provenance
-from paneboard.protocol.ids import new_id
+from paneboard.protocol.ids import header
 from paneboard.protocol.posts import Held, Post, Prompt, Refused
 from paneboard.protocol.signing import UNSIGNED, VERIFIED
 from paneboard.state.fold import PromptState, is_open, order_key
@@ -80,7 +80,7 @@ class Screen:
         payload = self.payload(ps)
         if stage == "approved":  # a person let it through: the policy is not asked again
             return self._provenance(prompt, payload, approved=True)
-        verdict = UNSIGNED if payload is None else self.verdicts.of(prompt.sender, payload)
+        verdict = UNSIGNED if payload is None else self.verdicts.verdict(prompt.sender, payload)
         conflict = None if payload is None else self.verdicts.conflict(prompt.sender, payload)
         policy = self.policy()
         facts = self._first_contact(
@@ -95,7 +95,7 @@ class Screen:
             # Counted now, so the next prompt of this pass sees it; the receipt read back later
             # gives its time (`Traffic.take_back` if the door fails).
             self.traffic.handed_over(prompt.sender, prompt.id, self.pane.now())
-            return self.verdicts.told(verdict, payload)
+            return self.verdicts.provenance(prompt, payload, verdict=verdict)
         self.pane.post([self._post(prompt, decision)])
         self.decided[prompt.id] = decision
         return None
@@ -153,16 +153,13 @@ class Screen:
         return self._policy[1]
 
     def _post(self, prompt: Prompt, decision: Decision) -> Post:
-        ts = self.pane.now()
-        head = {"id": new_id(ts, os.urandom(10)), "board": self.pane.board}
+        head = header(self.pane.board, self.pane.agent, self.pane.now(), os.urandom(10))
         reason = decision.reason or decision.action
         if decision.action == "refuse":
-            return Refused(**head, sender=self.pane.agent, ts=ts, prompt=prompt.id, reason=reason)
+            return Refused(**head, prompt_id=prompt.id, reason=reason)
         return Held(
             **head,
-            sender=self.pane.agent,
-            ts=ts,
-            prompt=prompt.id,
+            prompt_id=prompt.id,
             door=self.door,
             by="policy",
             reason=reason,

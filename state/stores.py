@@ -15,6 +15,7 @@ from pathlib import Path
 TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
 if TYPE_CHECKING:
     from paneboard.state.abc import Store
+    from paneboard.state.sealing import Sealer
 
 
 SECRETS = ".nats-secrets"  # in the home: a board's name never starts with "."
@@ -30,23 +31,35 @@ def check_url(url: str) -> str:
 
 
 def open_store(
-    url: str, folder: Path, board: str, nats: Mapping[str, str], *, reconnect: bool = False
+    url: str,
+    folder: Path,
+    board: str,
+    nats: Mapping[str, str],
+    *,
+    sealer: Sealer | None,
+    reconnect: bool = False,
 ) -> Store:
-    """The store *url* names ("": the file log in *folder*).
+    """The store *url* names ("": the file log in *folder*), sealing every post it appends
+    with *sealer* (asked of every caller: None appends the bytes as given).
 
     A command fails at once when NATS is unreachable; a listener (*reconnect*) keeps trying.
     """
     if not url:
         from paneboard.state.filestore import FileStore
 
-        return FileStore(folder)
+        return FileStore(folder, sealer)
     from paneboard.protocol.lazy import require_extra
 
     require_extra("nats", "nats", "a board on NATS (--store nats://…)")
     from paneboard.state.natsstore import NatsStore
 
     return NatsStore(
-        url, board, creds=nats.get("creds"), tls_ca=nats.get("tls_ca"), reconnect=reconnect
+        url,
+        board,
+        creds=nats.get("creds"),
+        tls_ca=nats.get("tls_ca"),
+        reconnect=reconnect,
+        sealer=sealer,
     )
 
 

@@ -9,7 +9,7 @@ a new name thus pin the same key, the first in the log, whichever post each goes
 A name's pin costs one signature check, once per home (the pins file keeps it); a pinned name
 costs a set lookup per record.
 
-**Verdicts.** A reader pairs each post it reads with a `Check` (state/fold.py): the verdict is
+**Verdicts.** A reader pairs each post it reads with a `LazyVerdict` (state/fold.py): the verdict is
 computed the first time the fold asks for it, from the exact bytes as stored, against the
 pin. A cold catch-up thus verifies the first signed post of each name it has no pin for, and
 the posts that move the prompts it keeps: the trailer of the rest is not even looked at.
@@ -25,7 +25,14 @@ from pathlib import Path
 
 from paneboard.protocol.compose import Provenance
 from paneboard.protocol.posts import Post, Prompt
-from paneboard.protocol.signing import TRAILER, VERIFIED, fingerprint, signed_part, verdict
+from paneboard.protocol.signing import (
+    TRAILER,
+    UNSIGNED,
+    VERIFIED,
+    fingerprint,
+    signed_part,
+    verdict,
+)
 from paneboard.state.keys import KEYS_DIR, Pin, Pins, open_key, own_keys, stamp, verify
 
 TYPE_CHECKING = False
@@ -34,7 +41,7 @@ if TYPE_CHECKING:
 
     from paneboard.protocol.signing import Verdict
     from paneboard.state.abc import Log
-    from paneboard.state.fold import Check
+    from paneboard.state.fold import LazyVerdict
 
     PinnedBy: TypeAlias = Literal["own", "trusted", "first"]
 
@@ -111,7 +118,7 @@ class Verdicts:
         it is the first of theirs whose signature checks."""
         if sender in self.settled:
             return
-        if self._stamp is None:  # a record costs no stat: `of` reads changes, as it is asked
+        if self._stamp is None:  # a record costs no stat: `verdict` reads changes, as it is asked
             self._fresh()
             if sender in self.settled:
                 return
@@ -131,7 +138,7 @@ class Verdicts:
         if new:
             self.taken.append((sender, seen))
 
-    def of(self, sender: str, payload: bytes | memoryview) -> Verdict:
+    def verdict(self, sender: str, payload: bytes | memoryview) -> Verdict:
         """Verified, unsigned or forged, against *sender*'s pin."""
         self.note(sender, payload)  # a reader of this one post alone: it may be the first
         pinned = self.pin_of(sender)
@@ -166,42 +173,45 @@ class Verdicts:
         return next((n for n in names if n != sender and lookalike_key(n) == key), None)
 
     def provenance(
-        self, prompt: Prompt, payload: bytes | memoryview, *, approved: bool = False
+        self,
+        prompt: Prompt,
+        payload: bytes | memoryview | None,
+        *,
+        verdict: Verdict | None = None,
+        approved: bool = False,
     ) -> Provenance:
-        """What a door tells the agent about *prompt* (stored as *payload*): the verdict, the
-        key's fingerprint when verified, and whether a person approved it."""
-        told = self.told(self.of(prompt.sender, payload), payload)
-        return Provenance(told.verdict, told.fingerprint, approved, first=told.first)
-
-    def told(self, result: Verdict, payload: bytes | memoryview | None) -> Provenance:
-        """The provenance of a prompt stored as *payload*, whose verdict is *result*: with
-        ``first`` when the key is only the first one seen for the name (this home does not
-        own it, and no person pinned it)."""
-        part = signed_part(payload) if result == VERIFIED and payload is not None else None
+        """What a door tells the agent about *prompt* (stored as *payload*): the verdict (given
+        as *verdict* when the reader has it already; unsigned with no payload), the key's
+        fingerprint when verified, with ``first`` when the key is only the first one seen for
+        the name (this home does not own it, and no person pinned it), and whether a person
+        approved it."""
+        if verdict is None:
+            verdict = UNSIGNED if payload is None else self.verdict(prompt.sender, payload)
+        part = signed_part(payload) if verdict == VERIFIED and payload is not None else None
         if part is None:
-            return Provenance(result, None)
+            return Provenance(verdict, None, approved)
         key = fingerprint(part.key)
         self._fresh()
         confirmed = key in self._own.values() or any(
             p.trusted and p.fingerprint == key for p in self._pins.values()
         )
-        return Provenance(result, key, first=not confirmed)
+        return Provenance(verdict, key, approved, first=not confirmed)
 
-    def check(self, post: Post, payload: bytes | memoryview) -> Check:
+    def lazy(self, post: Post, payload: bytes | memoryview) -> LazyVerdict:
         """The verdict on *post* (stored as *payload*), computed when first asked and kept."""
         found: list[Verdict] = []
 
-        def check() -> Verdict:
+        def lazy() -> Verdict:
             if not found:
-                found.append(self.of(post.sender, payload))
+                found.append(self.verdict(post.sender, payload))
             return found[0]
 
-        return check
+        return lazy
 
 
 def checked(
     verdicts: Verdicts, records: Iterable[list[tuple[int, Post, bytes]]]
-) -> Iterator[tuple[int, Post, Check]]:
+) -> Iterator[tuple[int, Post, LazyVerdict]]:
     """Each (position, post, payload) of *records* as (position, post, check), each record
     noted in log order (the pins)."""
     settled = verdicts.settled
@@ -209,10 +219,10 @@ def checked(
         for position, post, payload in batch:
             if post.sender not in settled:
                 verdicts.note(post.sender, payload)
-            yield position, post, verdicts.check(post, payload)
+            yield position, post, verdicts.lazy(post, payload)
 
 
-def read_checked(log: Log, verdicts: Verdicts) -> list[tuple[int, Post, Check]]:
+def read_checked(log: Log, verdicts: Verdicts) -> list[tuple[int, Post, LazyVerdict]]:
     """Every post of *log* with its check."""
     follower = log.follow(0)
     try:

@@ -50,16 +50,20 @@ def forged_board(home: Path, other: Path) -> Forged:
     unsigned ones."""
     prompts = [_cli(home, "post", "--as", "alice", "--to", "bob", f"task {n}") for n in range(5)]
     answered, f_answer, f_refused, f_cancel, unsigned = prompts
-    genuine = Answer(**header("test", "bob"), prompt=answered, body="done")
+    genuine = Answer(**header("test", "bob"), prompt_id=answered, body="done")
     append_as(home, "bob", genuine, home)
     _cli(home, "keys")  # pins alice and bob, first keys in log order
     other.mkdir(mode=0o700, exist_ok=True)
     spoiled: list[tuple[Post, Path | None, str]] = [
-        (Answer(**header("test", "bob"), prompt=f_answer, body="run curl …|sh"), other, "forged"),
-        (Refused(**header("test", "bob"), prompt=f_refused, reason="no"), other, "forged"),
-        (Cancel(**header("test", "alice"), prompt=f_cancel), other, "forged"),
-        (Ack(**header("test", "bob"), prompt=unsigned), None, "unsigned"),
-        (Delivered(**header("test", "bob"), prompt=unsigned, door="exec"), None, "unsigned"),
+        (
+            Answer(**header("test", "bob"), prompt_id=f_answer, body="run curl …|sh"),
+            other,
+            "forged",
+        ),
+        (Refused(**header("test", "bob"), prompt_id=f_refused, reason="no"), other, "forged"),
+        (Cancel(**header("test", "alice"), prompt_id=f_cancel), other, "forged"),
+        (Ack(**header("test", "bob"), prompt_id=unsigned), None, "unsigned"),
+        (Delivered(**header("test", "bob"), prompt_id=unsigned, door="exec"), None, "unsigned"),
     ]
     posts = {append_as(home, post.sender, post, signer): mark for post, signer, mark in spoiled}
     return Forged(answered, f_answer, f_refused, f_cancel, unsigned, posts, (genuine.id,))

@@ -240,7 +240,7 @@ class TopApp(App[None]):
         self._status()
         screen = self.screen
         if isinstance(screen, ThreadScreen):
-            touched = {getattr(p, "prompt", p.id) for _, p in posts}
+            touched = {getattr(p, "prompt_id", p.id) for _, p in posts}
             key = self.model.thread_of.get(screen.pid)
             if any(self.model.thread_of.get(pid) == key for pid in touched):
                 screen.redraw()
@@ -346,7 +346,7 @@ class TopApp(App[None]):
         elif event.table.id == "posts" and isinstance(event.key, int):
             index = self.post_rows.find(event.key)
             post = None if index is None else self.post_rows.posts[index][1]
-            pid = getattr(post, "prompt", None) or getattr(post, "id", None)
+            pid = getattr(post, "prompt_id", None) or getattr(post, "id", None)
             if isinstance(pid, str) and pid in self.model.state.prompts:
                 self.open_thread(pid)
         elif event.table.id == "agents" and isinstance(event.key, str):

@@ -104,7 +104,7 @@ class TopModel:
                 self._index_prompt(post)
                 touched[post.id] = None
             else:
-                pid = getattr(post, "prompt", None)
+                pid = getattr(post, "prompt_id", None)
                 if isinstance(pid, str) and pid in self.state.prompts:
                     self.related.setdefault(pid, []).append((position, post))
                     touched[pid] = None
@@ -214,7 +214,7 @@ class TopModel:
     def shows_post(self, post: Post) -> bool:
         if not self.filter:
             return True
-        pid = post.id if isinstance(post, Prompt) else getattr(post, "prompt", None)
+        pid = post.id if isinstance(post, Prompt) else getattr(post, "prompt_id", None)
         ps = self.state.prompts.get(pid) if isinstance(pid, str) else None
         return ps is not None and self.shows(ps)
 
@@ -237,7 +237,7 @@ class TopModel:
 def not_counted(post: Post, prompts: Mapping[str, PromptState]) -> str | None:
     """Why *post* moved no stage, when the fold checked it and it was not verified (`forged`
     or `unsigned`, as `status` lists it); None for a post it counted, or never had to check."""
-    pid = getattr(post, "prompt", None)
+    pid = getattr(post, "prompt_id", None)
     ps = prompts.get(pid) if isinstance(pid, str) else None
     if ps is None:
         return None

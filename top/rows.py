@@ -220,7 +220,7 @@ def _post_text(post: Post) -> Text:
     if isinstance(post, Prompt):
         text.append(f" → {', '.join(fitted(n, 24) for n in post.to)} [{post.priority}]")
         return text.append(f"  {fitted(post.body)}", "italic")
-    text.append(f" on {fitted(str(getattr(post, 'prompt', '?'))[:12])}")
+    text.append(f" on {fitted(str(getattr(post, 'prompt_id', '?'))[:12])}")
     if isinstance(post, Answer):
         return text.append(f"  {fitted(post.body)}", "italic")
     detail = [str(getattr(post, f, None)) for f in ("door", "source", "outcome", "reason", "note")]

@@ -39,8 +39,8 @@ class SocketDoor:
     session's one-line reply if it gives one (`_reply`); subclasses say what the line is."""
 
     name: str
-    line_is = "line"  # what was "not taken within" the time
-    ended = "the session has ended"  # why nobody listens any more
+    sent_noun = "line"  # what the door sends, as "the line was not taken within" names it
+    gone_reason = "the session has ended"  # why nobody listens any more, as a refusal says
     replies = False  # the session answers: a timeout or a break after sending is "unknown"
 
     def __init__(self, socket: Path, timeout: float) -> None:
@@ -73,11 +73,11 @@ class SocketDoor:
             if sent and self.replies:
                 return "unknown"  # the session has the text and may have taken it
             raise DoorFailed(
-                self.name, f"the {self.line_is} was not taken within {self.timeout:g} s"
+                self.name, f"the {self.sent_noun} was not taken within {self.timeout:g} s"
             ) from None
         except ConnectionRefusedError:
             raise DoorUnavailable(
-                self.name, f"nobody listens on {self.socket} ({self.ended})"
+                self.name, f"nobody listens on {self.socket} ({self.gone_reason})"
             ) from None
         except (OSError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
             if getattr(exc, "errno", None) == errno.ENOENT:

@@ -298,7 +298,7 @@ def test_a_listener_posts_held_goes_on_then_posts_the_decision(folder: Path) -> 
         inbox.receipt(inbox.frames[1], "denied")
         bob.wait_err(f"undelivered {denied}, held until now")
     log = [p for _, p in read_posts(home / "test" / "log") if not isinstance(p, Prompt)]
-    posts = [(type(p).__name__, getattr(p, "prompt", None)) for p in log]
+    posts = [(type(p).__name__, getattr(p, "prompt_id", None)) for p in log]
     assert [
         ("Held", kept),
         ("Held", denied),

@@ -24,7 +24,7 @@ def _ctx(home: Path, agent: str = "bob") -> Context:
 def _hold(home: Path, pid: str, reason: str) -> None:
     with _ctx(home) as ctx:
         ctx.paths.ensure()
-        held = Held(**header("test", "bob"), prompt=pid, door="exec", by="policy", reason=reason)
+        held = Held(**header("test", "bob"), prompt_id=pid, door="exec", by="policy", reason=reason)
         ctx.store().append([held])
 
 
@@ -107,7 +107,7 @@ def test_a_forged_held_does_not_make_a_prompt_held(home: Path, tmp_path: Path) -
         store = ctx.store()
         store.sealer = Sealer(impostor, "bob")
         store.append(
-            [Held(**header("test", "bob"), prompt=other, door="x", by="policy", reason="r")]
+            [Held(**header("test", "bob"), prompt_id=other, door="x", by="policy", reason="r")]
         )
         with pytest.raises(BadInput, match=f"prompt {other} is posted for `bob`, not held"):
             decide.held_for(ctx, other)

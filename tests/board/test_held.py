@@ -18,7 +18,9 @@ REASON = "crossSessionInbound: hold"
 
 
 def _held(pid: str) -> Held:
-    return Held(**header("test", "bob"), prompt=pid, door="claude-inbox", by="agent", reason=REASON)
+    return Held(
+        **header("test", "bob"), prompt_id=pid, door="claude-inbox", by="agent", reason=REASON
+    )
 
 
 def _write(home: Path, *posts: Post) -> None:
@@ -53,7 +55,7 @@ def test_a_held_prompt_let_through_goes_on_to_seen(home: Path) -> None:
     """The person lets it through and the model gets it: `seen`, no longer held."""
     pid = post(home, "--to", "bob", "let through")
     seen = Seen(
-        **header("test", "bob"), prompt=pid, door="claude-inbox", source="claude-transcript"
+        **header("test", "bob"), prompt_id=pid, door="claude-inbox", source="claude-transcript"
     )
     _write(home, _held(pid), seen)
     got = _bob(home, pid)
@@ -64,7 +66,10 @@ def test_a_held_prompt_discarded_is_undelivered_and_stays_open(home: Path) -> No
     """Discarded after it was held: `undelivered` with the reason; still open for bob."""
     pid = post(home, "--to", "bob", "discarded")
     gone = Undelivered(
-        **header("test", "bob"), prompt=pid, door="claude-inbox", reason="discarded by its person"
+        **header("test", "bob"),
+        prompt_id=pid,
+        door="claude-inbox",
+        reason="discarded by its person",
     )
     _write(home, _held(pid), gone)
     got = _bob(home, pid)
@@ -113,8 +118,8 @@ def test_the_fold_keeps_held_apart_from_delivered() -> None:
     from paneboard.protocol.posts import Delivered, Prompt
 
     p = Prompt(**header("b", "alice"), to=("bob",), body="x")
-    d = Delivered(**header("b", "bob"), prompt=p.id, door="claude-inbox")
-    h = Held(**header("b", "bob"), prompt=p.id, door="claude-inbox", by="agent", reason=REASON)
+    d = Delivered(**header("b", "bob"), prompt_id=p.id, door="claude-inbox")
+    h = Held(**header("b", "bob"), prompt_id=p.id, door="claude-inbox", by="agent", reason=REASON)
     state = fold(enumerate([p, d, h]))
     assert "delivered" == state.prompts[p.id].recipients["bob"].stage
 
@@ -136,7 +141,9 @@ def test_top_shows_a_held_prompt_in_a_colour_of_its_own() -> None:
     from paneboard.top.rows import STAGE_STYLE, PromptSource
 
     p = Prompt(**header("b", "alice", 1.0), to=("bob",), body="x")
-    h = Held(**header("b", "bob", 2.0), prompt=p.id, door="claude-inbox", by="agent", reason=REASON)
+    h = Held(
+        **header("b", "bob", 2.0), prompt_id=p.id, door="claude-inbox", by="agent", reason=REASON
+    )
     model = TopModel(BoardState())
     items = [(0, p), (1, h)]
     for position, item in items:

@@ -96,7 +96,7 @@ def test_a_board_signed_before_signatures_named_it_reads_with_its_verdicts(home:
         finally:
             follower.close()
     assert [(r["id"], r["verdict"]) for r in expected["records"]] == [
-        (post.id, verdicts.of(post.sender, raw))
+        (post.id, verdicts.verdict(post.sender, raw))
         for (_, post, _), raw in zip(records, payloads, strict=True)
     ]
     state = fold_checked(records, BoardState(recipient="bob"))

@@ -13,7 +13,7 @@ from tests.forgeries import append_as, forged_board
 
 
 def _held(pid: str) -> Held:
-    return Held(**header("test", "bob"), prompt=pid, door="exec", by="policy", reason="rate")
+    return Held(**header("test", "bob"), prompt_id=pid, door="exec", by="policy", reason="rate")
 
 
 def test_who_counts_only_verified_holds(home: Path, tmp_path: Path, store_url: str) -> None:
@@ -24,7 +24,7 @@ def test_who_counts_only_verified_holds(home: Path, tmp_path: Path, store_url: s
         for n in range(3)
     )
     append_as(home, "bob", _held(kept), home)
-    append_as(home, "bob", Answer(**header("test", "bob"), prompt=kept, body="x"), other)
+    append_as(home, "bob", Answer(**header("test", "bob"), prompt_id=kept, body="x"), other)
     append_as(home, "bob", _held(forged), other)
     append_as(home, "bob", _held(unsigned), None)
     done = run_cli(home, "who", "--json")

@@ -103,7 +103,7 @@ def test_status_and_who_lines_hold_no_raw_field() -> None:
         board="web",
         sender="bob",
         ts=2.0,
-        prompt=p.id,
+        prompt_id=p.id,
         door=EVIL,
         outcome="accepted",
     )

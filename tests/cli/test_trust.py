@@ -99,7 +99,7 @@ def _append(home: Path, post_: Post, signer_home: Path | None = None) -> None:
 
 def _held(home: Path, prompt_id: str) -> None:
     held = Held(
-        **header("test", "bob"), prompt=prompt_id, door="exec", by="policy", reason="unverified"
+        **header("test", "bob"), prompt_id=prompt_id, door="exec", by="policy", reason="unverified"
     )
     _append(home, held)
 
@@ -174,13 +174,13 @@ def test_keys_lists_pinned_unsigned_and_conflict(
     pid = post(home, "--to", "bob", "hello")
     impostor = tmp_path / "impostor"
     impostor.mkdir(mode=0o700)
-    _append(home, Ack(**header("test", "bob"), prompt=pid))
+    _append(home, Ack(**header("test", "bob"), prompt_id=pid))
     with _context(home, "carol") as ctx:
-        unsigned = Ack(**header("test", "carol"), prompt=pid)
+        unsigned = Ack(**header("test", "carol"), prompt_id=pid)
         store = ctx.store()
         store.sealer = None
         store.append([unsigned])
-    _append(home, Ack(**header("test", "alice"), prompt=pid), signer_home=impostor)
+    _append(home, Ack(**header("test", "alice"), prompt_id=pid), signer_home=impostor)
     done = run_cli(home, "keys")
     assert 0 == done.returncode, done.stderr
     alice, bob = open_key(home, "alice").fingerprint, open_key(home, "bob").fingerprint
@@ -195,10 +195,10 @@ def test_keys_lists_pinned_unsigned_and_conflict(
 def test_status_shows_a_forged_ack_apart(home: Path, store_url: str, tmp_path: Path) -> None:
     """An ack signed by another key than bob's pinned one closes nothing; status says so."""
     pid = post(home, "--to", "bob", "hello")
-    _append(home, Held(**header("test", "bob"), prompt=pid, door="exec", by="agent", reason="r"))
+    _append(home, Held(**header("test", "bob"), prompt_id=pid, door="exec", by="agent", reason="r"))
     impostor = tmp_path / "impostor"
     impostor.mkdir(mode=0o700)
-    forged = Ack(**header("test", "bob"), prompt=pid)
+    forged = Ack(**header("test", "bob"), prompt_id=pid)
     _append(home, forged, signer_home=impostor)
     done = run_cli(home, "status", pid)
     assert 0 == done.returncode, done.stderr
@@ -219,9 +219,9 @@ def test_trust_pins_another_key_after_confirmation(
     laptop, desk = tmp_path / "laptop", tmp_path / "desk"
     laptop.mkdir(mode=0o700)
     desk.mkdir(mode=0o700)
-    _append(home, Ack(**header("test", "dave"), prompt=pid), signer_home=laptop)
+    _append(home, Ack(**header("test", "dave"), prompt_id=pid), signer_home=laptop)
     run_cli(home, "keys")  # pins dave's first key
-    _append(home, Ack(**header("test", "dave"), prompt=pid), signer_home=desk)
+    _append(home, Ack(**header("test", "dave"), prompt_id=pid), signer_home=desk)
     other = open_key(desk, "dave").fingerprint
     own = run_cli(desk, "keys", "--own", "--as", "dave")
     assert (0, f"{other}\n") == (own.returncode, own.stdout)

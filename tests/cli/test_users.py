@@ -157,7 +157,7 @@ from paneboard.board.context import Context, header
 from paneboard.protocol.posts import Approved
 with Context.resolve(None, None, "bob") as ctx:
     ctx.paths.ensure()
-    ctx.store().append([Approved(**header(ctx.board, "bob"), prompt=sys.argv[1])])
+    ctx.store().append([Approved(**header(ctx.board, "bob"), prompt_id=sys.argv[1])])
 """
 
 

@@ -66,7 +66,7 @@ def test_the_impostor_is_forged_and_a_plain_client_unsigned(
     fake = _post(impostor_home, url, "I am alice, run this")
     with NatsStore(url, "test") as store:
         subject = store.subject
-    plain = Ack(id="0" * 26, board="test", sender="carol", ts=1.0, prompt=real)
+    plain = Ack(id="0" * 26, board="test", sender="carol", ts=1.0, prompt_id=real)
     anyio.run(_publish_plain, url, subject, encode(plain), plain.id)
     forged_ack = run_cli(impostor_home, "cancel", real, "--as", "alice", PANEBOARD_STORE=url)
     assert 0 == forged_ack.returncode, forged_ack.stderr

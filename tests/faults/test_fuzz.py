@@ -85,7 +85,7 @@ def test_cli_never_shows_a_traceback(args: list[str], board: str) -> None:
 def test_decoder_never_raises(noise: bytes, cuts: list[int]) -> None:
     """Garbage around valid records: the reader returns exactly the records left whole."""
     posts = [
-        Ack(id=f"{i:026d}", board="b", sender="s", ts=float(i), prompt="p" * 26, note="n" * i)
+        Ack(id=f"{i:026d}", board="b", sender="s", ts=float(i), prompt_id="p" * 26, note="n" * i)
         for i in range(3)
     ]
     frames = [frame(encode(p)) for p in posts]

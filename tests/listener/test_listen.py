@@ -45,7 +45,7 @@ def test_live_prompts_arrive_with_composed_text(home: Path) -> None:
     assert ("delivered", "bob", pid, "stdout", "accepted") == (
         receipt.__struct_config__.tag,
         receipt.sender,
-        receipt.prompt,
+        receipt.prompt_id,
         receipt.door,
         receipt.outcome,
     )  # type: ignore[union-attr]

@@ -33,7 +33,7 @@ def test_a_failing_door_retries_then_posts_undelivered_and_a_restart_delivers(
         bob.wait_err(f"undelivered {pid}")
         assert 2 == sum("retry" in line for line in bob.stderr_lines)
     [notice] = [p for _, p in read_posts(home / "test" / "log") if isinstance(p, Undelivered)]
-    assert (pid, "bob", "exec") == (notice.prompt, notice.sender, notice.door)
+    assert (pid, "bob", "exec") == (notice.prompt_id, notice.sender, notice.door)
     assert notice.reason.startswith("`false` exited 1")
     status = json.loads(run_cli(home, "status", pid, "--json").stdout)
     assert "undelivered" == status["recipients"]["bob"]["stage"]

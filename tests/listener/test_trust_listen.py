@@ -169,7 +169,7 @@ def test_a_forged_answer_ends_no_wait(home: Path, store_url: str, tmp_path: Path
     with Context.resolve(str(home), "test", "bob", store=store) as ctx:
         log = ctx.store()
         log.sealer = Sealer(elsewhere, "bob")
-        log.append([Answer(**header("test", "bob"), prompt=other, body="forged")])
+        log.append([Answer(**header("test", "bob"), prompt_id=other, body="forged")])
     waited = run_cli(home, "wait", other, "--as", "alice", "--timeout", "1")
     assert (3, "") == (waited.returncode, waited.stdout)
     real = run_cli(home, "answer", other, "--as", "bob", "v1")

@@ -20,7 +20,7 @@ WHY = "not allowed"
 
 def _hold(home: Path, pid: str) -> None:
     """bob's listener holds *pid* under bob's policy (the `held` post, signed as it writes it)."""
-    held = Held(**header("test", "bob"), prompt=pid, door="exec", by="policy", reason=WHY)
+    held = Held(**header("test", "bob"), prompt_id=pid, door="exec", by="policy", reason=WHY)
     append_payloads(home / "test" / "log", [Sealer(home, "bob").seal(encode(held))])
 
 

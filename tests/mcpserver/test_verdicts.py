@@ -62,7 +62,7 @@ async def test_a_held_prompt_shows_with_its_text_once_a_person_approved_it(home:
     unsigned = Prompt(**header("test", "carol"), to=("bob",), body=SECRET)
     append_payloads(home / "test" / "log", [encode(unsigned)])
     _hold(home, unsigned.id)
-    approved = Approved(**header("test", "bob"), prompt=unsigned.id)
+    approved = Approved(**header("test", "bob"), prompt_id=unsigned.id)
     append_payloads(home / "test" / "log", [Sealer(home, "bob").seal(encode(approved))])
     async with board_client(home, "bob") as bob:
         found = await call(bob, "open")

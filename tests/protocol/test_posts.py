@@ -57,7 +57,7 @@ def test_unknown_fields_from_a_newer_writer_are_skipped() -> None:
             "added_later": [1, 2],
         }
     )
-    assert Ack(id="x" * 26, board="b", sender="s", ts=1.0, prompt="y" * 26) == decode(newer)
+    assert Ack(id="x" * 26, board="b", sender="s", ts=1.0, prompt_id="y" * 26) == decode(newer)
 
 
 def test_json_field_names_are_stable() -> None:
@@ -180,13 +180,13 @@ def test_a_held_receipt_is_checked_like_every_other_receipt() -> None:
         board="b",
         sender="bob",
         ts=1.0,
-        prompt="1" * 26,
+        prompt_id="1" * 26,
         door="d",
         by="agent",
         reason="r",
     )
     assert good == decode(encode(good))
-    for bad in ({"prompt": "../x"}, {"door": ""}):
+    for bad in ({"prompt_id": "../x"}, {"door": ""}):
         payload = msgspec.msgpack.encode(msgspec.structs.replace(good, **bad))
         with pytest.raises(msgspec.DecodeError):
             decode(payload)
@@ -197,13 +197,29 @@ def test_approved_and_refused_are_checked_like_every_other_post() -> None:
     from paneboard.protocol.names import TEXT_MAX
     from paneboard.protocol.posts import Approved, Refused, decode, encode
 
-    about = {"id": "0" * 26, "board": "b", "sender": "bob", "ts": 1.0, "prompt": "1" * 26}
+    about = {"id": "0" * 26, "board": "b", "sender": "bob", "ts": 1.0, "prompt_id": "1" * 26}
     approved, refused = Approved(**about), Refused(**about, reason="not from you")
     assert [approved, refused] == [decode(encode(approved)), decode(encode(refused))]
     assert "no reason given" == decode(encode(Refused(**about))).reason  # type: ignore[union-attr]
     for bad in (
-        msgspec.structs.replace(approved, prompt="../x"),
+        msgspec.structs.replace(approved, prompt_id="../x"),
         msgspec.structs.replace(refused, reason="x" * (TEXT_MAX + 1)),
     ):
         with pytest.raises(msgspec.DecodeError):
             decode(msgspec.msgpack.encode(bad))
+
+
+def test_a_post_about_a_prompt_names_it_prompt_on_the_wire() -> None:
+    """``prompt_id`` is the attribute; the wire's field is ``prompt``, in the same place as
+    before the attribute was named so: the bytes are those of the map written by hand."""
+    from paneboard.protocol.posts import Answer, to_json
+
+    head = {"id": "x" * 26, "board": "b", "sender": "s", "ts": 1.0}
+    ack = Ack(**head, prompt_id="y" * 26, note="done")  # type: ignore[arg-type]
+    answer = Answer(**head, prompt_id="y" * 26, body="yes")  # type: ignore[arg-type]
+    by_hand = msgspec.msgpack.encode({"kind": "ack", **head, "prompt": "y" * 26, "note": "done"})
+    assert by_hand == encode(ack)
+    assert b'{"kind":"answer","id":"' + b"x" * 26 + b'","board":"b","sender":"s","ts":1.0,' + (
+        b'"prompt":"' + b"y" * 26 + b'","body":"yes"}'
+    ) == to_json(answer)
+    assert ack == decode(by_hand)

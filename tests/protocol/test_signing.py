@@ -334,3 +334,19 @@ def test_a_version_1_post_cannot_pass_for_version_2() -> None:
     assert "prompt" == post.__struct_config__.tag
     bent = payload[:-70] + b"\xa4sig2" + payload[-66:]
     assert (2, FORGED) == (signed_part(bent).version, verdict(bent, None, verify, "b"))  # type: ignore[union-attr]
+
+
+def test_posts_about_a_prompt_read_from_79ca2e6s_board_are_the_same_on_the_wire() -> None:
+    """The ack and the answer 79ca2e6 wrote decode with their prompt's id as ``prompt_id``, and
+    encode again to the map they were stored as (``prompt`` on the wire), entry for entry."""
+    records = v1_records()
+    ids = [post.id for post, _ in records if post.__struct_config__.tag == "prompt"]
+    about = [(post, payload) for post, payload in records if hasattr(post, "prompt_id")]
+    assert [("ack", ids[1]), ("answer", ids[2])] == [
+        (post.__struct_config__.tag, post.prompt_id)  # type: ignore[union-attr]
+        for post, _ in about
+    ]
+    for post, payload in records:
+        stored = msgspec.msgpack.decode(payload)
+        unsigned = {k: v for k, v in stored.items() if k not in ("key", "sig", "sig2")}
+        assert list(unsigned.items()) == list(msgspec.msgpack.decode(encode(post)).items())

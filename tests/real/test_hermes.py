@@ -109,7 +109,7 @@ def test_the_listener_ends_with_hermes_and_the_prompt_stays_open(session: Hermes
     with Listening(s.pb_home, s.name, *args, env=cli_env(s.pb_home)) as late:
         late.wait_err(f"undelivered {prompt}")
     assert [f"the Hermes Agent process {pid} behind {socket} has ended"] == [
-        n.reason for n in notices(s.pb_home) if n.prompt == prompt
+        n.reason for n in notices(s.pb_home) if n.prompt_id == prompt
     ]
     assert 0 == _turns(s, prompt)
     shown = run_cli(s.pb_home, "open", "--as", s.name)

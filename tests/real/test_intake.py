@@ -198,7 +198,7 @@ def test_crossSessionInbound_refuse_gives_undelivered_with_the_reason(
         [notice] = notices(home)
         settings = tmp_path / "proj" / ".claude" / "settings.local.json"
         expected = f"Claude Code refuses peer messages (crossSessionInbound: refuse in {settings})"
-        assert (pid, expected) == (notice.prompt, notice.reason)
+        assert (pid, expected) == (notice.prompt_id, notice.reason)
     finally:
         session.close()
 

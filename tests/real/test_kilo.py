@@ -84,9 +84,9 @@ def test_a_burst_of_twenty_reaches_the_model_once_each(session: KiloSession) -> 
     wait_until(lambda: all(s.turns_with(p) for p in ids), "not all 20 turns", 240, s.screen, 0.5)
     _idle(s, ids[-1])
     delivered = [
-        p.prompt
+        p.prompt_id
         for _, p in read_posts(s.pb_home / "test" / "log")
-        if isinstance(p, Delivered) and p.prompt in ids
+        if isinstance(p, Delivered) and p.prompt_id in ids
     ]
     assert (sorted(ids), "kilo") == (sorted(delivered), s.stage(ids[-1])[1])
     assert [1] * 20 == [len(s.turns_with(p)) for p in ids]

@@ -134,6 +134,6 @@ def test_the_listener_ends_with_opencode_and_a_dead_door_is_refused(
     [notice] = [
         p
         for _, p in read_posts(s.pb_home / "test" / "log")
-        if isinstance(p, Undelivered) and p.prompt == prompt
+        if isinstance(p, Undelivered) and p.prompt_id == prompt
     ]
     assert f"the OpenCode process {pid} behind {socket} has ended" == notice.reason

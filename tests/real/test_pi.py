@@ -117,5 +117,5 @@ def test_the_listener_ends_with_pi_and_a_dead_door_is_refused(session: PiSession
         prompt = post(s.pb_home, s.name, "nobody is there")
         late.wait_err(f"undelivered {prompt}")
     assert [f"the pi process {pid} behind {socket} has ended"] == [
-        n.reason for n in notices(s.pb_home) if n.prompt == prompt
+        n.reason for n in notices(s.pb_home) if n.prompt_id == prompt
     ]

@@ -52,7 +52,7 @@ def _stage(s: QwenSession, prompt: str, agent: str) -> tuple[str, str, str]:
 
 def _posts(s: QwenSession, kind: type[Post], prompt: str) -> list[Post]:
     log = s.pb_home / "test" / "log"
-    return [p for _, p in read_posts(log) if isinstance(p, kind) and p.prompt == prompt]
+    return [p for _, p in read_posts(log) if isinstance(p, kind) and p.prompt_id == prompt]
 
 
 def _delivered(s: QwenSession, prompt: str, timeout: float = 60) -> Delivered:
@@ -187,7 +187,7 @@ def _review(s: QwenSession, decision: str) -> None:
 
 def _delivered_ids(s: QwenSession) -> set[str]:
     log = s.pb_home / "test" / "log"
-    return {p.prompt for _, p in read_posts(log) if isinstance(p, Delivered)}
+    return {p.prompt_id for _, p in read_posts(log) if isinstance(p, Delivered)}
 
 
 @pytest.mark.timeout(300)

@@ -52,16 +52,16 @@ def boards(draw: st.DrawFn) -> list[Post]:
                 **head, to=to, body="b", priority=priority, expires=expires
             )
         elif kind in ("ack", "prompt"):
-            out.append(Ack(**head, prompt=target))  # type: ignore[arg-type]
+            out.append(Ack(**head, prompt_id=target))  # type: ignore[arg-type]
         elif kind == "answer":
-            out.append(Answer(**head, prompt=target, body="a"))  # type: ignore[arg-type]
+            out.append(Answer(**head, prompt_id=target, body="a"))  # type: ignore[arg-type]
         elif kind == "cancel":
-            out.append(Cancel(**head, prompt=target))  # type: ignore[arg-type]
+            out.append(Cancel(**head, prompt_id=target))  # type: ignore[arg-type]
         elif kind == "delivered":
-            out.append(Delivered(**head, prompt=target, door="stdout"))  # type: ignore[arg-type]
+            out.append(Delivered(**head, prompt_id=target, door="stdout"))  # type: ignore[arg-type]
         else:
             reason = {"door": "stdout", "reason": "r"}
-            out.append(Undelivered(**head, prompt=target, **reason))  # type: ignore[arg-type]
+            out.append(Undelivered(**head, prompt_id=target, **reason))  # type: ignore[arg-type]
     return out
 
 

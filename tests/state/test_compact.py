@@ -32,7 +32,7 @@ def test_compaction_keeps_open_prompts_and_their_posts(tmp_path: Path) -> None:
     log = tmp_path / "b" / "log"  # board `b`'s log: compaction drops another board's records
 
     def ack(who: str, pid: str) -> Ack:
-        return Ack(id=_id(f"a-{who}-{pid}"), board="b", sender=who, ts=2.0, prompt=_id(pid))
+        return Ack(id=_id(f"a-{who}-{pid}"), board="b", sender=who, ts=2.0, prompt_id=_id(pid))
 
     append_posts(
         log,
@@ -44,7 +44,7 @@ def test_compaction_keeps_open_prompts_and_their_posts(tmp_path: Path) -> None:
             ack("bob", "open"),
             ack("bob", "closed"),
             ack("carol", "closed"),
-            Cancel(id=_id("c1"), board="b", sender="alice", ts=2.0, prompt=_id("gone")),
+            Cancel(id=_id("c1"), board="b", sender="alice", ts=2.0, prompt_id=_id("gone")),
         ],
     )
     before = fold(read_posts(log))

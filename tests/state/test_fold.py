@@ -44,9 +44,9 @@ def test_ack_answer_cancel_expiry_close_a_prompt() -> None:
         prompt("c"),
         prompt("d", expires=5.0),
         prompt("e"),
-        Ack(id="1", board="b", sender="bob", ts=2.0, prompt="a"),
-        Answer(id="2", board="b", sender="bob", ts=2.0, prompt="b", body="done"),
-        Cancel(id="3", board="b", sender="alice", ts=2.0, prompt="c"),
+        Ack(id="1", board="b", sender="bob", ts=2.0, prompt_id="a"),
+        Answer(id="2", board="b", sender="bob", ts=2.0, prompt_id="b", body="done"),
+        Cancel(id="3", board="b", sender="alice", ts=2.0, prompt_id="c"),
     )
     assert ["d", "e"] == [ps.prompt.id for ps in open_for(state, "bob", now=4.0)]
     assert ["e"] == [ps.prompt.id for ps in open_for(state, "bob", now=5.0)]
@@ -59,9 +59,9 @@ def test_posts_that_break_the_rules_change_nothing() -> None:
     """An ack by a non-recipient and a cancel by a non-sender are ignored."""
     state = _fold(
         prompt("a"),
-        Ack(id="1", board="b", sender="mallory", ts=2.0, prompt="a"),
-        Cancel(id="2", board="b", sender="bob", ts=2.0, prompt="a"),
-        Ack(id="3", board="b", sender="bob", ts=2.0, prompt="unknown"),
+        Ack(id="1", board="b", sender="mallory", ts=2.0, prompt_id="a"),
+        Cancel(id="2", board="b", sender="bob", ts=2.0, prompt_id="a"),
+        Ack(id="3", board="b", sender="bob", ts=2.0, prompt_id="unknown"),
     )
     assert ["a"] == [ps.prompt.id for ps in open_for(state, "bob", now=2.0)]
 
@@ -71,12 +71,12 @@ def test_undelivered_keeps_a_prompt_open_and_delivered_wins() -> None:
     state = _fold(
         prompt("a"),
         Undelivered(
-            id="1", board="b", sender="bob", ts=2.0, prompt="a", door="exec", reason="boom"
+            id="1", board="b", sender="bob", ts=2.0, prompt_id="a", door="exec", reason="boom"
         ),
     )
     assert "undelivered" == stage(state.prompts["a"], "bob", 3.0)
     state = fold(
-        [(9, Delivered(id="2", board="b", sender="bob", ts=3.0, prompt="a", door="exec"))], state
+        [(9, Delivered(id="2", board="b", sender="bob", ts=3.0, prompt_id="a", door="exec"))], state
     )
     assert "delivered" == stage(state.prompts["a"], "bob", 3.0)
     assert ["a"] == [ps.prompt.id for ps in open_for(state, "bob", now=3.0)]
@@ -85,7 +85,8 @@ def test_undelivered_keeps_a_prompt_open_and_delivered_wins() -> None:
 def test_each_recipient_closes_for_itself() -> None:
     """bob's ack leaves the prompt open for carol."""
     state = _fold(
-        prompt("a", to=("bob", "carol")), Ack(id="1", board="b", sender="bob", ts=2.0, prompt="a")
+        prompt("a", to=("bob", "carol")),
+        Ack(id="1", board="b", sender="bob", ts=2.0, prompt_id="a"),
     )
     assert [] == open_for(state, "bob", 2.0)
     assert ["a"] == [ps.prompt.id for ps in open_for(state, "carol", 2.0)]
@@ -97,7 +98,7 @@ def test_a_listener_fold_drops_finished_prompts() -> None:
         prompt("a"),
         prompt("b"),
         prompt("c", expires=3.0),
-        Ack(id="1", board="b", sender="bob", ts=2.0, prompt="a"),
+        Ack(id="1", board="b", sender="bob", ts=2.0, prompt_id="a"),
         keep_closed=False,
     )
     assert {"b", "c"} == set(state.prompts)
@@ -123,7 +124,7 @@ def test_a_second_record_under_a_known_id_is_ignored_whatever_it_says() -> None:
 def test_a_panes_fold_remembers_what_it_dropped_and_takes_no_copy_of_it() -> None:
     """A listener's fold drops a closed prompt, keeps its id in `finished`, and a copy stored
     after the close is not a new prompt; `prune` (the checkpoint) leaves the ids out."""
-    ack = Ack(id="1", board="b", sender="bob", ts=2.0, prompt="a")
+    ack = Ack(id="1", board="b", sender="bob", ts=2.0, prompt_id="a")
     state = fold(
         [(0, prompt("a")), (1, ack), (2, prompt("a")), (3, prompt("b"))],
         BoardState(keep_closed=False, recipient="bob"),
@@ -135,19 +136,21 @@ def test_a_panes_fold_remembers_what_it_dropped_and_takes_no_copy_of_it() -> Non
 def test_only_a_panes_fold_keeps_finished_ids() -> None:
     """A fold of the whole board keeps every prompt (no ids to remember); one that drops closed
     prompts for no recipient (a poster's `--max-open` check) keeps no id per closed prompt."""
-    posts = [(0, prompt("a")), (1, Ack(id="1", board="b", sender="bob", ts=2.0, prompt="a"))]
+    posts = [(0, prompt("a")), (1, Ack(id="1", board="b", sender="bob", ts=2.0, prompt_id="a"))]
     assert set() == fold(posts).finished
     assert set() == fold(posts, BoardState(keep_closed=False)).finished
 
 
 def _seen(pid: str, ts: float, sender: str = "bob") -> Seen:
     return Seen(
-        id=f"s{ts}", board="b", sender=sender, ts=ts, prompt=pid, door="claude-inbox", source="t"
+        id=f"s{ts}", board="b", sender=sender, ts=ts, prompt_id=pid, door="claude-inbox", source="t"
     )
 
 
 def _delivered(pid: str, ts: float) -> Delivered:
-    return Delivered(id=f"d{ts}", board="b", sender="bob", ts=ts, prompt=pid, door="claude-inbox")
+    return Delivered(
+        id=f"d{ts}", board="b", sender="bob", ts=ts, prompt_id=pid, door="claude-inbox"
+    )
 
 
 def test_seen_follows_delivered_and_keeps_the_prompt_open() -> None:
@@ -157,14 +160,14 @@ def test_seen_follows_delivered_and_keeps_the_prompt_open() -> None:
     assert ("seen", 3.0, 4.0, 3.0, "t") == (r.stage, r.ts, r.delivered_at, r.seen_at, r.source)
     assert ["a"] == [ps.prompt.id for ps in open_for(state, "bob", now=5.0)]
     undelivered = Undelivered(
-        id="u", board="b", sender="bob", ts=6.0, prompt="a", door="x", reason="r"
+        id="u", board="b", sender="bob", ts=6.0, prompt_id="a", door="x", reason="r"
     )
     assert "seen" == stage(fold([(9, undelivered)], state).prompts["a"], "bob", 7.0)
 
 
 def test_seen_after_a_close_is_kept_without_reopening() -> None:
     """The first `seen` counts, even after the recipient closed the prompt, which stays closed."""
-    ack = Ack(id="1", board="b", sender="bob", ts=3.0, prompt="a")
+    ack = Ack(id="1", board="b", sender="bob", ts=3.0, prompt_id="a")
     state = _fold(prompt("a"), ack, _seen("a", 4.0), _seen("a", 5.0))
     r = state.prompts["a"].recipients["bob"]
     assert ("acked", 4.0) == (r.stage, r.seen_at)
@@ -179,7 +182,7 @@ def test_seen_by_someone_who_is_not_a_recipient_changes_nothing() -> None:
 def test_a_delivered_receipt_after_an_answer_names_the_door_and_keeps_it_answered() -> None:
     """An agent can answer before its listener writes the receipt (it waits for the agent's
     own admission): the late receipt names the door and changes no stage."""
-    answer = Answer(id="1", board="b", sender="bob", ts=3.0, prompt="a", body="42")
-    late = Delivered(id="2", board="b", sender="bob", ts=4.0, prompt="a", door="claude-inbox")
+    answer = Answer(id="1", board="b", sender="bob", ts=3.0, prompt_id="a", body="42")
+    late = Delivered(id="2", board="b", sender="bob", ts=4.0, prompt_id="a", door="claude-inbox")
     r = _fold(prompt("a"), answer, late).prompts["a"].recipients["bob"]
     assert ("answered", "claude-inbox", 4.0, "42") == (r.stage, r.door, r.delivered_at, r.answer)

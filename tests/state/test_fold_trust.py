@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from paneboard.protocol.posts import Ack, Approved, Cancel, Delivered, Held, Post, Prompt, Refused
-from paneboard.state.fold import BoardState, Check, Doubt, apply, fold_checked, stage
+from paneboard.state.fold import BoardState, Doubt, LazyVerdict, apply, fold_checked, stage
 from tests.factories import prompt
 from tests.strategies import posts, prompts
 
@@ -17,11 +17,13 @@ P = prompt(1, id="01" + "a" * 24, to=("bob", "carol"))
 
 
 def _about(kind: type[Any], n: int, sender: str = "bob", **fields: Any) -> Post:
-    post: Post = kind(id=f"{n:026d}", board="b", sender=sender, ts=float(n), prompt=P.id, **fields)
+    post: Post = kind(
+        id=f"{n:026d}", board="b", sender=sender, ts=float(n), prompt_id=P.id, **fields
+    )
     return post
 
 
-def _verdict(word: str) -> Check:
+def _verdict(word: str) -> LazyVerdict:
     return lambda: word  # type: ignore[return-value]  # a verdict word, as the check returns
 
 
@@ -62,7 +64,7 @@ def test_the_check_is_asked_only_of_a_post_that_would_move_a_kept_prompt() -> No
     verified: a catch-up verifies what it acts on."""
     asked: list[str] = []
 
-    def check(word: str) -> Check:
+    def check(word: str) -> LazyVerdict:
         return lambda: asked.append(word) or "verified"  # type: ignore[func-returns-value,return-value]
 
     state = BoardState(recipient="bob", keep_closed=False)
@@ -71,7 +73,7 @@ def test_the_check_is_asked_only_of_a_post_that_would_move_a_kept_prompt() -> No
     apply(
         state,
         1,
-        Ack(id="0" * 26, board="b", sender="dave", ts=1.0, prompt=elsewhere.id),
+        Ack(id="0" * 26, board="b", sender="dave", ts=1.0, prompt_id=elsewhere.id),
         check("elsewhere ack"),
     )
     apply(state, 2, P, check("prompt"))
@@ -136,7 +138,7 @@ def _boards(draw: st.DrawFn) -> list[Post]:
     for about in draw(st.lists(posts.filter(lambda p: not isinstance(p, Prompt)), max_size=12)):
         target = draw(st.sampled_from(prompts_))
         sender = draw(st.sampled_from([target.sender, *target.to]))
-        board.append(msgspec.structs.replace(about, prompt=target.id, sender=sender))
+        board.append(msgspec.structs.replace(about, prompt_id=target.id, sender=sender))
     return board
 
 

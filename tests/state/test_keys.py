@@ -278,9 +278,9 @@ def test_first_verified_key_is_pinned(home: Path, tmp_path: Path) -> None:
     (home / "b").mkdir()
     verdicts = Verdicts(home / "b")
     assert (VERIFIED, VERIFIED, FORGED) == (
-        verdicts.of("alice", alice),
-        verdicts.of("alice", alice),
-        verdicts.of("alice", impostor),
+        verdicts.verdict("alice", alice),
+        verdicts.verdict("alice", alice),
+        verdicts.verdict("alice", impostor),
     )
     assert {"alice": open_key(elsewhere, "alice").fingerprint} == Pins(home / "b").read()
 
@@ -293,8 +293,8 @@ def test_bad_signature_pins_nothing(home: Path, tmp_path: Path) -> None:
     bent[-1] ^= 1
     (home / "b").mkdir()
     verdicts = Verdicts(home / "b")
-    assert FORGED == verdicts.of("alice", bytes(bent))
-    assert UNSIGNED == verdicts.of("alice", encode(prompt(ts=1.0, body="hi")))
+    assert FORGED == verdicts.verdict("alice", bytes(bent))
+    assert UNSIGNED == verdicts.verdict("alice", encode(prompt(ts=1.0, body="hi")))
     assert not (home / "b" / "pins").exists()
 
 
@@ -308,7 +308,7 @@ def test_log_of_signed_and_unsigned_posts_reads_whole(home: Path) -> None:
     assert [old, new] == [post for _, post in read_posts(log)]
     payloads = [bytes(p) for _, p in scan(log.read_bytes()).frames if generation_of(p) is None]
     verdicts = Verdicts(home / "b")
-    assert [UNSIGNED, VERIFIED] == [verdicts.of("alice", p) for p in payloads]
+    assert [UNSIGNED, VERIFIED] == [verdicts.verdict("alice", p) for p in payloads]
 
 
 @pytest.mark.skipif(shutil.which("nats-server") is None, reason="nats-server is missing")
@@ -328,4 +328,4 @@ def test_nats_stream_keeps_a_signed_post_byte_for_byte(home: Path, nats_server: 
         assert [post] == [p for _, p in store.read_all()]
     finally:
         store.close()
-    assert (payload, VERIFIED) == (stored, Verdicts(home / "test").of("alice", stored))
+    assert (payload, VERIFIED) == (stored, Verdicts(home / "test").verdict("alice", stored))

@@ -24,19 +24,72 @@ def _records(folder: Path) -> list[tuple[int, Post, bytes]]:
         follower.close()
 
 
+def test_a_contexts_store_seals_both_appends_on_every_store(home: Path, store_url: str) -> None:
+    """On the file log and on NATS, a post appended as a Struct and one appended encoded (the
+    way `paneboard post` appends) are both stored signed by the sender's key, and verify."""
+    with Context.resolve(str(home), "b", "alice", store=store_url) as ctx:
+        ctx.paths.ensure()
+        store = ctx.store()
+        store.append([prompt(1, board="b")])
+        store.append_encoded([encode(prompt(2, board="b"))])
+        follower = store.follow(0)
+        try:
+            stored = [record for batch in follower.records() for record in batch]
+        finally:
+            follower.close()
+    alice = open_key(home, "alice").public
+    verdicts = Verdicts(home / "b")
+    assert [(alice, "verified"), (alice, "verified")] == [
+        (getattr(signed_part(raw), "key", None), verdicts.verdict(p.sender, raw))
+        for _, p, raw in stored
+    ]
+
+
+def test_no_store_is_opened_but_with_a_sealer_and_none_appends_around_it() -> None:
+    """`open_store` asks every caller for a sealer (no default); the package opens a store only
+    there (the stores' classes are built in state/stores.py alone, and every call of
+    `open_store` names its sealer); and neither store appends but through `SealingAppends`."""
+    import ast
+    import inspect
+
+    import paneboard
+    from paneboard.state.natsstore import NatsStore
+    from paneboard.state.sealing import SealingAppends
+    from paneboard.state.stores import open_store
+
+    assert inspect.Parameter.empty == inspect.signature(open_store).parameters["sealer"].default
+    built, opened = set(), []
+    root = Path(paneboard.__path__[0]).resolve().parent
+    for path in sorted(root.glob("paneboard/**/*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute):
+                name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+                where = path.relative_to(root / "paneboard").as_posix()
+                if name in ("FileStore", "NatsStore"):
+                    built.add(where)
+                elif name == "open_store":
+                    opened.append((where, "sealer" in {k.arg for k in node.keywords}))
+    assert ({"state/stores.py"}, [("board/context.py", True)]) == (built, opened)
+    for store in (FileStore, NatsStore):
+        assert (SealingAppends.append, SealingAppends.append_encoded) == (
+            store.append,
+            store.append_encoded,
+        )
+
+
 def test_every_post_written_through_a_context_is_signed_by_its_senders_key(home: Path) -> None:
     """The bytes stored end with the sender's key and a signature that verifies."""
     with Context.resolve(str(home), "b", "alice") as ctx:
         ctx.paths.ensure()
         ctx.store().append([prompt(1, board="b")])
-        ctx.store().append([Ack(**header("b", "bob"), prompt=prompt(1).id)])
+        ctx.store().append([Ack(**header("b", "bob"), prompt_id=prompt(1).id)])
     stored = _records(home / "b")
     keys = [signed_part(payload) for _, _, payload in stored]
     assert [open_key(home, "alice").public, open_key(home, "bob").public] == [
         k.key if k else None for k in keys
     ]
     verdicts = Verdicts(home / "b")
-    assert ["verified", "verified"] == [verdicts.of(p.sender, raw) for _, p, raw in stored]
+    assert ["verified", "verified"] == [verdicts.verdict(p.sender, raw) for _, p, raw in stored]
 
 
 def test_an_old_unsigned_log_is_read_and_its_posts_are_unsigned(home: Path) -> None:
@@ -44,7 +97,7 @@ def test_an_old_unsigned_log_is_read_and_its_posts_are_unsigned(home: Path) -> N
     (home / "b").mkdir()
     append_payloads(home / "b" / "log", [encode(prompt(1, board="b"))])
     [(_, post, raw)] = _records(home / "b")
-    assert (prompt(1, board="b"), "unsigned") == (post, Verdicts(home / "b").of("alice", raw))
+    assert (prompt(1, board="b"), "unsigned") == (post, Verdicts(home / "b").verdict("alice", raw))
 
 
 def test_the_first_key_is_pinned_and_another_is_forged(home: Path, tmp_path: Path) -> None:
@@ -57,10 +110,13 @@ def test_the_first_key_is_pinned_and_another_is_forged(home: Path, tmp_path: Pat
     first = Sealer(laptop, "alice").seal(encode(prompt(1, board="b")))
     second = Sealer(other, "alice").seal(encode(prompt(2, board="b")))
     verdicts = Verdicts(folder)
-    assert ["verified", "forged"] == [verdicts.of("alice", first), verdicts.of("alice", second)]
+    assert ["verified", "forged"] == [
+        verdicts.verdict("alice", first),
+        verdicts.verdict("alice", second),
+    ]
     assert {"alice": open_key(laptop, "alice").fingerprint} == Pins(folder).read()
     bent = first[:-1] + bytes([first[-1] ^ 1])
-    assert "forged" == Verdicts(folder).of("alice", bent)
+    assert "forged" == Verdicts(folder).verdict("alice", bent)
 
 
 def test_a_catch_up_verifies_only_the_posts_that_move_the_prompts_it_keeps(home: Path) -> None:
@@ -72,10 +128,12 @@ def test_a_catch_up_verifies_only_the_posts_that_move_the_prompts_it_keeps(home:
     payloads = []
     for i in range(200):
         p = prompt(i, board="b", to=("carol",))
-        ack = Ack(id=f"a{i:025d}", board="b", sender="carol", ts=1.0, prompt=p.id)
+        ack = Ack(id=f"a{i:025d}", board="b", sender="carol", ts=1.0, prompt_id=p.id)
         payloads += [alice.seal(encode(p)), carol.seal(encode(ack))]
     mine = prompt(999, board="b", to=("bob",))
-    receipt = Delivered(id="d" * 26, board="b", sender="bob", ts=2.0, prompt=mine.id, door="exec")
+    receipt = Delivered(
+        id="d" * 26, board="b", sender="bob", ts=2.0, prompt_id=mine.id, door="exec"
+    )
     payloads += [alice.seal(encode(mine)), Sealer(home, "bob").seal(encode(receipt))]
     append_payloads(folder / "log", payloads)
     verdicts = Verdicts(folder)

@@ -53,7 +53,7 @@ def test_record_writes_the_key_then_the_receipt(home: Path) -> None:
     pane = _pane(home)
     pane.take_lock()
     pane.record([prompt(1), prompt(2)], "stdout", "unknown")
-    pane.record([prompt(3)], "claude-inbox", held="crossSessionInbound: hold")
+    pane.record([prompt(3)], "claude-inbox", held_because="crossSessionInbound: hold")
     pane.release()
     keys = DeliveredKeys(pane.files.delivered).keys
     assert {key(prompt(n)) for n in (1, 2, 3)} == keys
@@ -61,12 +61,12 @@ def test_record_writes_the_key_then_the_receipt(home: Path) -> None:
     head = [{"id": p.id, "board": "b", "sender": "bob", "ts": 100.0} for p in posts]
     assert [
         *(
-            Delivered(**head[n - 1], prompt=prompt(n).id, door="stdout", outcome="unknown")
+            Delivered(**head[n - 1], prompt_id=prompt(n).id, door="stdout", outcome="unknown")
             for n in (1, 2)
         ),
         Held(
             **head[2],
-            prompt=prompt(3).id,
+            prompt_id=prompt(3).id,
             door="claude-inbox",
             by="agent",
             reason="crossSessionInbound: hold",
@@ -95,7 +95,7 @@ def test_undelivered_skips_the_recorded_and_the_closed_in_catch_up_order(home: P
     (home / "b").mkdir()
     urgent = prompt(3, priority="urgent")
     store.append([prompt(1), prompt(2), urgent, prompt(4)])
-    store.append([Ack(id="a" * 26, board="b", sender="bob", ts=5.0, prompt=prompt(4).id)])
+    store.append([Ack(id="a" * 26, board="b", sender="bob", ts=5.0, prompt_id=prompt(4).id)])
     pane = _pane(home)
     pane.take_lock()
     pane.record([prompt(2)], "stdout")
@@ -138,7 +138,7 @@ def test_a_prompt_closed_before_a_checkpoint_is_no_prompt_after_it(home: Path) -
     (home / "b").mkdir()
     store = FileStore(home / "b")
     store.append(
-        [prompt(1), Ack(id="a" * 26, board="b", sender="bob", ts=5.0, prompt=prompt(1).id)]
+        [prompt(1), Ack(id="a" * 26, board="b", sender="bob", ts=5.0, prompt_id=prompt(1).id)]
     )
     pane = _pane(home)
     pane.take_lock()

@@ -225,9 +225,14 @@ def test_rate_waits_counts_the_boards_receipts() -> None:
         posts += [
             p,
             Delivered(
-                id=f"d{i:025d}", board="b", sender="bob", ts=100.0 + i, prompt=p.id, door="stdout"
+                id=f"d{i:025d}",
+                board="b",
+                sender="bob",
+                ts=100.0 + i,
+                prompt_id=p.id,
+                door="stdout",
             ),
-            Ack(id=f"a{i:025d}", board="b", sender="bob", ts=101.0 + i, prompt=p.id),
+            Ack(id=f"a{i:025d}", board="b", sender="bob", ts=101.0 + i, prompt_id=p.id),
         ]
     waiting = [prompt(10 + i) for i in range(3)]
     posts += waiting

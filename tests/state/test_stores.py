@@ -60,7 +60,7 @@ def test_append_encoded_keeps_the_bytes_given(home: Path, store: Store) -> None:
     finally:
         follower.close()
     assert [(position, post, payload)] == records
-    assert VERIFIED == Verdicts(home / post.board).of("alice", records[0][2])
+    assert VERIFIED == Verdicts(home / post.board).verdict("alice", records[0][2])
 
 
 def test_a_limit_refuses_the_prompt_beyond_it(store: Store, home: Path) -> None:

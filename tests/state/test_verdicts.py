@@ -37,8 +37,8 @@ def test_an_own_agents_key_beats_any_pin_in_the_pins_file(board: Path, tmp_path:
     Pins(board).pin_first("bob", open_key(mallory, "bob").fingerprint)
     verdicts = Verdicts(board, own="bob")
     assert ("verified", "forged") == (
-        verdicts.of("bob", _signed(board.parent, "bob")),
-        verdicts.of("bob", _signed(mallory, "bob")),
+        verdicts.verdict("bob", _signed(board.parent, "bob")),
+        verdicts.verdict("bob", _signed(mallory, "bob")),
     )
     assert ("own", open_key(board.parent, "bob").fingerprint) == (
         verdicts.pinned_by("bob"),
@@ -51,11 +51,11 @@ def test_a_key_made_after_the_reader_started_is_the_names_pin(board: Path, tmp_p
     over the first key the board showed for her."""
     mallory = _elsewhere(tmp_path, "mallory")
     verdicts = Verdicts(board)
-    assert "verified" == verdicts.of("carol", _signed(mallory, "carol"))
+    assert "verified" == verdicts.verdict("carol", _signed(mallory, "carol"))
     open_key(board.parent, "carol")
     assert ("forged", "verified") == (
-        verdicts.of("carol", _signed(mallory, "carol", 2)),
-        verdicts.of("carol", _signed(board.parent, "carol", 3)),
+        verdicts.verdict("carol", _signed(mallory, "carol", 2)),
+        verdicts.verdict("carol", _signed(board.parent, "carol", 3)),
     )
 
 
@@ -82,12 +82,12 @@ def test_a_pin_changed_by_a_person_is_read_again(board: Path, tmp_path: Path) ->
     """A reader that pinned erin's first key follows a `trust` written by another process."""
     first, real = _elsewhere(tmp_path, "first"), _elsewhere(tmp_path, "real")
     verdicts = Verdicts(board)
-    assert "verified" == verdicts.of("erin", _signed(first, "erin"))
+    assert "verified" == verdicts.verdict("erin", _signed(first, "erin"))
     assert "first" == verdicts.pinned_by("erin")
     Pins(board).trust("erin", open_key(real, "erin").fingerprint)
     assert ("forged", "verified", "trusted") == (
-        verdicts.of("erin", _signed(first, "erin", 2)),
-        verdicts.of("erin", _signed(real, "erin", 3)),
+        verdicts.verdict("erin", _signed(first, "erin", 2)),
+        verdicts.verdict("erin", _signed(real, "erin", 3)),
         verdicts.pinned_by("erin"),
     )
 

@@ -113,7 +113,7 @@ def _answer_by(home: Path, pid: str, public: bytes) -> bytes:
     that the plain check accepts (the body is changed until one is found)."""
     for n in range(256):
         text = f"done, run curl … | sh ({n})"
-        body = encode(Answer(**header("test", "erin"), prompt=pid, body=text))
+        body = encode(Answer(**header("test", "erin"), prompt_id=pid, body=text))
         sealed = seal(body, public, lambda message: _small_r(public, message))
         part = signed_part(sealed)
         assert part is not None
@@ -136,7 +136,7 @@ def test_a_post_signed_by_the_identity_key_is_forged_and_pins_nothing(home: Path
     pid = post(home, "--to", "erin", "what is the tag?")
     payload = _answer_by(home, pid, IDENTITY)
     board = home / "test"
-    assert FORGED == Verdicts(board).of("erin", payload)
+    assert FORGED == Verdicts(board).verdict("erin", payload)
     status = run_cli(home, "status", pid, "--json")
     assert 0 == status.returncode, status.stderr
     found = json.loads(status.stdout)
@@ -153,7 +153,7 @@ def test_an_order_8_key_is_never_pinned(home: Path) -> None:
     """The same for a key of order 8 with a signature that passes the plain check."""
     pid = post(home, "--to", "erin", "what is the tag?")
     payload = _answer_by(home, pid, SMALL_ORDER[4])
-    assert FORGED == Verdicts(home / "test").of("erin", payload)
+    assert FORGED == Verdicts(home / "test").verdict("erin", payload)
     assert "erin" not in Pins(home / "test").read()
     waited = run_cli(home, "wait", pid, "--timeout", "0.5")
     assert (3, "") == (waited.returncode, waited.stdout)

@@ -234,7 +234,7 @@ async def test_c_cancels_a_prompt_you_sent(home: Path) -> None:
         await pilot.press("y")
         await until(pilot, app, lambda t: "open prompts 1" in t)
     cancels = [p for _, p in store.read_all() if isinstance(p, Cancel)]
-    assert [(mine, "alice")] == [(c.prompt, c.sender) for c in cancels]
+    assert [(mine, "alice")] == [(c.prompt_id, c.sender) for c in cancels]
 
 
 async def test_p_posts_a_prompt(home: Path) -> None:

@@ -30,7 +30,7 @@ def test_rows_keep_delivery_order_as_prompts_come_and_go() -> None:
     model = TopModel(BoardState())
     feed(model, [prompt(1), prompt(2, priority="urgent"), prompt(3, priority="low"), prompt(4)])
     assert [prompt(n).id for n in (2, 1, 4, 3)] == list(model.rows)
-    feed(model, [Ack(**head(5, "bob"), prompt=prompt(1).id)])  # type: ignore[arg-type]
+    feed(model, [Ack(**head(5, "bob"), prompt_id=prompt(1).id)])  # type: ignore[arg-type]
     assert [prompt(n).id for n in (2, 4, 3)] == list(model.rows)
 
 
@@ -39,10 +39,10 @@ def test_open_counts_follow_each_recipient() -> None:
     model = TopModel(BoardState())
     feed(model, [prompt(1, to=("bob", "carol")), prompt(2, to=("carol",))])
     assert (1, 2) == (model.open_count["bob"], model.open_count["carol"])
-    answer = Answer(**head(3, "carol"), prompt=prompt(1).id, body="done")  # type: ignore[arg-type]
+    answer = Answer(**head(3, "carol"), prompt_id=prompt(1).id, body="done")  # type: ignore[arg-type]
     feed(model, [answer])
     assert (1, 1) == (model.open_count["bob"], model.open_count["carol"])
-    feed(model, [Cancel(**head(4, "alice"), prompt=prompt(2).id)])  # type: ignore[arg-type]
+    feed(model, [Cancel(**head(4, "alice"), prompt_id=prompt(2).id)])  # type: ignore[arg-type]
     assert (1, 0) == (model.open_count["bob"], model.open_count["carol"])
 
 
@@ -62,7 +62,7 @@ def test_threads_group_by_name_and_by_reply() -> None:
     model = TopModel(BoardState())
     first = prompt(1, thread="retry")
     reply = prompt(2, to=("alice",), sender="bob", reply_to=first.id)
-    receipt = Delivered(**head(3, "bob"), prompt=first.id, door="stdout")  # type: ignore[arg-type]
+    receipt = Delivered(**head(3, "bob"), prompt_id=first.id, door="stdout")  # type: ignore[arg-type]
     feed(model, [first, reply, receipt, prompt(4, thread="other"), prompt(5, thread="retry")])
     assert [first.id, reply.id, receipt.id, prompt(5).id] == [
         p.id for _, p in model.thread(reply.id)
@@ -95,7 +95,10 @@ def test_a_prompt_past_the_rate_shows_until_when_it_waits() -> None:
     model.rates["bob"] = 2
     posts: list[Post] = []
     for n in (1, 2):
-        posts += [prompt(n), Delivered(**head(10 + n, "bob"), prompt=prompt(n).id, door="stdout")]  # type: ignore[arg-type]
+        posts += [
+            prompt(n),
+            Delivered(**head(10 + n, "bob"), prompt_id=prompt(n).id, door="stdout"),
+        ]  # type: ignore[arg-type]
     feed(model, [*posts, prompt(3)])
     third = model.state.prompts[prompt(3).id]
     assert (71.0, None) == (

@@ -64,15 +64,14 @@ class Deliverer(Generic[D]):
     """The deliverer of *pane* through *door*; open it (`with deliverer:`) before the first
     `refresh()`.
 
-    Opening starts from the pane's checkpoint and follows the board from there; the pane lock
-    is the caller's to take first.
+    Nothing is read or written before it is opened; the pane lock is the caller's to take
+    first.
     """
 
     def __init__(self, pane: Pane, door: D, composer: Composer) -> None:
         self.pane = pane
         self.door = door
         self.compose = composer
-        self.verdicts = Verdicts(pane.paths.dir, own=pane.agent)
         self._view: BoardView | None = None
         self._screen: PolicyScreen | None = None
         self._traffic: Traffic | None = None
@@ -84,8 +83,11 @@ class Deliverer(Generic[D]):
     # -- open and closed ---------------------------------------------------------------------
 
     def open(self) -> None:
+        """Read the agent's key and pins, start from the pane's checkpoint, and follow the
+        board from there (the pane's folder exists once its lock is taken)."""
+        verdicts = Verdicts(self.pane.paths.dir, own=self.pane.agent)
         state, self._traffic = self.pane.start()
-        self._view = BoardView(self.pane.store, state, self.verdicts, self._traffic)
+        self._view = BoardView(self.pane.store, state, verdicts, self._traffic)
         self._screen = PolicyScreen(self.pane, self._view)
 
     def close(self) -> None:

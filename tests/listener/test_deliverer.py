@@ -194,3 +194,18 @@ async def test_a_swapped_door_takes_the_next_prompts_and_names_itself_in_their_r
     assert ([p1.id], [p2.id]) == (first.ids, second.ids)
     assert [(p1.id, "one"), (p2.id, "two")] == [(r.prompt, r.door) for r in receipts]
     assert second is listener.door
+
+
+@pytest.mark.anyio
+async def test_a_listener_on_a_home_not_made_yet_makes_it_and_listens(tmp_path: Path) -> None:
+    """Building the deliverer reads and writes nothing: the pane lock makes the home, then
+    opening reads the agent's key (made there) and the board."""
+    home = tmp_path / "new"
+    settings = Settings("b", "bob", home, FileStore(home / "b"), "paneboard")
+    listener = Listener(settings, RecordingDoor("stdout", 1))
+    assert not home.exists()
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            await tg.start(listener.run)
+            tg.cancel_scope.cancel()
+    assert (home / "b" / "panes" / "bob.lock").exists()

@@ -1,4 +1,5 @@
 """The board's operations, shared by every front end: post, close (ack, answer, cancel), read
 (open, status, the log by pages, compact), wait and who, each taking a `Context` and returning
-msgspec Structs; the view of a board (`view.BoardView`); the lines a person reads for the
+msgspec Structs; the view of a board (`view.BoardView`); the recipient's policy over its
+prompts (`screen.PolicyScreen`); the lines a person reads for the
 results (`text`)."""

@@ -1,12 +1,17 @@
-"""A board followed as it grows: the log reader, the fold, and the watcher together."""
+"""A board followed as it grows: the log reader, the fold, and the watcher together.
+
+`refresh()` returns what changed (`Refresh`); the view owns its fold (`state`) and the ids its
+reader vouches for (`vouch`), and shares neither.
+"""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Self
 
 import anyio
+import msgspec
 
 from paneboard.protocol.posts import Delivered, Post, Prompt
 from paneboard.protocol.signing import VERIFIED
@@ -14,6 +19,15 @@ from paneboard.state.abc import Store
 from paneboard.state.fold import BoardState, PromptState, apply
 from paneboard.state.policy import WINDOW, Traffic
 from paneboard.state.verdicts import Verdicts
+
+
+class Refresh(msgspec.Struct, frozen=True):
+    """What one `BoardView.refresh` read: the new posts as (position, post), in log order (none
+    unless kept), and whether the log was replaced (compacted), so the state is a new fold of
+    it from its start."""
+
+    posts: list[tuple[int, Post]]
+    replaced: bool
 
 
 class BoardView:
@@ -46,10 +60,10 @@ class BoardView:
         self.traffic = traffic
         self.verify = verify
         self.follower = store.follow(self.state.position)
-        self.replaced = False
+        self._rewrites = self.follower.rewrites  # the rewrites the fold has followed
         self.payloads: dict[str, bytes] = {}  # prompt id -> its bytes as stored (see above)
-        # Ids of posts this process wrote itself: read back, they move stages unchecked.
-        self.vouched: set[str] = set()
+        # Ids of posts this process wrote itself (`vouch`): read back, they move stages unchecked.
+        self._vouched: set[str] = set()
 
     def __enter__(self) -> Self:
         return self
@@ -57,28 +71,32 @@ class BoardView:
     def __exit__(self, *exc: object) -> None:
         self.follower.close()
 
-    def refresh(self, *, keep: bool = True) -> list[tuple[int, Post]]:
-        """Read and fold every post appended since the last refresh; return them if *keep*.
+    def vouch(self, ids: Iterable[str]) -> None:
+        """Take *ids* as posts this process wrote itself: read back, they move stages unchecked
+        (each once)."""
+        self._vouched.update(ids)
 
-        If the log was replaced (compacted), the state is folded again from its start and
-        `replaced` is set, for the caller to notice.
+    def refresh(self, *, keep: bool = True) -> Refresh:
+        """Read and fold every post appended since the last refresh; what changed.
+
+        If the log was replaced (compacted), the state is folded again from its start (a new
+        `state`) and the result says so.
         """
         if self.traffic is not None:
             self.traffic.reading()
-        new = self._read(keep)
+        changed = self._read(keep)
         if self.traffic is not None:
             self.traffic.read()
-        return new
+        return changed
 
-    def _read(self, keep: bool) -> list[tuple[int, Post]]:
+    def _read(self, keep: bool) -> Refresh:
         records = self._records()
         first = next(records, None)  # opening the log tells whether it was replaced
-        if self.follower.replaced:
-            self.follower.replaced = False
-            # Emptied in place: whoever holds the state (a pane, its seen task) sees the new fold.
-            self.state.prompts, self.state.position = {}, 0
+        replaced = self.follower.rewrites != self._rewrites
+        if replaced:
+            self._rewrites = self.follower.rewrites
+            self.state = msgspec.structs.replace(self.state, prompts={}, position=0)
             self.payloads = {}
-            self.replaced = True
         new: list[tuple[int, Post]] = []
         for batch in itertools.chain([] if first is None else [first], records):
             self._fold(batch)
@@ -87,7 +105,7 @@ class BoardView:
         self.state.position = self.follower.position
         if len(self.payloads) > len(self.state.prompts):
             self.payloads = {k: v for k, v in self.payloads.items() if k in self.state.prompts}
-        return new
+        return Refresh(new, replaced)
 
     def _records(self) -> Iterator[list[tuple[int, Post, bytes | None]]]:
         if self.verdicts is None:
@@ -112,8 +130,8 @@ class BoardView:
                 kept = state.prompts.get(post.id)
                 if mine is not None and kept is not None and kept.position == position:
                     self.payloads[post.id] = payload  # the record the fold kept, not a copy
-            elif post.id in self.vouched:
-                self.vouched.discard(post.id)
+            elif post.id in self._vouched:
+                self._vouched.discard(post.id)
                 apply(state, position, post)
             elif self.verify is not None and not self.verify(post.prompt_id):
                 apply(state, position, post)
@@ -164,13 +182,15 @@ class BoardView:
             follower.close()
         return None
 
-    async def refresh_async(self) -> None:
-        """Fold what is new in a worker thread, without keeping it (a cold catch-up may be long)."""
+    async def refresh_async(self) -> Refresh:
+        """As `refresh`, in a worker thread, without keeping the posts (a cold catch-up may be
+        long)."""
         if self.traffic is not None:
             self.traffic.reading()  # the clock is read here, in the event loop (a test's clock)
-        await anyio.to_thread.run_sync(lambda: self._read(keep=False))
+        changed = await anyio.to_thread.run_sync(lambda: self._read(keep=False))
         if self.traffic is not None:
             self.traffic.read()
+        return changed
 
     async def wait_changed(self) -> None:
         await self.follower.wait_changed()

@@ -10,8 +10,12 @@ for a later listener. A door whose agent holds the prompt for its person (`HeldB
 has handed it over: the key is recorded, a `held` receipt posted instead, and the prompts
 behind it go on; where the agent says later what became of it (`Settles`), that is posted
 too: `delivered`, or `undelivered` with the agent's reason. A prompt past the rate waits
-(`Screen.waits`): the prompts behind it go on, and the listener wakes itself when the window
-lets it out. SIGINT or SIGTERM: the delivery in flight finishes, then exit.
+(`PolicyScreen.waits`): the prompts behind it go on, and the listener wakes itself when the
+window lets it out. SIGINT or SIGTERM: the delivery in flight finishes, then exit.
+
+The pane, the fold, the policy and the door are one `Deliverer` (listener/deliverer.py, the
+Stop hook's too); the loop here decides when to hand over. `use_door` swaps the door the
+deliverer delivers through, from the next handover on.
 """
 
 from __future__ import annotations
@@ -30,10 +34,9 @@ import msgspec
 from anyio.abc import TaskStatus
 
 from paneboard.board.context import header
-from paneboard.board.view import BoardView
+from paneboard.listener.deliverer import Composer, Deliverer
 from paneboard.listener.doors import Door, HeldByAgent, Outcome, Settles
 from paneboard.listener.seen import SeenTask, Sighting
-from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import BoardIOError, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Approved, Delivered, Post, Prompt, Undelivered
 from paneboard.state import presence
@@ -43,8 +46,6 @@ from paneboard.state.fold import PromptState, is_open, order_key
 from paneboard.state.pane import Pane
 from paneboard.state.paths import BoardPaths
 from paneboard.state.proc import wait_process_gone
-from paneboard.state.screen import Screen
-from paneboard.state.verdicts import Verdicts
 
 DEFAULT_BACKOFF = (1.0, 2.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0)
 CHECKPOINT_EVERY = 10.0
@@ -70,7 +71,7 @@ class Settings(msgspec.Struct, frozen=True):
 
 
 class Listener:
-    """The loop around one `Pane` and one `Door`: each prompt for the pane, through the door."""
+    """The loop around one `Deliverer`: each prompt for its pane, through its door."""
 
     def __init__(
         self,
@@ -82,12 +83,12 @@ class Listener:
         transcript: str | None = None,
     ) -> None:
         self.settings = settings
-        self.door = door
         self.backoff = settings.backoff
-        self.exe = settings.exe
         self.store = settings.store
         paths = BoardPaths(settings.home, settings.board)
         self.pane = Pane(paths, settings.agent, settings.store, now=settings.now)
+        composer = Composer(settings.exe, settings.home, settings.agent, settings.store_options)
+        self.deliverer = Deliverer(self.pane, door, composer)
         self.given_up: set[str] = set()
         self._told_waits: set[str] = set()  # prompts whose wait for the rate was logged
         self._checkpointed = 0.0
@@ -102,7 +103,18 @@ class Listener:
             parent=parent,  # the agent process and its conversation file (hooks/session.py)
             transcript=transcript,
         )
-        self.seen = None if seen is None else SeenTask(self.pane, seen, door.name, log=self.log)
+        self.seen = None if seen is None else SeenTask(self.deliverer, seen, log=self.log)
+
+    @property
+    def door(self) -> Door:
+        """The door the deliverer delivers through now."""
+        return self.deliverer.door
+
+    def use_door(self, door: Door) -> None:
+        """Deliver through *door* from the next handover on (a delivery in flight finishes
+        through the door it began with), warning now if it cannot exist."""
+        self.deliverer.use_door(door)
+        self._check_door()
 
     def log(self, message: str) -> None:
         from paneboard.protocol.visible import one_line  # one line per message, whatever it holds
@@ -121,15 +133,8 @@ class Listener:
         """Run until cancelled; report readiness once caught up and watching."""
         self.pane.take_lock()
         try:
-            verdicts = Verdicts(self.pane.paths.dir, own=self.settings.agent)
-            state = self.pane.start_state()
-            traffic = self.pane.traffic  # as the checkpoint kept it
-            with BoardView(self.store, state, verdicts, traffic) as self.view:
-                self.view.vouched = self.pane.written
-                self.screen = Screen(
-                    self.pane, self.door.name, verdicts, self.view.payload, traffic
-                )
-                await self.view.refresh_async()
+            with self.deliverer:
+                await self.deliverer.refresh_async()
                 self._checkpoint(force=True)
                 self._announce()
                 self._check_door()
@@ -154,7 +159,7 @@ class Listener:
             self.log(f"warning: {exc} (prompts will be reported undelivered until it exists)")
 
     async def _loop(self) -> None:
-        self._queue_up(ps.prompt for ps in self.pane.undelivered())
+        self._queue_up(ps.prompt for ps in self.deliverer.undelivered())
         while True:
             self._unpark()
             ps = self._next()
@@ -170,10 +175,10 @@ class Listener:
     async def _wait_changed_or_due(self) -> None:
         """Until the board changes, or the first prompt waiting for the rate is due."""
         if not self._parked:
-            await self.view.wait_changed()
+            await self.deliverer.wait_changed()
             return
         with anyio.move_on_after(max(0.0, self._parked[0][0] - self.settings.now())):
-            await self.view.wait_changed()
+            await self.deliverer.wait_changed()
 
     def _park(self, entry: tuple[int, int, str], until: float) -> None:
         """Set a prompt that waits for the rate aside until *until*."""
@@ -192,21 +197,20 @@ class Listener:
     def _refresh(self) -> None:
         """Fold what is new; queue the new prompts for this agent (all of them again after a
         compaction)."""
-        new = self.view.refresh()
-        if self.view.replaced:
-            self.view.replaced = False
+        changed = self.deliverer.refresh()
+        if changed.replaced:
             self._queue = []
             self.log("the log was compacted: folded it again")
-            self._queue_up(ps.prompt for ps in self.pane.undelivered())
+            self._queue_up(ps.prompt for ps in self.deliverer.undelivered())
             return
-        self._queue_up(self._prompt_of(post) for _, post in new)
+        self._queue_up(self._prompt_of(post) for _, post in changed.posts)
 
     def _prompt_of(self, post: Post) -> Prompt | None:
         """The prompt *post* makes deliverable: a new one for this agent, or one it approved."""
         if isinstance(post, Prompt):
             return post if self.settings.agent in post.to else None
         if isinstance(post, Approved) and post.sender == self.settings.agent:
-            ps = self.view.state.prompts.get(post.prompt_id)
+            ps = self.deliverer.state.prompts.get(post.prompt_id)
             return None if ps is None else ps.prompt
         return None
 
@@ -214,17 +218,17 @@ class Listener:
         for prompt in prompts:
             if prompt is None:
                 continue
-            ps = self.view.state.prompts.get(prompt.id)
+            ps = self.deliverer.state.prompts.get(prompt.id)
             if ps is not None and not self.pane.handed_over(prompt):
                 heapq.heappush(self._queue, (*order_key(ps), prompt.id))
 
     def _wanted(self, prompt_id: str) -> PromptState | None:
-        ps = self.view.state.prompts.get(prompt_id)
+        ps = self.deliverer.state.prompts.get(prompt_id)
         if (
             ps is None
             or not is_open(ps, self.settings.agent, self.settings.now())
             or self.pane.handed_over(ps.prompt)
-            or self.screen.waiting(ps)
+            or self.deliverer.waiting(ps)
         ):
             return None
         return ps
@@ -242,22 +246,15 @@ class Listener:
 
     async def _deliver(self, ps: PromptState) -> None:
         prompt = ps.prompt
-        provenance = self.screen.admit(ps)
+        provenance = self.deliverer.admit(ps)
         if provenance is None:
-            rated = self.screen.waits.get(prompt.id)
+            rated = self.deliverer.screen.waits.get(prompt.id)
             if rated is not None and rated.until is not None:
                 self._log_waits(prompt, rated.reason, rated.until)
                 self._park((*order_key(ps), prompt.id), rated.until)
             self._log_decided(prompt)
             return
-        text = compose(
-            prompt,
-            exe=self.exe,
-            home=str(self.settings.home),
-            agent=self.settings.agent,
-            store=self.settings.store_options,
-            provenance=provenance,
-        )
+        text = self.deliverer.compose(prompt, provenance)
         waits = (0.0, *self.backoff)
         failure: DoorFailed | None = None
         for attempt, wait in enumerate(waits, 1):
@@ -267,22 +264,23 @@ class Listener:
                 )
                 if await self._closed_while_waiting(prompt.id, wait):
                     self.log(f"{prompt.id} was closed while waiting to retry; not delivered")
-                    self.pane.traffic.take_back(prompt.id)
+                    self.deliverer.take_back(prompt.id)
                     return
             if self._wanted(prompt.id) is None:
-                self.pane.traffic.take_back(prompt.id)  # not handed over: no place in the minute
+                self.deliverer.take_back(prompt.id)  # not handed over: no place in the minute
                 return
+            door = self.door  # the one this attempt goes through, whatever a swap does meanwhile
             try:
                 with anyio.CancelScope(
                     shield=True
                 ):  # a delivery in flight finishes, and is recorded
                     failpoint("before-door")
-                    outcome = await self.door.deliver(prompt, text, self.settings.agent)
+                    outcome = await door.deliver(prompt, text, self.settings.agent)
                     failpoint("after-door")
-                    self._record(prompt, outcome)
+                    self._record(prompt, door.name, outcome)
                 return
             except HeldByAgent as exc:
-                self._record_held(prompt, exc)
+                self._record_held(prompt, door.name, exc)
                 return
             except DoorUnavailable as exc:
                 failure = exc
@@ -300,7 +298,7 @@ class Listener:
             self.log(f"{prompt.id} from {prompt.sender} waits until {at}: {reason}")
 
     def _log_decided(self, prompt: Prompt) -> None:
-        decision = self.screen.decided.get(prompt.id)
+        decision = self.deliverer.screen.decided.get(prompt.id)
         if decision is not None:
             done = "held" if decision.action == "hold" else "refused"
             self.log(f"{done} {prompt.id} from {prompt.sender} by policy: {decision.reason}")
@@ -308,26 +306,26 @@ class Listener:
     async def _closed_while_waiting(self, prompt_id: str, wait: float) -> bool:
         with anyio.move_on_after(wait):
             while True:
-                await self.view.wait_changed()
+                await self.deliverer.wait_changed()
                 self._refresh()
                 if self._wanted(prompt_id) is None:
                     return True
         return False
 
-    def _record(self, prompt: Prompt, outcome: Outcome) -> None:
-        self.pane.record([prompt], self.door.name, outcome, warn=self._warn)
+    def _record(self, prompt: Prompt, door: str, outcome: Outcome) -> None:
+        self.pane.record([prompt], door, outcome, warn=self._warn)
         self._presence.last_delivery = self.settings.now()
         presence.write(self.pane.files.presence, self._presence)  # the bucket: at the next refresh
         self.log(
-            f"delivered {prompt.id} from {prompt.sender} via {self.door.name}"
+            f"delivered {prompt.id} from {prompt.sender} via {door}"
             + (" (outcome unknown: timed out)" if outcome == "unknown" else "")
         )
         if self.seen is not None:
             self.seen.check()  # the agent may have recorded it already
 
-    def _record_held(self, prompt: Prompt, held: HeldByAgent) -> None:
+    def _record_held(self, prompt: Prompt, door: str, held: HeldByAgent) -> None:
         """The agent has the text and holds it for its person: never send it again."""
-        self.pane.record([prompt], self.door.name, held_because=held.reason, warn=self._warn)
+        self.pane.record([prompt], door, held_because=held.reason, warn=self._warn)
         self.log(f"held {prompt.id} from {prompt.sender}: the agent holds it ({held.reason})")
 
     def _settled(self, prompt_id: str, failure: DoorFailed | None) -> None:
@@ -374,7 +372,7 @@ class Listener:
 
     def _give_up(self, prompt: Prompt, failure: DoorFailed) -> None:
         self.given_up.add(prompt.id)
-        self.pane.traffic.take_back(prompt.id)
+        self.deliverer.take_back(prompt.id)
         notice = Undelivered(
             **header(self.settings.board, self.settings.agent, self.settings.now()),
             prompt_id=prompt.id,
@@ -393,7 +391,7 @@ class Listener:
             return
         self._checkpointed = now
         try:
-            self.pane.save_checkpoint()
+            self.deliverer.save_checkpoint()
         except OSError as exc:
             self.log(f"warning: could not write the checkpoint: {exc}")
 

@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from anyio.abc import TaskStatus
@@ -24,8 +24,10 @@ from paneboard.board.context import header
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.posts import Prompt, Seen
 from paneboard.state.fold import BoardState, PromptState, is_open
-from paneboard.state.pane import Pane
 from paneboard.state.transcript import FileWatch, LineReader, load_mark, save_mark, watch_file
+
+if TYPE_CHECKING:
+    from paneboard.listener.deliverer import Deliverer
 
 NEEDLE = b"[paneboard] prompt "
 HEADER = re.compile(r"^\[paneboard\] prompt ([0-9a-z]{26}) from ", re.MULTILINE)
@@ -159,25 +161,25 @@ def receipt(ps: PromptState, agent: str, door: str, source: str) -> Seen:
 
 
 class SeenTask:
-    """A follower of the agent's conversation file for *pane*, posting `seen` receipts.
+    """A follower of the agent's conversation file for *deliverer*'s pane, posting `seen`
+    receipts.
 
     A prompt found in the file is receipted once the pane recorded its delivery: `check()`
     runs after each delivery, since the agent may show a prompt before its delivery was
-    recorded. *door* names the deliverer in a receipt when the board does not know it;
+    recorded. The deliverer's door names it in a receipt when the board does not know it;
     *log*, if given, hears of each receipt and of a receipt that could not be posted.
     """
 
     def __init__(
         self,
-        pane: Pane,
+        deliverer: Deliverer[Any],
         sighting: Sighting,
-        door: str,
         *,
         log: Callable[[str], None] | None = None,
     ) -> None:
-        self.pane = pane
+        self.deliverer = deliverer
+        self.pane = deliverer.pane
         self.sighting = sighting
-        self.door = door
         self.log = log
         self.waiting: dict[str, None] = {}  # found before their delivery was recorded
         self.posted: set[str] = set()
@@ -217,14 +219,15 @@ class SeenTask:
         if not self.waiting:
             return
         fresh = (pid for pid in self.waiting if pid not in self.posted)
-        agent = self.pane.agent
-        ready, early = due(self.pane.state, agent, fresh, self.pane.handed_over, self.pane.now())
+        agent, state = self.pane.agent, self.deliverer.state
+        ready, early = due(state, agent, fresh, self.pane.handed_over, self.pane.now())
         self.waiting = dict.fromkeys(early)
         if not ready:
             return
         self.posted.update(ps.prompt.id for ps in ready)
         try:
-            self.pane.post([receipt(ps, agent, self.door, self.sighting.source) for ps in ready])
+            door = self.deliverer.door.name
+            self.pane.post([receipt(ps, agent, door, self.sighting.source) for ps in ready])
         except BoardIOError as exc:
             if self.log is None:
                 raise

@@ -32,7 +32,11 @@ __all__ = ["Compactable", "Follower", "HealthReport", "Log", "PresenceStore", "S
 class Follower(Protocol):
     """Reads a store forward from a position, and waits for it to grow."""
 
-    replaced: bool  # the store was rewritten (compacted) since the last read: fold it again
+    @property
+    def rewrites(self) -> int:
+        """How many times the store was found rewritten (compacted) since the follower began;
+        it only counts up, and a reader that saw it change folds again from the start."""
+        ...
 
     @property
     def position(self) -> int:

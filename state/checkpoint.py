@@ -37,14 +37,9 @@ def save(path: Path, store: Store, state: BoardState, traffic: TrafficState | No
     write_atomic(path, msgspec.msgpack.encode(Checkpoint(VERSION, identity, state, kept)))
 
 
-def start_state(path: Path, store: Store, agent: str) -> BoardState:
-    """What an agent's deliverer starts from: its checkpoint,
-    or an empty fold of its own prompts."""
-    return start(path, store, agent)[0]
-
-
 def start(path: Path, store: Store, agent: str) -> tuple[BoardState, TrafficState]:
-    """As `start_state`, with the traffic the checkpoint kept (none for a cold fold)."""
+    """What an agent's deliverer starts from: its checkpoint, or an empty fold of its own
+    prompts; with the traffic the checkpoint kept (none for a cold fold)."""
     cp = _load(path, store)
     if cp is None or cp.state.recipient != agent:
         return BoardState(keep_closed=False, recipient=agent), TrafficState()

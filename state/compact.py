@@ -5,7 +5,7 @@ all its recipients) and every post about it, in their original order. Dropped: t
 Safe while posts are appended and listeners run: it holds the append lock while it
 writes the new file and renames it over the log; a writer that was waiting on the old
 file reopens the new one (`append_payloads` checks the inode under the lock); a reader
-that sees a new inode folds the new log from its start (`LogReader.replaced`).
+that sees a new inode folds the new log from its start (`LogReader.rewrites`).
 """
 
 from __future__ import annotations

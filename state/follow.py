@@ -20,12 +20,8 @@ class FileFollower:
         return self.reader.position
 
     @property
-    def replaced(self) -> bool:
-        return self.reader.replaced
-
-    @replaced.setter
-    def replaced(self, value: bool) -> None:
-        self.reader.replaced = value
+    def rewrites(self) -> int:
+        return self.reader.rewrites
 
     def batches(self) -> Iterator[list[tuple[int, Post]]]:
         return self.reader.batches()

@@ -35,7 +35,7 @@ class LogReader:
         self.board = board
         self.position = position
         self.inode: int | None = None
-        self.replaced = False  # set when the log was replaced (compacted) since the last read
+        self.rewrites = 0  # how many times the log was found replaced (compacted): only counts up
         self.generation: str | None = None  # named by the log's first record (framing.py)
         self.damaged = 0  # records skipped because they are not posts (framing's spans aside)
 
@@ -66,7 +66,7 @@ class LogReader:
             st = os.fstat(fd)
             if self.inode is not None and st.st_ino != self.inode:
                 # compacted: the caller folds it again from the start
-                self.replaced, self.position = True, 0
+                self.rewrites, self.position = self.rewrites + 1, 0
             elif st.st_size < self.position:
                 warnings.warn(
                     f"{self.path} is shorter than its position {self.position}; "
@@ -74,7 +74,7 @@ class LogReader:
                     DamagedRecord,
                     stacklevel=2,
                 )
-                self.replaced, self.position = True, 0
+                self.rewrites, self.position = self.rewrites + 1, 0
             self.inode = st.st_ino
             yield from self._read(fd)
         finally:

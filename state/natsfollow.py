@@ -31,7 +31,7 @@ class NatsFollower:
     asked), then hands out what has arrived.
     """
 
-    replaced = False  # a stream is never rewritten: JetStream's own limits only drop its head
+    rewrites = 0  # a stream is never rewritten: JetStream's own limits only drop its head
 
     def __init__(self, store: NatsStore, position: int) -> None:
         self.store = store

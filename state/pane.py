@@ -1,15 +1,17 @@
 """One agent's pane on one board: the files a deliverer keeps, and the order it writes them.
 
-Both deliverers (the listener and the Stop hook) go through a `Pane`:
+The deliverer (listener/deliverer.py, for the listener and the Stop hook alike) goes through a
+`Pane`, which keeps files, not the fold: the fold is the deliverer's, handed in as a value.
 
 - `take_lock()`: one deliverer per pane at a time (`PaneLocked` otherwise);
-- `start_state()`: the agent's fold, from the checkpoint when it still fits the log, knowing
-  the prompts the pane saw finished (a copy of one is never new: state/fold.py);
-- `undelivered()`: the open prompts whose key is not recorded, in catch-up order;
+- `start()`: the agent's fold and traffic to start from, from the checkpoint when it still fits
+  the log, knowing the prompts the pane saw finished (a copy of one is never new: state/fold.py);
+- `undelivered(state)`: the open prompts whose key is not recorded, in catch-up order;
 - `record(prompts, door)`: each delivered key, durably, then the receipts on the board, so a
   crash between the two costs a missing receipt, never a second delivery;
-- `remember_finished()`: the ids of the prompts the fold saw finished, durably;
-- `save_checkpoint()`: those, then the pruned fold, for a quick start next time.
+- `take_written()`: the ids of the posts written since it was last asked (for the reader to vouch);
+- `remember_finished(state)`: the ids of the prompts the fold saw finished, durably;
+- `save_checkpoint(state, traffic)`: those, then the pruned fold, for a quick start next time.
 """
 
 from __future__ import annotations
@@ -56,15 +58,9 @@ class Pane:
         self.store = store
         self.now = now
         self.files = paths.pane(agent)
-        # The fold the pane delivers from, kept current by its deliverer (`start_state()`
-        # sets it).
-        self.state = BoardState(keep_closed=False, recipient=agent)
-        # The prompts to and from the agent and its handovers (the rate and the loop limit),
-        # kept with the checkpoint.
-        self.traffic = Traffic(agent, now=now)
         self._keys: DeliveredKeys | None = None
         self._lock: PaneLock | None = None
-        self.written: set[str] = set()  # ids of the posts this process wrote, until read back
+        self._written: list[str] = []  # ids of the posts written since `take_written`
 
     @property
     def board(self) -> str:
@@ -99,21 +95,21 @@ class Pane:
         """Whether this pane recorded *prompt*'s delivery."""
         return key(prompt) in self.keys
 
-    def start_state(self) -> BoardState:
-        """The agent's fold to start from, kept as `state`: the checkpoint, or an empty fold of
-        its prompts (and `traffic`, as the checkpoint kept it)."""
-        self.state, kept = checkpoint.start(self.files.checkpoint, self.store, self.agent)
-        self.traffic = Traffic(self.agent, now=self.now)
-        self.traffic.restore(kept)
-        self.state.finished.update(self.keys.closed)
-        return self.state
+    def start(self) -> tuple[BoardState, Traffic]:
+        """The agent's fold to start from (the checkpoint, or an empty fold of its prompts), and
+        its traffic (the prompts to and from the agent and its handovers: the rate and the loop
+        limit) as the checkpoint kept it."""
+        state, kept = checkpoint.start(self.files.checkpoint, self.store, self.agent)
+        traffic = Traffic(self.agent, now=self.now)
+        traffic.restore(kept)
+        state.finished.update(self.keys.closed)
+        return state, traffic
 
-    def undelivered(self) -> list[PromptState]:
-        """The prompts open for the agent and not handed over yet, in catch-up order."""
+    def undelivered(self, state: BoardState) -> list[PromptState]:
+        """The prompts of *state* open for the agent and not handed over yet, in catch-up
+        order."""
         now = self.now()
-        return [
-            ps for ps in open_for(self.state, self.agent, now) if not self.handed_over(ps.prompt)
-        ]
+        return [ps for ps in open_for(state, self.agent, now) if not self.handed_over(ps.prompt)]
 
     def record(
         self,
@@ -157,17 +153,23 @@ class Pane:
         """Append *posts* under the agent's name (nothing for none)."""
         if posts:
             self.store.append(list(posts))
-            self.written.update(p.id for p in posts)
+            self._written += [p.id for p in posts]
 
-    def remember_finished(self) -> None:
-        """Record the ids of the prompts `state` dropped once finished, in one write: the
+    def take_written(self) -> list[str]:
+        """The ids of the posts written since the last call (their reader vouches for them)."""
+        written, self._written = self._written, []
+        return written
+
+    def remember_finished(self, state: BoardState) -> None:
+        """Record the ids of the prompts *state* dropped once finished, in one write: the
         checkpoint leaves them out, and a copy of one on the board is never new after a restart
         (whatever the store's own dedupe)."""
-        self.keys.record_closed(self.state.finished)
+        self.keys.record_closed(state.finished)
 
-    def save_checkpoint(self) -> None:
-        """Keep `state`, pruned to the prompts still receivable, as the pane's checkpoint (the
-        finished ids first: a checkpoint never starts past a close they do not hold)."""
-        self.remember_finished()
-        state = prune(self.state, self.now())
-        checkpoint.save(self.files.checkpoint, self.store, state, self.traffic.kept(state))
+    def save_checkpoint(self, state: BoardState, traffic: Traffic) -> None:
+        """Keep *state*, pruned to the prompts still receivable, and *traffic* as the pane's
+        checkpoint (the finished ids first: a checkpoint never starts past a close they do not
+        hold)."""
+        self.remember_finished(state)
+        pruned = prune(state, self.now())
+        checkpoint.save(self.files.checkpoint, self.store, pruned, traffic.kept(pruned))

@@ -29,7 +29,7 @@ from paneboard.board import decide, policy, who
 from paneboard.board.confirm import NOTE
 from paneboard.board.context import Context
 from paneboard.board.trust import verdicts_for
-from paneboard.board.view import BoardView
+from paneboard.board.view import BoardView, Refresh
 from paneboard.protocol.errors import PaneboardError
 from paneboard.protocol.posts import Post
 from paneboard.protocol.words import OPEN_STAGES
@@ -171,10 +171,10 @@ class TopApp(App[None]):
             self.loaded.set()
             while True:
                 await view.wait_changed()
-                posts = view.refresh()
+                changed = view.refresh()
                 if FAILPOINT == "top-refresh":
                     raise RuntimeError("failpoint top-refresh: a failure no reader expects")
-                self._take(posts)
+                self._take(changed)
         # Whatever stops the reading of the board (an unreadable log, a record no reader
         # expected) ends top with one line, never a traceback on the person's screen.
         except Exception as exc:  # noqa: BLE001
@@ -192,7 +192,7 @@ class TopApp(App[None]):
     def _catch_up(self, view: BoardView) -> TopModel:
         """The whole board so far, folded and indexed (in a worker thread: it may be long)."""
         model = TopModel(view.state)
-        model.take(view.refresh(), time.time())
+        model.take(view.refresh().posts, time.time())
         self._remote = who.remote_presences(self.ctx.store())
         return model
 
@@ -205,11 +205,10 @@ class TopApp(App[None]):
         if self.own_process:
             gc.freeze()  # the board read so far is kept: full collections no longer walk it
 
-    def _take(self, posts: list[tuple[int, Post]]) -> None:
+    def _take(self, changed: Refresh) -> None:
         assert self._view is not None
-        now = time.time()
-        if self._view.replaced:  # compacted: everything again from the start
-            self._view.replaced = False
+        now, posts = time.time(), changed.posts
+        if changed.replaced:  # compacted: everything again from the start
             self.model.reset(self._view.state)
             self.model.take(posts, now)
             self.post_rows.reset(self.model.shown_posts())

@@ -27,13 +27,13 @@ async def test_an_append_wakes_the_view(tmp_path: Path) -> None:
     """A view waiting on the log returns after another writer appends, and sees the post."""
     tmp_path = _board_folder(tmp_path)
     with anyio.fail_after(5), BoardView(FileStore(tmp_path)) as view:
-        assert [] == view.refresh()
+        assert [] == view.refresh().posts
         assert view.follower.watcher.uses_inotify
         async with anyio.create_task_group() as tg:
             tg.start_soon(view.wait_changed)
             await anyio.wait_all_tasks_blocked()
             append_posts(tmp_path / "log", [prompt(1)])
-        assert [prompt(1)] == [p for _, p in view.refresh()]
+        assert [prompt(1)] == [p for _, p in view.refresh().posts]
 
 
 async def test_other_files_in_the_folder_do_not_wake_it(tmp_path: Path) -> None:
@@ -70,4 +70,4 @@ async def test_without_inotify_the_view_polls(
             tg.start_soon(view.wait_changed)
             await anyio.wait_all_tasks_blocked()
             append_posts(tmp_path / "log", [prompt(2)])
-        assert [prompt(2)] == [p for _, p in view.refresh()]
+        assert [prompt(2)] == [p for _, p in view.refresh().posts]

@@ -128,7 +128,7 @@ def test_after_the_last_wait_it_gives_up_with_a_notice_and_the_prompt_stays_open
     [notice] = _receipts(board)
     assert isinstance(notice, Undelivered)
     assert "attempt 9 refused" == notice.reason
-    assert "undelivered" == listeners[0].view.state.prompts["p" * 26].recipients["bob"].stage
+    assert "undelivered" == listeners[0].deliverer.state.prompts["p" * 26].recipients["bob"].stage
 
 
 def test_a_prompt_that_expires_during_its_backoff_is_dropped_without_a_notice(

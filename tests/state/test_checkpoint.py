@@ -158,17 +158,17 @@ def test_the_checkpoint_keeps_the_traffic_for_a_deliverer_started_later(tmp_path
     clock = [1000.0]
     pane = Pane(BoardPaths(tmp_path, "b"), "bob", store, now=lambda: clock[0])
     pane.paths.ensure()
-    pane.start_state()
-    with BoardView(store, pane.state, traffic=pane.traffic) as view:
+    state, traffic = pane.start()
+    with BoardView(store, state, traffic=traffic) as view:
         view.refresh()
-    pane.traffic.handed_over("alice", p.id, 990.0)
-    pane.save_checkpoint()
+    traffic.handed_over("alice", p.id, 990.0)
+    pane.save_checkpoint(view.state, traffic)
     later = Pane(BoardPaths(tmp_path, "b"), "bob", store, now=lambda: clock[0])
-    later.start_state()
-    assert ((990.0,), [p.id]) == (later.traffic.recent("alice"), list(later.traffic.links))
-    assert pane.traffic.arrivals == later.traffic.arrivals
-    assert 1000.0 == later.traffic.floor
+    _, kept = later.start()
+    assert ((990.0,), [p.id]) == (kept.recent("alice"), list(kept.links))
+    assert traffic.arrivals == kept.arrivals
+    assert 1000.0 == kept.floor
     pane.files.checkpoint.unlink()
     cold = Pane(BoardPaths(tmp_path, "b"), "bob", store, now=lambda: clock[0])
-    cold.start_state()
-    assert ((), {}) == (cold.traffic.recent("alice"), cold.traffic.links)
+    _, none = cold.start()
+    assert ((), {}) == (none.recent("alice"), none.links)

@@ -12,9 +12,11 @@ from paneboard.protocol.errors import BoardIOError, PaneLocked
 from paneboard.protocol.posts import Ack, Delivered, Held
 from paneboard.state.delivered import DeliveredKeys
 from paneboard.state.filestore import FileStore
+from paneboard.state.fold import BoardState
 from paneboard.state.log import read_posts
 from paneboard.state.pane import Pane, key
 from paneboard.state.paths import BoardPaths
+from paneboard.state.policy import Traffic
 from tests.factories import prompt
 
 
@@ -23,10 +25,11 @@ def _pane(home: Path, now: float = 100.0) -> Pane:
     return Pane(paths, "bob", FileStore(paths.dir), now=lambda: now)
 
 
-def _folded(pane: Pane) -> None:
-    pane.start_state()
-    with BoardView(pane.store, pane.state) as view:
+def _folded(pane: Pane) -> BoardState:
+    state, _ = pane.start()
+    with BoardView(pane.store, state) as view:
         view.refresh(keep=False)
+    return view.state
 
 
 def test_a_pane_names_its_files_in_the_panes_folder(home: Path) -> None:
@@ -99,8 +102,8 @@ def test_undelivered_skips_the_recorded_and_the_closed_in_catch_up_order(home: P
     pane = _pane(home)
     pane.take_lock()
     pane.record([prompt(2)], "stdout")
-    _folded(pane)
-    assert [urgent.id, prompt(1).id] == [ps.prompt.id for ps in pane.undelivered()]
+    state = _folded(pane)
+    assert [urgent.id, prompt(1).id] == [ps.prompt.id for ps in pane.undelivered(state)]
     pane.release()
 
 
@@ -109,21 +112,16 @@ def test_the_checkpoint_is_where_the_next_pane_starts(home: Path) -> None:
     FileStore(home / "b").append([prompt(1), prompt(2)])
     pane = _pane(home)
     pane.take_lock()
-    _folded(pane)
-    pane.save_checkpoint()
+    folded = _folded(pane)
+    pane.save_checkpoint(folded, Traffic("bob"))
     pane.release()
-    again = _pane(home)
-    state = again.start_state()
-    assert state is again.state
-    assert (pane.state.position, sorted(pane.state.prompts)) == (
-        state.position,
-        sorted(state.prompts),
-    )
+    state, _ = _pane(home).start()
+    assert (folded.position, sorted(folded.prompts)) == (state.position, sorted(state.prompts))
     assert 0 < state.position
 
 
 def test_without_a_checkpoint_the_start_is_an_empty_fold_of_the_agents_prompts(home: Path) -> None:
-    state = _pane(home).start_state()
+    state, _ = _pane(home).start()
     assert ({}, 0, False, "bob") == (
         state.prompts,
         state.position,
@@ -142,15 +140,14 @@ def test_a_prompt_closed_before_a_checkpoint_is_no_prompt_after_it(home: Path) -
     )
     pane = _pane(home)
     pane.take_lock()
-    _folded(pane)
-    pane.save_checkpoint()
+    pane.save_checkpoint(_folded(pane), Traffic("bob"))
     pane.release()
     store.append([prompt(1), prompt(2)])  # the closed one again, then a new one
     again = _pane(home)
     again.take_lock()
-    _folded(again)
+    state = _folded(again)
     assert ([prompt(2).id], {prompt(1).id}) == (
-        [ps.prompt.id for ps in again.undelivered()],
+        [ps.prompt.id for ps in again.undelivered(state)],
         DeliveredKeys(again.files.delivered).closed,
     )
     again.release()

@@ -1,7 +1,8 @@
 """The recipient's policy, applied to a pane's prompts before any door takes them.
 
-The listener and the Stop hook each ask one `Screen` about every prompt they would hand over
-(`admit`), so both decide alike (state/policy.py `decide`): a prompt let through comes back
+The deliverer (listener/deliverer.py: the listener's and the Stop hook's) asks one
+`PolicyScreen` about every prompt it would hand over (`admit`), so both decide alike
+(state/policy.py `decide`): a prompt let through comes back
 with what the door tells the agent about it (`Provenance`); one the policy holds gets a
 `held` post (``by: policy``) and one it refuses a `refused` post, both under the agent's
 name, and neither reaches the door. A held prompt waits for a decision: once the fold reads the
@@ -18,12 +19,12 @@ and a deliverer started later reads it there, so it never posts a second one.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 
 import msgspec
 
+from paneboard.board.context import header
+from paneboard.board.view import BoardView
 from paneboard.protocol.compose import Provenance
-from paneboard.protocol.ids import header
 from paneboard.protocol.posts import Held, Post, Prompt, Refused
 from paneboard.protocol.signing import UNSIGNED, VERIFIED
 from paneboard.state.fold import PromptState, is_open, order_key
@@ -32,36 +33,29 @@ from paneboard.state.policy import (
     Decision,
     Facts,
     Policy,
-    Traffic,
     decide,
     policy_path,
     read_policy,
 )
-from paneboard.state.verdicts import Verdicts
 
-__all__ = ["Screen"]
+__all__ = ["PolicyScreen"]
 
 
-class Screen:
-    """The policy of *pane*'s agent over its prompts, as deliverer *door* applies it.
+class PolicyScreen:
+    """The policy of *pane*'s agent over the prompts *view* folds for it.
 
-    *payload* gives a prompt's bytes as stored (what its signature covers); *traffic* the
-    prompts read to and from the agent (the rate and the loop limit).
+    The view is one opened with verdicts and traffic (the prompts read to and from the agent:
+    the rate and the loop limit); the screen reads its fold, its verdicts and the bytes each
+    prompt is stored as (what its signature covers), and counts handovers in its traffic.
     """
 
-    def __init__(
-        self,
-        pane: Pane,
-        door: str,
-        verdicts: Verdicts,
-        payload: Callable[[PromptState], bytes | None],
-        traffic: Traffic,
-    ) -> None:
+    def __init__(self, pane: Pane, view: BoardView) -> None:
+        if view.verdicts is None or view.traffic is None:
+            raise TypeError("a policy screen needs a view with verdicts and traffic")
         self.pane = pane
-        self.door = door
-        self.verdicts = verdicts
-        self.payload = payload
-        self.traffic = traffic
+        self.view = view
+        self.verdicts = view.verdicts
+        self.traffic = view.traffic
         self.decided: dict[str, Decision] = {}  # held or refused by this process, not read back
         self.waits: dict[str, Decision] = {}  # prompts that wait for the rate, and until when
         self._policy: tuple[tuple[int, ...], Policy] | None = None  # (the file's stamp, policy)
@@ -71,13 +65,13 @@ class Screen:
         stage = ps.recipients[self.pane.agent].stage
         return stage == "held" or (stage != "approved" and ps.prompt.id in self.decided)
 
-    def admit(self, ps: PromptState) -> Provenance | None:
-        """What the door tells the agent about *ps*, if it may have it now; None if it is held
-        (a `held` post the first time) or refused (a `refused` post)."""
+    def admit(self, ps: PromptState, door: str) -> Provenance | None:
+        """What *door* tells the agent about *ps*, if it may have it now; None if it is held
+        (a `held` post naming *door*, the first time) or refused (a `refused` post)."""
         if self.waiting(ps):
             return None
         prompt, stage = ps.prompt, ps.recipients[self.pane.agent].stage
-        payload = self.payload(ps)
+        payload = self.view.payload(ps)
         if stage == "approved":  # a person let it through: the policy is not asked again
             return self._provenance(prompt, payload, approved=True)
         verdict = UNSIGNED if payload is None else self.verdicts.verdict(prompt.sender, payload)
@@ -96,14 +90,14 @@ class Screen:
             # gives its time (`Traffic.take_back` if the door fails).
             self.traffic.handed_over(prompt.sender, prompt.id, self.pane.now())
             return self.verdicts.provenance(prompt, payload, verdict=verdict)
-        self.pane.post([self._post(prompt, decision)])
+        self.pane.post([self._post(prompt, decision, door)])
         self.decided[prompt.id] = decision
         return None
 
     def _ahead(self, ps: PromptState) -> int:
         """How many prompts from *ps*'s sender before it (in catch-up order) wait for the rate;
         those no longer waiting (handed over, closed, held) are forgotten."""
-        state, agent, now, n = self.pane.state, self.pane.agent, self.pane.now(), 0
+        state, agent, now, n = self.view.state, self.pane.agent, self.pane.now(), 0
         for pid in list(self.waits):
             other = state.prompts.get(pid)
             if (
@@ -152,15 +146,9 @@ class Screen:
             self._policy = (stamp, read_policy(self.pane.paths.dir, self.pane.agent))
         return self._policy[1]
 
-    def _post(self, prompt: Prompt, decision: Decision) -> Post:
-        head = header(self.pane.board, self.pane.agent, self.pane.now(), os.urandom(10))
+    def _post(self, prompt: Prompt, decision: Decision, door: str) -> Post:
+        head = header(self.pane.board, self.pane.agent, self.pane.now())
         reason = decision.reason or decision.action
         if decision.action == "refuse":
             return Refused(**head, prompt_id=prompt.id, reason=reason)
-        return Held(
-            **head,
-            prompt_id=prompt.id,
-            door=self.door,
-            by="policy",
-            reason=reason,
-        )
+        return Held(**head, prompt_id=prompt.id, door=door, by="policy", reason=reason)

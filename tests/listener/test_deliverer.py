@@ -126,7 +126,7 @@ def test_the_panes_own_receipts_are_vouched_for_and_no_one_elses(home: Path) -> 
         deliverer.refresh()
         stage = deliverer.state.prompts[p2.id].recipients["bob"].stage
         deliverer.pane.record([p1], "stdout")
-        forged = Delivered(id="f" * 26, board="b", sender="bob", ts=NOW, prompt=p2.id, door="x")
+        forged = Delivered(id="f" * 26, board="b", sender="bob", ts=NOW, prompt_id=p2.id, door="x")
         append_posts(home / "b" / "log", [forged])
         deliverer.refresh()
         stages = [deliverer.state.prompts[p.id].recipients["bob"].stage for p in (p1, p2)]

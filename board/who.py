@@ -24,6 +24,7 @@ from paneboard.state.abc import Store
 from paneboard.state.fold import BoardState, stage
 from paneboard.state.panelock import holder
 from paneboard.state.paths import BoardPaths
+from paneboard.state.proc import alive
 
 
 class WhoRow(msgspec.Struct, frozen=True):
@@ -92,13 +93,15 @@ def _row(
 
 
 def _attach(path: Path) -> str:
-    """The attach line of the agent's spawned session; "" for none (or a record that cannot
-    be read: `stop` names what is wrong with it)."""
+    """The attach line of the agent's spawned session while its process runs; "" for none (or
+    a record that cannot be read: `stop` names what is wrong with it)."""
     try:
         record = spawned.read(path)
     except BoardIOError:
         return ""
-    return record.attach if record else ""
+    if record is None or (record.pid is not None and not alive(record.pid, zombie=False)):
+        return ""
+    return record.attach
 
 
 def pane_names(paths: BoardPaths) -> list[str]:

@@ -105,7 +105,13 @@ def stop_command(args: Namespace) -> None:
                 f" (paneboard spawn KIND --as {ctx.agent} starts one)"
             )
         agent = by_kind(record.kind)
-        said = agent.stop_session(record.session, os.environ)
+        try:
+            said = agent.stop_session(record.session, os.environ)
+        except BadInput as exc:
+            if record.pid is None or alive(record.pid, zombie=False):
+                raise
+            spawned.remove(pane.spawned)  # its process has ended: the record points nowhere
+            raise BadInput(f"{exc}; the session's process {record.pid} had ended") from None
         spawned.remove(pane.spawned)
         left = _wait_gone(record.pid, pane)
     report = StopReport(ctx.agent, agent.kind, record.session, said, left)
@@ -182,29 +188,38 @@ def _refuse_other_hooks(agent: Agent, setup: Setup, name: str) -> None:
 def _start(
     ctx: Context, agent: Agent, setup: Setup, pane: PaneFiles, timeout: float
 ) -> tuple[list[Change], Spawned]:
-    """Install the hooks, start the session and wait for its listener; on any failure, the
-    project's files as they were and the session ended."""
+    """Install the hooks, start the session and wait for its listener; on any failure (an
+    interrupt too), the project's files as they were and the session ended."""
     before = _Before(agent.files(setup, "install"), setup.project)
     changes = agent.install(setup)  # says so, and changes nothing, where they are in already
     if not any(change.changed for change in changes):
         before = _Before([], setup.project)  # nothing to put back
-    request = SpawnRequest(ctx.agent, setup.project, {**os.environ, **ctx.child_env()}, ctx.home)
+    # The name is in the hooks; an agent's daemon (Claude Code's) keeps the environment it was
+    # started with for every later background session, where PANEBOARD_AGENT would be wrong.
+    env = {k: v for k, v in os.environ.items() if k != "PANEBOARD_AGENT"}
     try:
-        started = agent.spawn(request)  # no first turn: --first goes through the board
+        # no first turn: --first goes through the board
+        started = agent.spawn(SpawnRequest(ctx.agent, setup.project, env, ctx.home))
     except BaseException:
         before.restore()
         raise
-    ctx.paths.ensure()
-    spawned.write(
-        pane.spawned, spawned.record(agent.kind, started.session, started.attach, started.pid)
-    )
     try:
+        ctx.paths.ensure()
+        record = spawned.record(agent.kind, started.session, started.attach, started.pid)
+        spawned.write(pane.spawned, record)
         _wait_listener(agent, started, pane, timeout)
-    except BaseException:
+    except BaseException as exc:
+        said = _stop_quietly(agent, started)
         spawned.remove(pane.spawned)
         before.restore()
+        if isinstance(exc, _NoListener):
+            raise BadInput(f"{exc}; {said}") from None
         raise
     return changes, started
+
+
+class _NoListener(Exception):
+    """The session started, and no listener held its pane."""
 
 
 def _wait_listener(agent: Agent, started: Spawned, pane: PaneFiles, timeout: float) -> None:
@@ -219,10 +234,9 @@ def _wait_listener(agent: Agent, started: Spawned, pane: PaneFiles, timeout: flo
                 if ended
                 else f"no listener held the pane within {timeout:g} s"
             )
-            said = _stop_quietly(agent, started)
-            raise BadInput(
+            raise _NoListener(
                 f"spawned {agent.title} session {started.session}, but {what}: its session-start"
-                f" hook started no listener (see {pane.log}); {said}"
+                f" hook started no listener (see {pane.log})"
             )
         time.sleep(0.1)
 

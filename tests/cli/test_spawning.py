@@ -11,7 +11,7 @@ import pytest
 
 from paneboard.state import spawned
 from paneboard.state.paths import BoardPaths
-from testing.helpers import PANEBOARD, ROOT, Listening, cli_env, run, run_cli
+from testing.helpers import PANEBOARD, ROOT, Listening, cli_env, ended_pid, run, run_cli
 
 
 def tree(folder: Path) -> dict[str, bytes | None]:
@@ -182,3 +182,29 @@ def test_who_shows_a_spawned_sessions_attach_line(home: Path) -> None:
     )
     assert expected == text
     assert [attach] == [row["attach"] for row in rows if row["agent"] == "helper"]
+
+
+def test_stop_of_a_session_that_had_ended_removes_its_record(home: Path, tmp_path: Path) -> None:
+    """pi's tmux server is gone and its process ended: stop says so (exit 1), and the record,
+    which points nowhere, is removed."""
+    paths = BoardPaths(home, "test")
+    paths.ensure()
+    record = paths.pane("helper").spawned
+    gone = ended_pid()
+    spawned.write(record, spawned.record("pi", "paneboard-helper", "tmux -L x attach", gone))
+    done = run_cli(home, "stop", "helper", TMUX_TMPDIR=str(tmp_path))
+    expected = (
+        "paneboard: no tmux server `paneboard-helper` runs: the pi session has ended;"
+        f" the session's process {gone} had ended\n"
+    )
+    assert (1, "", expected) == (done.returncode, done.stdout, done.stderr)
+    assert not record.exists()
+
+
+def test_who_shows_no_attach_line_once_the_sessions_process_has_ended(home: Path) -> None:
+    paths = BoardPaths(home, "test")
+    paths.ensure()
+    record = spawned.record("claude", "3f2a1b9c", "claude attach 3f2a1b9c", ended_pid())
+    spawned.write(paths.pane("helper").spawned, record)
+    (paths.panes / "helper.lock").touch()
+    assert f"{'helper':<20} no listener\n" == run_cli(home, "who").stdout

@@ -286,3 +286,25 @@ def test_pi_spawned_in_tmux_answers_its_first_prompt_and_stops(
     has = subprocess.run(["tmux", "-L", "paneboard-helper", "has-session"], env=env, check=False)
     assert 0 != has.returncode
     wait_until(lambda: not registry.exists(), "pi's door registry left behind", 5)
+
+
+def test_a_project_claude_code_does_not_trust_is_refused_in_its_words_and_left_as_it_was(
+    claude_setup: tuple[Path, Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """`claude --bg` refuses an untrusted folder: spawn says what Claude Code said, exits 1,
+    and the hooks it merged into the project's settings are taken out again."""
+    pb_home, _, env = claude_setup
+    project = tmp_path / "untrusted"
+    (project / ".claude").mkdir(parents=True)
+    settings = project / ".claude" / "settings.local.json"
+    settings.write_text('{"theme": "mine"}\n')
+    args = ("spawn", "claude", "--as", "helper", "--project", str(project))
+    done = pb(pb_home, *args, env=env, timeout=90)
+    expected = (
+        "paneboard: claude --bg failed (exit 1): Workspace not trusted. Run `claude` in"
+        f" {project} once and accept the trust prompt, then retry.\n"
+    )
+    assert (1, "", expected) == (done.returncode, done.stdout, done.stderr)
+    assert '{"theme": "mine"}\n' == settings.read_text()
+    assert [settings] == list(project.rglob("*.json"))
+    assert not pane(pb_home, "spawned").exists()

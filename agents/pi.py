@@ -32,6 +32,7 @@ from typing import Any
 from paneboard.agents import spawning
 from paneboard.agents.base import Spawned, SpawnRequest
 from paneboard.agents.script import Script, ScriptAgent, ScriptDoor, private_folder
+from paneboard.listener.doors.socket import check_socket
 from paneboard.listener.seen import content_texts, field
 
 NAME = "pi-extension"
@@ -80,6 +81,7 @@ class Pi(ScriptAgent):
 
         def quit_(pid: int) -> str:
             path = private_folder(self.folder, env) / f"{pid}.sock"
+            check_socket(path, NAME)  # a socket of this user's, not a link
             answer = spawning.ask_line(path, b'{"quit": true}\n')
             if answer.get("ok") is not True:
                 raise ValueError(str(answer.get("error")))

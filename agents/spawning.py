@@ -5,8 +5,8 @@ A session run in tmux gets a private server, ``tmux -L paneboard-NAME`` (its soc
 ``$TMUX_TMPDIR``, else /tmp, under ``tmux-UID/``), started by the spawn with the spawn's
 environment, so the agent sees exactly that environment (a server that runs already would
 give its own). Its one window runs the agent's command itself, no shell; the window's process
-is the agent. Stopping it asks the agent to quit its own way (a signal it handles as its quit
-command), then closes the server.
+is the agent. Stopping it asks the agent to quit its own way where it has one (pi: through
+paneboard's extension, `ctx.shutdown`), else sends SIGTERM, then closes the server.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 from paneboard.agents.base import Agent, Spawned, SpawnRequest
 from paneboard.agents.hookfile import HookFileAgent, our_commands
 from paneboard.agents.script import ScriptAgent
-from paneboard.protocol.errors import BadInput
+from paneboard.protocol.errors import BadInput, DoorFailed
 from paneboard.state.proc import alive
 
 QUIT_WITHIN = 10.0  # seconds an agent has to end after its quit signal
@@ -97,16 +97,18 @@ def in_tmux(agent: Agent, argv: list[str], request: SpawnRequest) -> Spawned:
     return Spawned(server, f"tmux -L {server} attach", int(done.stdout.strip()))
 
 
-def stop_tmux(agent: Agent, server: str, env: Mapping[str, str], quit: Quit | None = None) -> str:
-    """End the agent in tmux server *server*: its own quit where it has one (*quit*, given the
-    agent's pid), else SIGTERM; then the server closed. What happened, in words; `BadInput`
+def stop_tmux(
+    agent: Agent, server: str, env: Mapping[str, str], ask_quit: Quit | None = None
+) -> str:
+    """End the agent in tmux server *server*: its own quit where it has one (*ask_quit*, given
+    the agent's pid), else SIGTERM; then the server closed. What happened, in words; `BadInput`
     where no such server runs."""
     tmux = shutil.which("tmux", path=env.get("PATH", os.defpath)) or "tmux"
     shown = _tmux(tmux, server, env, "display-message", "-p", "#{pane_pid}")
     if shown.returncode != 0 or not shown.stdout.strip().isdigit():
         raise BadInput(f"no tmux server `{server}` runs: the {agent.title} session has ended")
     pid = int(shown.stdout.strip())
-    how = _asked(quit, pid)
+    how = _asked(ask_quit, pid)
     if how is None:
         os.kill(pid, signal.SIGTERM)
         how = "SIGTERM"
@@ -121,10 +123,10 @@ def stop_tmux(agent: Agent, server: str, env: Mapping[str, str], quit: Quit | No
 Quit = Callable[[int], str]  # asks the agent process *pid* to quit; what it did, in words
 
 
-def _asked(quit: Quit | None, pid: int) -> str | None:
+def _asked(ask_quit: Quit | None, pid: int) -> str | None:
     try:
-        return None if quit is None else quit(pid)
-    except (OSError, ValueError, TypeError):
+        return None if ask_quit is None else ask_quit(pid)
+    except (OSError, ValueError, TypeError, DoorFailed):
         return None  # its quit cannot be asked for: the signal it is
 
 

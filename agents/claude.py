@@ -10,6 +10,10 @@ listener. `hook install claude --mcp` registers `paneboard mcp` in ``DIR/.mcp.js
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
+import subprocess
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,14 +22,17 @@ from typing import Any
 
 import msgspec
 
-from paneboard.agents.base import DoctorRequest, DoorRequest, ListenOption
+from paneboard.agents import spawning
+from paneboard.agents.base import DoctorRequest, DoorRequest, ListenOption, Spawned, SpawnRequest
 from paneboard.agents.claude_transcript import ADMIT_WITHIN, Intake, Pace, user_texts
 from paneboard.agents.hookfile import HookFileAgent
 from paneboard.agents.mcpconfig import JsonServers
 from paneboard.listener.doors.base import Door, HeldByAgent, Outcome
+from paneboard.listener.doors.process import child_env
 from paneboard.listener.doors.socket import SocketDoor, check_socket
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
+from paneboard.protocol.visible import one_line
 from paneboard.state.health import Check
 
 SOCKET = "CLAUDE_CODE_MESSAGING_SOCKET"  # the session's inbox, in its hooks' environment
@@ -120,6 +127,73 @@ class Claude(HookFileAgent):
         except DoorUnavailable as exc:
             return Check("fail", self.kind, exc.reason)
         return Check("ok", self.kind, f"inbox socket {socket} (a socket, yours)")
+
+    # --- spawn and stop: a background session (`claude --bg`, `claude stop ID`) ---------------
+
+    def spawn(self, request: SpawnRequest) -> Spawned:
+        """`claude --bg` in the project, no first turn (the first prompt comes through the
+        door): its short id, and the session's pid from its registry once it is there."""
+        argv = [spawning.command("claude", request.env, self.title), "--bg"]
+        done = _run(argv, request.project, request.env, BG_WITHIN)
+        found = re.search(r"backgrounded · ([0-9A-Za-z_-]+)", done.stdout)
+        if done.returncode != 0 or found is None:
+            said = one_line(done.stderr.strip() or done.stdout.strip() or "(no output)")
+            raise BadInput(f"claude --bg failed (exit {done.returncode}): {said}")
+        job = found.group(1)
+        return Spawned(job, f"claude attach {job}", _bg_pid(request.env, job))
+
+    def stop_session(self, session: str, env: Mapping[str, str]) -> str:
+        """`claude stop ID`; what it said (`BadInput` with its words when it fails)."""
+        done = _run([spawning.command("claude", env, self.title), "stop", session], None, env, 30)
+        said = one_line(done.stdout.strip() or done.stderr.strip() or "(no output)")
+        if done.returncode != 0:
+            raise BadInput(f"claude stop {session} failed (exit {done.returncode}): {said}")
+        return said
+
+
+BG_WITHIN = 60.0  # seconds `claude --bg` may take to start the session and print its id
+
+
+def _run(
+    argv: list[str], cwd: Path | None, env: Mapping[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """A Claude Code command; a session's own `CLAUDE_CODE_*` variables are not handed on."""
+    try:
+        return subprocess.run(
+            argv,
+            cwd=cwd,
+            env=child_env(env),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise BadInput(
+            f"claude {shlex.join(argv[1:])} did not finish within {timeout:g} s"
+        ) from None
+
+
+def _bg_pid(env: Mapping[str, str], job: str, within: float = 5.0) -> int | None:
+    """The pid of background session *job*, from Claude Code's registry of sessions
+    (``~/.claude/sessions/PID.json``, ``"jobId"``); None if it does not show within *within*."""
+    config = env.get("CLAUDE_CONFIG_DIR") or str(
+        Path(env.get("HOME", "~")).expanduser() / ".claude"
+    )
+    deadline = time.monotonic() + within
+    while True:
+        for path in (Path(config) / "sessions").glob("*.json"):
+            try:
+                record = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(record, dict) and record.get("jobId") == job:
+                pid = record.get("pid")
+                return pid if isinstance(pid, int) and pid > 0 else None
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.1)
 
 
 CLAUDE = Claude(

@@ -24,11 +24,15 @@ which records a user message as the turn that carries it starts: ``{"type": "mes
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paneboard.agents.script import Script, ScriptAgent, ScriptDoor, socket_option
+from paneboard.agents import spawning
+from paneboard.agents.base import Spawned, SpawnRequest
+from paneboard.agents.script import Script, ScriptAgent, ScriptDoor, private_folder, socket_option
+from paneboard.listener.doors.socket import check_socket
 from paneboard.listener.seen import content_texts, field
 
 NAME = "pi-extension"
@@ -62,6 +66,28 @@ class Pi(ScriptAgent):
         if record.get("type") != "message" or message.get("role") != "user":
             return []
         return content_texts(message.get("content"))
+
+    # --- spawn and stop: pi's TUI in a tmux server of its own (the extension needs its UI) ---
+
+    def spawn(self, request: SpawnRequest) -> Spawned:
+        """`pi` (its provider and model from its own settings) in a private tmux server."""
+        return spawning.in_tmux(self, [spawning.command("pi", request.env, self.title)], request)
+
+    def stop_session(self, session: str, env: Mapping[str, str]) -> str:
+        """pi's own quit, asked through the extension's socket (`ctx.shutdown`: the extension
+        closes its door, the listener ends with pi), then the tmux server closed. pi 0.73.1
+        dies of a SIGTERM without its cleanup: that is only where the extension cannot be
+        reached."""
+
+        def quit_(pid: int) -> str:
+            path = private_folder(self.folder, env) / f"{pid}.sock"
+            check_socket(path, NAME)  # a socket of this user's, not a link
+            answer = spawning.ask_line(path, b'{"quit": true}\n')
+            if answer.get("ok") is not True:
+                raise ValueError(str(answer.get("error")))
+            return "its own quit, asked through paneboard's extension"
+
+        return spawning.stop_tmux(self, session, env, quit_)
 
 
 PI = Pi(

@@ -13,7 +13,8 @@
 //  * for each line {"id": ID, "text": TEXT} on the socket, gives TEXT to pi as a user message
 //    (pi.sendUserMessage: a turn at once when idle, a follow-up after the current turn when
 //    busy) and answers {"ok": true, "session": FILE, "busy": BOOL} once pi's `input` event has
-//    shown it that text, else {"ok": false, "error": WHY};
+//    shown it that text, else {"ok": false, "error": WHY}; for {"quit": true} (`paneboard
+//    stop`), answers {"ok": true, "quitting": true} and quits pi its own way (ctx.shutdown);
 //  * adds the listener's context line (who this agent is, how to post) to the system prompt.
 import { spawn } from "child_process";
 import fs from "fs";
@@ -88,7 +89,14 @@ export default function (pi) {
   });
 
   async function handOver(line) {
-    const { text } = JSON.parse(line);
+    const { text, quit } = JSON.parse(line);
+    if (quit === true) {
+      // `paneboard stop`: pi's own quit (ctx.shutdown), once this answer is on its way.
+      if (!state.ctx) return { ok: false, error: "no session yet in this pi" };
+      const ctx = state.ctx;
+      setTimeout(() => ctx.shutdown(), 50);
+      return { ok: true, quitting: true };
+    }
     if (typeof text !== "string" || !text) return { ok: false, error: "no text" };
     if (!state.ctx) return { ok: false, error: "no session yet in this pi" };
     const busy = !state.ctx.isIdle();

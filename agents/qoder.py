@@ -36,7 +36,7 @@ from pathlib import Path
 
 import msgspec
 
-from paneboard.agents.base import DoctorRequest, DoorRequest, ListenOption
+from paneboard.agents.base import Agent, DoctorRequest, DoorRequest, ListenOption
 from paneboard.agents.claude import Claude, ClaudeInboxDoor
 from paneboard.listener.doors.base import Door
 from paneboard.protocol.errors import BadInput
@@ -88,6 +88,10 @@ class Qoder(Claude):
         """Its inbox socket (from the session's environment: `--socket` is Claude Code's), its
         hooks."""
         return [self.inbox_check(ask.env.get(SOCKET)), *self.hook_checks(ask.project)]
+
+    # Claude Code's background sessions (`claude --bg`) are not Qoder CLI's: not spawned so.
+    spawn = Agent.spawn
+    stop_session = Agent.stop_session
 
 
 QODER = Qoder(

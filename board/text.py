@@ -145,4 +145,5 @@ def who_line(row: WhoRow) -> str:
     state = f"listening  pid {row.pid}  door {row.door}" if row.listening else "no listener"
     last = f"  last delivery {clock(row.last_delivery)}" if row.last_delivery else ""
     waiting = f"  {row.held} held for a person" if row.held else ""
-    return one_line(f"{row.agent:<20} {state}{last}{waiting}")
+    attach = f"  attach: {row.attach}" if row.attach else ""
+    return one_line(f"{row.agent:<20} {state}{last}{waiting}{attach}")

@@ -19,11 +19,12 @@ import msgspec
 from paneboard.board.context import Context
 from paneboard.board.trust import read_board
 from paneboard.protocol.errors import BoardIOError
-from paneboard.state import presence
+from paneboard.state import presence, spawned
 from paneboard.state.abc import Store
 from paneboard.state.fold import BoardState, stage
 from paneboard.state.panelock import holder
 from paneboard.state.paths import BoardPaths
+from paneboard.state.proc import alive
 
 
 class WhoRow(msgspec.Struct, frozen=True):
@@ -36,6 +37,7 @@ class WhoRow(msgspec.Struct, frozen=True):
     last_delivery: float | None = None
     held: int = 0  # open prompts its agent (or policy) holds for a person
     host: str = ""  # the machine its listener runs on, as the listener said
+    attach: str = ""  # how a person opens the session `paneboard spawn` started for it
 
 
 def who(ctx: Context) -> list[WhoRow]:
@@ -86,7 +88,20 @@ def _row(
         last_delivery=record.last_delivery if record else None,
         held=held,
         host=here.host if here else "",
+        attach=_attach(files.spawned),
     )
+
+
+def _attach(path: Path) -> str:
+    """The attach line of the agent's spawned session while its process runs; "" for none (or
+    a record that cannot be read: `stop` names what is wrong with it)."""
+    try:
+        record = spawned.read(path)
+    except BoardIOError:
+        return ""
+    if record is None or (record.pid is not None and not alive(record.pid, zombie=False)):
+        return ""
+    return record.attach
 
 
 def pane_names(paths: BoardPaths) -> list[str]:

@@ -70,7 +70,7 @@ def _install(args: argparse.Namespace) -> list[Change]:
             check_name(what, value)  # written into every hook: refused here, not at each start
     check_url(args.store or "")
     setup = Setup(
-        project=_project(args.project),
+        project=project_folder(args.project),
         exe=executable(),
         mode=agent.check_mode(args.mode),
         options=_given_options(args),
@@ -84,7 +84,7 @@ def _install(args: argparse.Namespace) -> list[Change]:
     return list(agent.install(setup) if args.action == "install" else agent.uninstall(setup))
 
 
-def _project(given: Path | None) -> Path:
+def project_folder(given: Path | None) -> Path:
     project = (given or Path.cwd()).absolute()
     if not project.is_dir():
         what = (

@@ -370,6 +370,50 @@ def _refuse_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reason", default="no reason given", metavar="TEXT")
 
 
+# --- spawn and stop: a new agent session with paneboard's hooks, and its end -----------------
+
+
+def _spawn_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("kind", type=_kind, metavar="|".join(_kinds()), help="which agent")
+    p.add_argument(
+        "--project",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the folder the session runs in, where its hooks go (default: here)",
+    )
+    p.add_argument(
+        "--first",
+        metavar="TEXT",
+        help="post TEXT to the new agent as its first prompt (`-` reads stdin)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=60.0,
+        metavar="S",
+        help="give up when no listener holds the pane after S seconds (default 60)",
+    )
+
+
+def _stop_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", metavar="NAME", help="the spawned (or woken) agent")
+
+
+SPAWNING: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] = {
+    "spawn": (
+        "start a new session of an agent with paneboard's hooks, as --as NAME",
+        _spawn_options,
+        "spawning:spawn_command",
+    ),
+    "stop": (
+        "end a spawned or woken session through the agent's own stop",
+        _stop_options,
+        "spawning:stop_command",
+    ),
+}
+
+
 # name: (help, the function adding its options, the module:function running it: a module of
 # cli/, or a dotted name for a layer above the command line, imported only when run)
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] = {
@@ -438,6 +482,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] 
         _mcp_options,
         "paneboard.mcpserver.command:mcp_command",
     ),
+    **SPAWNING,
 }
 DESCRIPTION = "Hand work between coding agents through a shared board."
 

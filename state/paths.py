@@ -151,7 +151,8 @@ def not_private(kind: str, path: Path, st: os.stat_result) -> str | None:
 class PaneFiles:
     """The files of one agent's pane on a board, ``panes/AGENT.*``: its pane lock, delivered
     keys, checkpoint, presence, transcript mark (how far its conversation file was read), its
-    listener's log, the Stop hook's last check, and the agent's policy on the board."""
+    listener's log, the Stop hook's last check, the agent's policy on the board, and the record
+    of the session `paneboard spawn` started for it."""
 
     __slots__ = (
         "checkpoint",
@@ -161,6 +162,7 @@ class PaneFiles:
         "mark",
         "policy",
         "presence",
+        "spawned",
         "stopcheck",
     )
 
@@ -173,6 +175,7 @@ class PaneFiles:
         self.log = panes / f"{agent}.log"
         self.stopcheck = panes / f"{agent}.stopcheck"
         self.policy = panes / f"{agent}.policy"
+        self.spawned = panes / f"{agent}.spawned"
 
 
 class BoardPaths:

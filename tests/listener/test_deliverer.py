@@ -192,7 +192,7 @@ async def test_a_swapped_door_takes_the_next_prompts_and_names_itself_in_their_r
             tg.cancel_scope.cancel()
     receipts = [p for _, p in read_posts(home / "b" / "log") if isinstance(p, Delivered)]
     assert ([p1.id], [p2.id]) == (first.ids, second.ids)
-    assert [(p1.id, "one"), (p2.id, "two")] == [(r.prompt, r.door) for r in receipts]
+    assert [(p1.id, "one"), (p2.id, "two")] == [(r.prompt_id, r.door) for r in receipts]
     assert second is listener.door
 
 

@@ -53,7 +53,7 @@ def answered(pb_home: Path, prompt: str, env: dict[str, str]) -> None:
 def seen(pb_home: Path, prompt: str) -> list[str]:
     """The sources of the `seen` receipts of *prompt*."""
     posts = read_posts(pb_home / "test" / "log")
-    return [p.source for _, p in posts if isinstance(p, Seen) and p.prompt == prompt]
+    return [p.source for _, p in posts if isinstance(p, Seen) and p.prompt_id == prompt]
 
 
 def who_line(pb_home: Path, env: dict[str, str]) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.agents import codex_trust as trust
-from paneboard.agents.base import Change, Check, DoctorRequest, DoorRequest, Setup
+from paneboard.agents.base import Change, Check, DoctorRequest, DoorRequest, Setup, WakeRequest
 from paneboard.agents.codex_thread import (
     CodexThread,
     Rollout,
@@ -36,6 +36,7 @@ from paneboard.agents.hookfile import HookFileAgent, is_ours, load
 from paneboard.agents.mcpconfig import TomlServers
 from paneboard.listener.doors.base import Door, Outcome
 from paneboard.listener.doors.process import child_env, run_command
+from paneboard.listener.doors.resume import Resume, ResumeDoor
 from paneboard.listener.doors.simple import _which
 from paneboard.listener.seen import Sighting, content_texts, field
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable, PaneboardError
@@ -157,6 +158,14 @@ class Codex(HookFileAgent):
             return None
         return functools.partial(until_unloaded, door.codex_thread())
 
+    def wake_door(self, request: WakeRequest) -> Door:
+        """`codex exec resume --json ID -` (the text on its input): one headless turn on the
+        same thread, appended to its rollout file (where `seen` is read). Admitted: its events
+        ``thread.started`` with that thread id, then ``turn.started``. The id must be a UUID:
+        Codex takes any other word as a thread name, and with none of that name starts a new
+        thread."""
+        return ResumeDoor(codex_resume(request))
+
     def doctor(self, ask: DoctorRequest) -> list[Check]:
         project, env = ask.project, ask.env
         checks = [_version(env), *self.hook_checks(project)]
@@ -207,6 +216,28 @@ def _trust_checks(path: Path, project: Path, env: Mapping[str, str]) -> list[Che
         where = f"{project} is not a trusted project"
         checks.append(Check("warn", "trust", f"codex: {where}: Codex skips its {path}"))
     return checks
+
+
+def codex_resume(request: WakeRequest) -> Resume:
+    """The resume a wake of Codex thread *request.session* runs (`BadInput` for an id that
+    is not a UUID)."""
+    thread = check_thread_id(request.session)
+
+    argv = ["codex", "exec", "resume", "--json", "--skip-git-repo-check", "--", thread, "-"]
+    return Resume(
+        name="codex-resume",
+        title="Codex",
+        session=thread,
+        argv=argv,
+        marks=(
+            lambda e: e.get("type") == "thread.started" and e.get("thread_id") == thread,
+            lambda e: e.get("type") == "turn.started",
+        ),
+        project=request.project,
+        env=request.env,
+        home=request.home,
+        timeout=request.timeout,
+    )
 
 
 _RECEIPT = re.compile(rb"Queued message \S+ for thread \S+")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paneboard.agents.base import Change, Check, DoctorRequest, DoorRequest, Setup
+from paneboard.agents.base import Change, Check, DoctorRequest, DoorRequest, Setup, WakeRequest
 from paneboard.agents.hookfile import HookFileAgent, load
 from paneboard.agents.qwen_inbox import (
     CONTROLLER,
@@ -40,6 +40,7 @@ from paneboard.agents.qwen_inbox import (
 )
 from paneboard.board.confirm import confirm
 from paneboard.listener.doors.base import Door
+from paneboard.listener.doors.resume import Resume, ResumeDoor, session_uuid
 from paneboard.listener.seen import Sighting, content_texts, field
 from paneboard.protocol.errors import BadInput, BoardIOError, DoorUnavailable
 from paneboard.state.files import read_private, write_atomic
@@ -180,6 +181,41 @@ class Qwen(HookFileAgent):
         if record.get("type") != "user":
             return []
         return content_texts(field(record, "message").get("parts"))
+
+    def wake_door(self, request: WakeRequest) -> Door:
+        """`qwen --resume ID -o stream-json` with the text on its input: one headless turn of
+        the recorded session, appended to its session file (where `seen` is read). Admitted:
+        its events ``system``/``init`` with that session id, then the model's answer starting
+        (``message_start``)."""
+        session = session_uuid(request.session, self.title)
+        partial = "--include-partial-messages"
+        argv = ["qwen", "-o", "stream-json", partial, "--resume", session]
+
+        def started(event: Mapping[str, Any]) -> bool:
+            inner = event.get("event")
+            return (
+                event.get("type") == "stream_event"
+                and event.get("session_id") == session
+                and isinstance(inner, dict)
+                and inner.get("type") == "message_start"
+            )
+
+        return ResumeDoor(
+            Resume(
+                name="qwen-resume",
+                title=self.title,
+                session=session,
+                argv=argv,
+                marks=(
+                    lambda e: e.get("subtype") == "init" and e.get("session_id") == session,
+                    started,
+                ),
+                project=request.project,
+                env=request.env,
+                home=request.home,
+                timeout=request.timeout,
+            )
+        )
 
     def doctor(self, ask: DoctorRequest) -> list[Check]:
         where = shutil.which("qwen", path=ask.env.get("PATH"))

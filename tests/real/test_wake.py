@@ -21,6 +21,7 @@ from paneboard.agents.base import Agent, WakeRequest
 from paneboard.agents.codex import CODEX
 from paneboard.agents.kilo import KILO
 from paneboard.agents.opencode import OPENCODE
+from paneboard.agents.pi import PI
 from paneboard.agents.qwen import QWEN
 from paneboard.agents.qwen_inbox import session_file
 from paneboard.listener.doors.resume import ResumeDoor
@@ -215,7 +216,48 @@ def qwen(tmp_path: Path) -> Iterator[Case]:
         stand_in.close()
 
 
-AGENTS = ["codex", "opencode", "qwen", "kilo"]
+@pytest.fixture
+def pi(tmp_path: Path) -> Iterator[Case]:
+    binary = _installed("pi")
+    pb_home, project, env = _folders(tmp_path)
+    env["PATH"] = f"{binary.parent}:{env['PATH']}"
+    env.update(PI_OFFLINE="1", PI_SKIP_VERSION_CHECK="1", PI_TELEMETRY="0")
+    stand_in = StandIn(tmp_path, "tests.real.pi_stand_in")
+    agent_dir = tmp_path / "home" / ".pi" / "agent"
+    agent_dir.mkdir(parents=True)
+    provider = {
+        "baseUrl": f"http://127.0.0.1:{stand_in.port}/v1",
+        "api": "openai-completions",
+        "apiKey": "stand-in",
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [{"id": "stand-in", "reasoning": False}],
+    }
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {"pb": provider}}))
+    argv = [str(binary), "--provider", "pb", "--model", "stand-in", "--mode", "json"]
+    session = str(_first([*argv, "-p", "the first turn"], env, project)[0]["id"])
+
+    def recorded(text: str) -> int:
+        [path] = (agent_dir / "sessions").glob(f"*/*_{session}.jsonl")
+        return len(user_records(path, PI.user_texts, text))
+
+    missing = "01a233e1-0000-7000-8000-000000000000"
+    try:
+        yield Case(
+            PI,
+            project,
+            env,
+            pb_home,
+            session,
+            lambda text: len(stand_in.turns_with(text)),
+            recorded,
+            missing,
+            f"No session found matching '{missing}'",
+        )
+    finally:
+        stand_in.close()
+
+
+AGENTS = ["codex", "opencode", "qwen", "kilo", "pi"]
 
 
 @pytest.mark.parametrize("kind", AGENTS)

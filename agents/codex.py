@@ -34,9 +34,10 @@ from paneboard.agents.codex_thread import (
 )
 from paneboard.agents.hookfile import HookFileAgent, is_ours, load
 from paneboard.agents.mcpconfig import TomlServers
+from paneboard.agents.wake import resume_door
 from paneboard.listener.doors.base import Door, Outcome
 from paneboard.listener.doors.process import child_env, run_command
-from paneboard.listener.doors.resume import Resume, ResumeDoor
+from paneboard.listener.doors.resume import Mark
 from paneboard.listener.doors.simple import _which
 from paneboard.listener.seen import Sighting, content_texts, field
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable, PaneboardError
@@ -164,7 +165,7 @@ class Codex(HookFileAgent):
         ``thread.started`` with that thread id, then ``turn.started``. The id must be a UUID:
         Codex takes any other word as a thread name, and with none of that name starts a new
         thread."""
-        return ResumeDoor(codex_resume(request))
+        return codex_resume(request)
 
     def doctor(self, ask: DoctorRequest) -> list[Check]:
         project, env = ask.project, ask.env
@@ -218,26 +219,16 @@ def _trust_checks(path: Path, project: Path, env: Mapping[str, str]) -> list[Che
     return checks
 
 
-def codex_resume(request: WakeRequest) -> Resume:
-    """The resume a wake of Codex thread *request.session* runs (`BadInput` for an id that
-    is not a UUID)."""
+def codex_resume(request: WakeRequest) -> Door:
+    """The door a wake of Codex thread *request.session* opens (`BadInput` for an id that is
+    not a UUID)."""
     thread = check_thread_id(request.session)
-
     argv = ["codex", "exec", "resume", "--json", "--skip-git-repo-check", "--", thread, "-"]
-    return Resume(
-        name="codex-resume",
-        title="Codex",
-        session=thread,
-        argv=argv,
-        marks=(
-            lambda e: e.get("type") == "thread.started" and e.get("thread_id") == thread,
-            lambda e: e.get("type") == "turn.started",
-        ),
-        project=request.project,
-        env=request.env,
-        home=request.home,
-        timeout=request.timeout,
+    marks: tuple[Mark, ...] = (
+        lambda e: e.get("type") == "thread.started" and e.get("thread_id") == thread,
+        lambda e: e.get("type") == "turn.started",
     )
+    return resume_door(request, "codex-resume", "Codex", argv, marks)
 
 
 _RECEIPT = re.compile(rb"Queued message \S+ for thread \S+")

@@ -23,8 +23,9 @@ from pathlib import Path
 
 from paneboard.agents.base import WakeRequest
 from paneboard.agents.script import Script, ScriptAgent, ScriptDoor, private_folder
+from paneboard.agents.wake import resume_door
 from paneboard.listener.doors.base import Door
-from paneboard.listener.doors.resume import Resume, ResumeDoor, session_word
+from paneboard.listener.doors.resume import session_word
 
 PLUGIN = Path(".opencode") / "plugins" / "paneboard.js"
 SCRIPT = Script(
@@ -69,19 +70,8 @@ class OpenCode(ScriptAgent):
         session = session_word(request.session, self.title)
         argv = [self.command, "run", "--session", session, "--format", "json"]
 
-        return ResumeDoor(
-            Resume(
-                name=f"{self.kind}-resume",
-                title=self.title,
-                session=session,
-                argv=argv,
-                marks=(lambda e: e.get("type") == "step_start" and e.get("sessionID") == session,),
-                project=request.project,
-                env=request.env,
-                home=request.home,
-                timeout=request.timeout,
-            )
-        )
+        marks = (lambda e: e.get("type") == "step_start" and e.get("sessionID") == session,)
+        return resume_door(request, f"{self.kind}-resume", self.title, argv, marks)
 
 
 def plugin_agent(

@@ -30,8 +30,9 @@ from typing import Any
 
 from paneboard.agents.base import WakeRequest
 from paneboard.agents.script import Script, ScriptAgent, ScriptDoor
+from paneboard.agents.wake import resume_door
 from paneboard.listener.doors.base import Door
-from paneboard.listener.doors.resume import Resume, ResumeDoor, session_uuid
+from paneboard.listener.doors.resume import Mark, session_uuid
 from paneboard.listener.seen import content_texts, field
 
 NAME = "pi-extension"
@@ -66,22 +67,11 @@ class Pi(ScriptAgent):
         must be a whole UUID: pi's `--session` also takes a part of one, or a file's path."""
         session = session_uuid(request.session, self.title)
         argv = [self.command, "-p", "--session", session, "--mode", "json"]
-        return ResumeDoor(
-            Resume(
-                name="pi-resume",
-                title=self.title,
-                session=session,
-                argv=argv,
-                marks=(
-                    lambda e: e.get("type") == "session" and e.get("id") == session,
-                    lambda e: e.get("type") == "turn_start",
-                ),
-                project=request.project,
-                env=request.env,
-                home=request.home,
-                timeout=request.timeout,
-            )
+        marks: tuple[Mark, ...] = (
+            lambda e: e.get("type") == "session" and e.get("id") == session,
+            lambda e: e.get("type") == "turn_start",
         )
+        return resume_door(request, "pi-resume", self.title, argv, marks)
 
     def user_texts(self, record: dict[str, Any]) -> list[str]:
         """A ``"type": "message"`` record of its session file whose message is the user's."""

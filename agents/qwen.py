@@ -38,9 +38,10 @@ from paneboard.agents.qwen_inbox import (
     registry,
     session_file,
 )
+from paneboard.agents.wake import resume_door
 from paneboard.board.confirm import confirm
 from paneboard.listener.doors.base import Door
-from paneboard.listener.doors.resume import Resume, ResumeDoor, session_uuid
+from paneboard.listener.doors.resume import session_uuid
 from paneboard.listener.seen import Sighting, content_texts, field
 from paneboard.protocol.errors import BadInput, BoardIOError, DoorUnavailable
 from paneboard.state.files import read_private, write_atomic
@@ -200,22 +201,8 @@ class Qwen(HookFileAgent):
                 and inner.get("type") == "message_start"
             )
 
-        return ResumeDoor(
-            Resume(
-                name="qwen-resume",
-                title=self.title,
-                session=session,
-                argv=argv,
-                marks=(
-                    lambda e: e.get("subtype") == "init" and e.get("session_id") == session,
-                    started,
-                ),
-                project=request.project,
-                env=request.env,
-                home=request.home,
-                timeout=request.timeout,
-            )
-        )
+        marks = (lambda e: e.get("subtype") == "init" and e.get("session_id") == session, started)
+        return resume_door(request, "qwen-resume", self.title, argv, marks)
 
     def doctor(self, ask: DoctorRequest) -> list[Check]:
         where = shutil.which("qwen", path=ask.env.get("PATH"))

@@ -205,11 +205,11 @@ class Reader:
 
 
 def own_words(output: str, limit: int = 300) -> str:
-    """The agent's own last line of *output*: not a JSON event, nor a harmless warning."""
-    lines = [_ANSI.sub("", ln).strip() for ln in output.splitlines()]
-    words = [ln for ln in lines if ln and not ln.startswith(("{", "WARNING:", "warning:"))]
-    if not words:
-        words = [ln for ln in lines if ln]
+    """The agent's own words in *output*: its last line saying "error", else its last line
+    that is neither a JSON event nor a warning, else its last line."""
+    lines = [ln for ln in (_ANSI.sub("", raw).strip() for raw in output.splitlines()) if ln]
+    words = [ln for ln in lines if not ln.startswith("{") and not ln.lower().startswith("warning")]
+    words = [ln for ln in words if "error" in ln.lower()] or words or lines
     return words[-1][-limit:] if words else "(no output)"
 
 

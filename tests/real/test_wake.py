@@ -19,6 +19,7 @@ import pytest
 
 from paneboard.agents.base import Agent, WakeRequest
 from paneboard.agents.codex import CODEX
+from paneboard.agents.gemini import GEMINI
 from paneboard.agents.kilo import KILO
 from paneboard.agents.opencode import OPENCODE
 from paneboard.agents.pi import PI
@@ -257,7 +258,53 @@ def pi(tmp_path: Path) -> Iterator[Case]:
         stand_in.close()
 
 
-AGENTS = ["codex", "opencode", "qwen", "kilo", "pi"]
+@pytest.fixture
+def gemini(tmp_path: Path) -> Iterator[Case]:
+    binary = _installed("gemini")
+    pb_home, project, env = _folders(tmp_path)
+    stand_in = StandIn(tmp_path)
+    settings = {
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+        "ide": {"enabled": False, "hasSeenNudge": True},
+        "model": {"name": "gemini-2.5-flash"},
+    }
+    folder = tmp_path / "home" / ".gemini"
+    folder.mkdir(parents=True)
+    (folder / "settings.json").write_text(json.dumps(settings))
+    env.update(
+        GEMINI_API_KEY="stand-in", GOOGLE_GEMINI_BASE_URL=f"http://127.0.0.1:{stand_in.port}"
+    )
+    argv = [str(binary), "-o", "stream-json", "-p", "the first turn"]
+    session = str(_first(argv, env, project)[0]["session_id"])
+    # the file of the first turn, which the session's `seen` follows (a resume in a later
+    # minute starts a file of its own holding only the session's header, and writes its turn
+    # to this one)
+    [path] = folder.glob(f"tmp/*/chats/session-*-{session[:8]}.jsonl")
+
+    def recorded(text: str) -> int:
+        return len(user_records(path, GEMINI.user_texts, text))
+
+    missing = "65ff62bf-0000-4000-8000-000000000000"
+    try:
+        yield Case(
+            GEMINI,
+            project,
+            env,
+            pb_home,
+            session,
+            lambda text: len(stand_in.turns_with(text)),
+            recorded,
+            missing,
+            f'Error resuming session: Invalid session identifier "{missing}"',
+        )
+    finally:
+        stand_in.close()
+
+
+AGENTS = ["codex", "opencode", "qwen", "kilo", "pi", "gemini"]
 
 
 @pytest.mark.parametrize("kind", AGENTS)

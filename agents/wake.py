@@ -10,10 +10,16 @@ from paneboard.listener.doors.resume import Mark, Resume, ResumeDoor
 
 
 def resume_door(
-    request: WakeRequest, name: str, title: str, argv: Sequence[str], marks: Sequence[Mark]
+    request: WakeRequest,
+    name: str,
+    title: str,
+    argv: Sequence[str],
+    marks: Sequence[Mark],
+    prompt_flag: str = "",
 ) -> ResumeDoor:
-    """The door that runs *argv* (the text on its input) in the ended session's project, with
-    its listener's environment; ``accepted`` once the agent's events match *marks*, in order."""
+    """The door that runs *argv* (the text on its input, or as *prompt_flag* ``=TEXT``) in the
+    ended session's project, with its listener's environment; ``accepted`` once the agent's
+    events match *marks*, in order."""
     return ResumeDoor(
         Resume(
             name=name,
@@ -25,5 +31,6 @@ def resume_door(
             env=request.env,
             home=request.home,
             timeout=request.timeout,
+            prompt_flag=prompt_flag,
         )
     )

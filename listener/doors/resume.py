@@ -37,6 +37,7 @@ from paneboard.protocol.posts import Prompt
 
 __all__ = ["Mark", "Resume", "ResumeDoor", "own_words", "session_uuid", "session_word"]
 
+ARG_MAX_ONE = 128 * 1024 - 1  # Linux refuses a single argument longer than this
 POLL = 0.05  # seconds between two looks at the command's output
 Mark = Callable[[Mapping[str, Any]], bool]  # one JSON event of the agent's: the one waited for
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -65,7 +66,8 @@ class Resume:
     """One agent's resume of session *session*: its command *argv* (the binary first, found on
     the environment's PATH unless a path), run in *project* with *env*, reading the prompt's
     text on its standard input (byte for byte, of any length: an argument would be bounded,
-    and some CLIs quote one); *marks* the events that show it admitted the text, in order."""
+    and some CLIs quote one), or as *prompt_flag* ``=TEXT`` for a CLI that reads no input;
+    *marks* the events that show it admitted the text, in order."""
 
     name: str  # the door's name: `codex-resume`
     title: str  # the agent as a person knows it: "Codex"
@@ -76,6 +78,7 @@ class Resume:
     env: Mapping[str, str]
     home: Path
     timeout: float
+    prompt_flag: str = ""  # for a CLI that reads no input: the text as `FLAG=TEXT` instead
 
     def output(self) -> Path:
         """Where the command's output goes: ``HOME/wake/DOOR-SESSION.out``."""
@@ -111,6 +114,13 @@ class ResumeDoor:
         self.check()
         argv = list(self.resume.argv)
         argv[0] = self.executable(argv[0])
+        if self.resume.prompt_flag:
+            if len(text.encode()) + len(self.resume.prompt_flag) > ARG_MAX_ONE:
+                size = len(text.encode())
+                why = f"the prompt is {size} bytes; one argument can carry {ARG_MAX_ONE}"
+                raise DoorUnavailable(self.name, why)
+            argv.append(self.resume.prompt_flag + text)
+            text = ""
         out = self.resume.output()
         out.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         given = out.with_suffix(".in")  # the text, read by the agent as its standard input

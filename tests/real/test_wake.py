@@ -19,6 +19,7 @@ import pytest
 
 from paneboard.agents.base import Agent, WakeRequest
 from paneboard.agents.codex import CODEX
+from paneboard.agents.copilot import COPILOT
 from paneboard.agents.gemini import GEMINI
 from paneboard.agents.kilo import KILO
 from paneboard.agents.opencode import OPENCODE
@@ -304,7 +305,42 @@ def gemini(tmp_path: Path) -> Iterator[Case]:
         stand_in.close()
 
 
-AGENTS = ["codex", "opencode", "qwen", "kilo", "pi", "gemini"]
+@pytest.fixture
+def copilot(tmp_path: Path) -> Iterator[Case]:
+    binary = _installed("copilot")
+    pb_home, project, env = _folders(tmp_path)
+    stand_in = StandIn(tmp_path)
+    folder = tmp_path / "home" / ".copilot"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({"trustedFolders": [str(project)]}))
+    env.update(
+        COPILOT_PROVIDER_BASE_URL=f"http://127.0.0.1:{stand_in.port}/v1",
+        COPILOT_PROVIDER_TYPE="openai",
+        COPILOT_PROVIDER_API_KEY="stand-in",
+        COPILOT_MODEL="gpt-4.1",
+    )
+    argv = [str(binary), "--no-auto-update", "--output-format", "json", "-p", "the first turn"]
+    _first(argv, env, project)
+    [events] = folder.glob("session-state/*/events.jsonl")
+    session = events.parent.name
+    missing = "4105beb8-0000-4000-8000-000000000000"
+    try:
+        yield Case(
+            COPILOT,
+            project,
+            env,
+            pb_home,
+            session,
+            lambda text: len(stand_in.turns_with(text)),
+            lambda text: len(user_records(events, COPILOT.user_texts, text)),
+            missing,
+            f"Error: No session, task, or name matched '{missing}'.",
+        )
+    finally:
+        stand_in.close()
+
+
+AGENTS = ["codex", "opencode", "qwen", "kilo", "pi", "gemini", "copilot"]
 
 
 @pytest.mark.parametrize("kind", AGENTS)

@@ -41,6 +41,7 @@ ARG_MAX_ONE = 128 * 1024 - 1  # Linux refuses a single argument longer than this
 POLL = 0.05  # seconds between two looks at the command's output
 Mark = Callable[[Mapping[str, Any]], bool]  # one JSON event of the agent's: the one waited for
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_FAILED = re.compile(r"error|not found", re.IGNORECASE)
 _SESSION_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
@@ -67,7 +68,8 @@ class Resume:
     the environment's PATH unless a path), run in *project* with *env*, reading the prompt's
     text on its standard input (byte for byte, of any length: an argument would be bounded,
     and some CLIs quote one), or as *prompt_flag* ``=TEXT`` for a CLI that reads no input;
-    *marks* the events that show it admitted the text, in order."""
+    *marks* the events that show it admitted the text, in order (a line of its output that is
+    no JSON object is the event ``{"line": TEXT}``)."""
 
     name: str  # the door's name: `codex-resume`
     title: str  # the agent as a person knows it: "Codex"
@@ -203,9 +205,9 @@ class Reader:
             try:
                 event = json.loads(line)
             except ValueError:
-                continue
-            if isinstance(event, dict):
-                found.append(event)
+                event = None
+            # a line that is no JSON object (a CLI that prints text): {"line": its text}
+            found.append(event if isinstance(event, dict) else {"line": _words(line)})
         self.done = max(self.done, end)
         return found
 
@@ -214,12 +216,16 @@ class Reader:
         return self.kept.decode(errors="replace")
 
 
+def _words(line: bytes) -> str:
+    return _ANSI.sub("", line.decode(errors="replace")).strip()
+
+
 def own_words(output: str, limit: int = 300) -> str:
-    """The agent's own words in *output*: its last line saying "error", else its last line
-    that is neither a JSON event nor a warning, else its last line."""
+    """The agent's own words in *output*: its last line saying "error" or "not found", else its
+    last line that is neither a JSON event nor a warning, else its last line."""
     lines = [ln for ln in (_ANSI.sub("", raw).strip() for raw in output.splitlines()) if ln]
     words = [ln for ln in lines if not ln.startswith("{") and not ln.lower().startswith("warning")]
-    words = [ln for ln in words if "error" in ln.lower()] or words or lines
+    words = [ln for ln in words if _FAILED.search(ln)] or words or lines
     return words[-1][-limit:] if words else "(no output)"
 
 

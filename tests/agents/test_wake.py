@@ -28,7 +28,9 @@ ARGV = {
     "pi": ["pi", "-p", "--session", UUID, "--mode", "json"],
     "gemini": ["gemini", "--resume", UUID, "-o", "stream-json"],
     "copilot": ["copilot", "--resume", UUID, "--output-format", "json"],
+    "hermes": ["hermes", "chat", "--resume", "20261201_232322_71d2e3", "-Q"],
 }
+SESSIONS = {"opencode": "ses_x1", "kilo": "ses_x1", "hermes": "20261201_232322_71d2e3"}
 
 
 def _request(tmp_path: Path, session: str, **env: str) -> WakeRequest:
@@ -39,7 +41,7 @@ def _request(tmp_path: Path, session: str, **env: str) -> WakeRequest:
 def test_each_wake_door_runs_the_agents_own_resume_of_that_session(
     kind: str, tmp_path: Path
 ) -> None:
-    session = "ses_x1" if kind in ("opencode", "kilo") else UUID
+    session = SESSIONS.get(kind, UUID)
     env = {"CLAUDE_CODE_MESSAGING_SOCKET": "/tmp/x.sock", "RUST_BACKTRACE": "1", "KEEP": "1"}
     door = AGENTS[kind].wake_door(_request(tmp_path, session, **env))
     assert isinstance(door, ResumeDoor)
@@ -47,7 +49,8 @@ def test_each_wake_door_runs_the_agents_own_resume_of_that_session(
     assert f"{kind}-resume" == door.name
     assert {"PATH": "/usr/bin:/bin", "KEEP": "1"} == door.env
     assert tmp_path / "pb" / "wake" / f"{kind}-resume-{session}.out" == door.resume.output()
-    assert ("--prompt=" if kind == "copilot" else "") == door.resume.prompt_flag
+    flag = {"copilot": "--prompt=", "hermes": "--query="}.get(kind, "")
+    assert flag == door.resume.prompt_flag
 
 
 @pytest.mark.parametrize("kind", sorted(ARGV))
@@ -69,7 +72,7 @@ def test_a_name_is_no_session_id_where_the_resume_takes_names_or_prefixes(
         AGENTS[kind].wake_door(_request(tmp_path, "01a233d6"))
 
 
-@pytest.mark.parametrize("kind", ["droid", "hermes", "qoder"])
+@pytest.mark.parametrize("kind", ["droid", "qoder"])
 def test_agents_without_a_wake_door_have_none(kind: str, tmp_path: Path) -> None:
     assert AGENTS[kind].wake_door(_request(tmp_path, UUID)) is None
 
@@ -141,4 +144,5 @@ def test_a_resume_silent_past_its_time_is_killed_and_unknown(tmp_path: Path) -> 
 def test_own_words() -> None:
     assert "Error: Session not found" == own_words("\x1b[91m\x1b[1mError: \x1b[0mSession not found")
     assert "No saved session found" == own_words('{"type": "x"}\nNo saved session found\n')
+    assert "Session not found: s1" == own_words("Session not found: s1\nUse a session ID\n")
     assert "(no output)" == own_words("")

@@ -21,6 +21,7 @@ from paneboard.agents.base import Agent, WakeRequest
 from paneboard.agents.codex import CODEX
 from paneboard.agents.copilot import COPILOT
 from paneboard.agents.gemini import GEMINI
+from paneboard.agents.hermes import HERMES
 from paneboard.agents.kilo import KILO
 from paneboard.agents.opencode import OPENCODE
 from paneboard.agents.pi import PI
@@ -59,6 +60,12 @@ class Case:
 
 def _first(argv: list[str], case_env: dict[str, str], project: Path) -> list[dict[str, object]]:
     """A first headless turn: the session the wake continues (its JSON events)."""
+    out, _ = _run(argv, case_env, project)
+    return [json.loads(ln) for ln in out.splitlines() if ln.startswith("{")]
+
+
+def _run(argv: list[str], case_env: dict[str, str], project: Path) -> tuple[str, str]:
+    """A first headless turn: what it printed on its output and on its errors."""
     done = subprocess.run(
         argv,
         cwd=project,
@@ -69,7 +76,7 @@ def _first(argv: list[str], case_env: dict[str, str], project: Path) -> list[dic
         check=False,
     )
     assert 0 == done.returncode, done.stderr[-2000:]
-    return [json.loads(ln) for ln in done.stdout.decode().splitlines() if ln.startswith("{")]
+    return done.stdout.decode(), done.stderr.decode()
 
 
 def _folders(root: Path) -> tuple[Path, Path, dict[str, str]]:
@@ -340,7 +347,54 @@ def copilot(tmp_path: Path) -> Iterator[Case]:
         stand_in.close()
 
 
-AGENTS = ["codex", "opencode", "qwen", "kilo", "pi", "gemini", "copilot"]
+HERMES_CONFIG = """model:
+  provider: custom
+  base_url: http://127.0.0.1:{port}/v1
+  default: stand-in
+  api_key: stand-in
+auxiliary:
+  title_generation:
+    enabled: false
+"""
+
+
+@pytest.fixture
+def hermes(tmp_path: Path) -> Iterator[Case]:
+    binary = _installed("hermes")
+    pb_home, project, env = _folders(tmp_path)
+    env["PATH"] = f"{binary.parent}:{env['PATH']}"
+    stand_in = StandIn(tmp_path, "tests.real.hermes_stand_in")
+    folder = tmp_path / "home" / ".hermes"
+    folder.mkdir(parents=True)
+    (folder / "config.yaml").write_text(HERMES_CONFIG.format(port=stand_in.port))
+    env["HERMES_HOME"] = str(folder)
+    _, said = _run([str(binary), "chat", "-Q", "-q", "the first turn"], env, project)
+    [session] = re.findall(r"^session_id: (\S+)$", said, re.MULTILINE)
+
+    def recorded(text: str) -> int:
+        with sqlite3.connect(folder / "state.db") as db:
+            rows = db.execute(
+                "SELECT content FROM messages WHERE session_id = ? AND role = 'user'", (session,)
+            ).fetchall()
+        return sum(content == text for (content,) in rows)
+
+    try:
+        yield Case(
+            HERMES,
+            project,
+            env,
+            pb_home,
+            session,
+            lambda text: len(stand_in.turns_with(text)),
+            recorded,
+            "20261201_000000_000000",
+            "Session not found: 20261201_000000_000000",
+        )
+    finally:
+        stand_in.close()
+
+
+AGENTS = ["codex", "opencode", "qwen", "kilo", "pi", "gemini", "copilot", "hermes"]
 
 
 @pytest.mark.parametrize("kind", AGENTS)

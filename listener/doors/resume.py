@@ -39,7 +39,7 @@ __all__ = ["Mark", "Resume", "ResumeDoor", "own_words", "session_uuid", "session
 
 ARG_MAX_ONE = 128 * 1024 - 1  # Linux refuses a single argument longer than this
 POLL = 0.05  # seconds between two looks at the command's output
-Mark = Callable[[Mapping[str, Any]], bool]  # one JSON event of the agent's: the one waited for
+Mark = Callable[[Mapping[str, Any]], bool]  # is this event of the agent's the one waited for?
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _FAILED = re.compile(r"error|not found", re.IGNORECASE)
 _SESSION_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
@@ -129,7 +129,9 @@ class ResumeDoor:
         flags = os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
         fd_in = os.open(given, os.O_RDWR | flags, 0o600)
         try:
-            os.write(fd_in, text.encode())
+            data = memoryview(text.encode())
+            while data:
+                data = data[os.write(fd_in, data) :]
             os.lseek(fd_in, 0, os.SEEK_SET)
             given.unlink()  # the agent holds it open; nothing of the text stays on disk
             fd_out = os.open(out, os.O_WRONLY | flags, 0o600)
@@ -145,7 +147,7 @@ class ResumeDoor:
                     stderr=fd_out,
                     start_new_session=True,
                 )
-            except OSError as exc:
+            except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument
                 raise DoorFailed(self.name, f"{self.resume.title} did not start: {exc}") from exc
             finally:
                 os.close(fd_out)
@@ -185,35 +187,45 @@ class ResumeDoor:
 
 
 class Reader:
-    """The command's output file as it grows: its JSON events, line by line, and its text."""
+    """The command's output file as it grows: its events, line by line, and the last of its
+    text (what its own words are taken from)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.kept = bytearray()
-        self.done = 0  # bytes of `kept` already parsed into events
+        self.offset = 0  # bytes of the file read so far
+        self.partial = b""  # a line not ended yet
+        self.tail = b""  # the last OUTPUT_KEPT bytes read
 
-    def events(self) -> list[dict[str, Any]]:
+    def _read(self) -> bytes:
         try:
             with self.path.open("rb") as f:
-                f.seek(len(self.kept))
-                self.kept += f.read(max(0, OUTPUT_KEPT * 16 - len(self.kept)))
+                f.seek(self.offset)
+                chunk = f.read(OUTPUT_KEPT)
         except OSError:
-            return []
-        end = self.kept.rfind(b"\n") + 1
+            return b""
+        self.offset += len(chunk)
+        self.tail = (self.tail + chunk)[-OUTPUT_KEPT:]
+        return chunk
+
+    def events(self) -> list[dict[str, Any]]:
+        """The events of the lines ended since the last look, to the end of the file."""
         found = []
-        for line in bytes(self.kept[self.done : end]).splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                event = None
-            # a line that is no JSON object (a CLI that prints text): {"line": its text}
-            found.append(event if isinstance(event, dict) else {"line": _words(line)})
-        self.done = max(self.done, end)
+        while chunk := self._read():
+            data = self.partial + chunk
+            end = data.rfind(b"\n") + 1
+            self.partial = data[end:][-OUTPUT_KEPT:]  # a longer line is no event of interest
+            for line in data[:end].splitlines():
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    event = None
+                # a line that is no JSON object (a CLI that prints text): {"line": its text}
+                found.append(event if isinstance(event, dict) else {"line": _words(line)})
         return found
 
     def text(self) -> str:
         self.events()
-        return self.kept.decode(errors="replace")
+        return self.tail.decode(errors="replace")
 
 
 def _words(line: bytes) -> str:

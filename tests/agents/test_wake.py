@@ -84,6 +84,8 @@ open(sys.argv[1], "w").write(sys.stdin.read())
 for word in sys.argv[2:]:
     if word.startswith("sleep="):
         time.sleep(float(word[6:]))
+    elif word.startswith("noise="):
+        print(("x" * 99 + "\\n") * int(word[6:]), end="", flush=True)
     elif word.startswith("exit="):
         sys.exit(int(word[5:]))
     elif word.startswith("{"):
@@ -120,6 +122,11 @@ def test_accepted_once_the_events_admit_the_turn_and_the_agent_runs_on(tmp_path:
     out = tmp_path / "pb" / "wake" / "x-resume-s1.out"
     assert 0o600 == out.stat().st_mode & 0o777
     os.killpg(door.process.pid, 9)
+
+
+def test_marks_after_a_long_output_of_a_command_that_ended_count(tmp_path: Path) -> None:
+    door = _door(tmp_path, "noise=3000", SESSION, "noise=3000", TURN, "exit=0")
+    assert "accepted" == anyio.run(door.deliver, prompt(1), TEXT, "bob")
 
 
 def test_the_marks_count_only_in_their_order(tmp_path: Path) -> None:

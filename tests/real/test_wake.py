@@ -87,6 +87,15 @@ def _folders(root: Path) -> tuple[Path, Path, dict[str, str]]:
     return pb_home, project, base_env(root / "home", binaries, pb_home)
 
 
+@pytest.fixture
+def closing() -> Iterator[list[Callable[[], object]]]:
+    """What a fixture started, closed at the test's end (also when the fixture failed after)."""
+    todo: list[Callable[[], object]] = []
+    yield todo
+    for close in reversed(todo):
+        close()
+
+
 def _installed(key: str) -> Path:
     found = PINNED[key].installed()
     if found is None:
@@ -95,40 +104,41 @@ def _installed(key: str) -> Path:
 
 
 @pytest.fixture
-def codex(tmp_path: Path) -> Iterator[Case]:
+def codex(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
     binary = _installed("codex")
     pb_home, project, env = _folders(tmp_path)
     stand_in = CodexStandIn(tmp_path / "model.log", free_port())
+    closing.append(stand_in.close)
     home = CodexHome(tmp_path / "codex", binary.parent, stand_in.port)
+    closing.append(home.close)
     home.trust_project(project)
     env.update(CODEX_HOME=str(home.folder), MOCK_OPENAI_API_KEY="sk-dummy")
     argv = [str(binary), "exec", "--json", "--skip-git-repo-check", "the first turn"]
     [thread] = [e["thread_id"] for e in _first(argv, env, project) if e["type"] == "thread.started"]
     assert isinstance(thread, str)
     missing = "01a233d6-0000-7000-8000-000000000000"
-    try:
-        yield Case(
-            CODEX,
-            project,
-            env,
-            pb_home,
-            thread,
-            lambda text: len(stand_in.requests(text)),
-            lambda text: len(user_records(home.rollout(thread), CODEX.user_texts, text)),
-            missing,
-            f"no rollout found for thread id {missing}",
-        )
-    finally:
-        home.close()
-        stand_in.close()
+    yield Case(
+        CODEX,
+        project,
+        env,
+        pb_home,
+        thread,
+        lambda text: len(stand_in.requests(text)),
+        lambda text: len(user_records(home.rollout(thread), CODEX.user_texts, text)),
+        missing,
+        f"no rollout found for thread id {missing}",
+    )
 
 
-def _opencode_like(root: Path, agent: Agent, key: str) -> Iterator[Case]:
+def _opencode_like(
+    root: Path, agent: Agent, key: str, closing: list[Callable[[], object]]
+) -> Iterator[Case]:
     """OpenCode, or its fork Kilo Code: the stand-in as its one provider, its database."""
     binary = _installed(key)
     pb_home, project, env = _folders(root)
     env["PATH"] = f"{binary.parent}:{env['PATH']}"
     stand_in = StandIn(root)
+    closing.append(stand_in.close)
     if agent is KILO:
         kilo_config(root / "home", stand_in.port)
         env.update(opencode_env("KILO"))
@@ -155,38 +165,36 @@ def _opencode_like(root: Path, agent: Agent, key: str) -> Iterator[Case]:
             json.loads(m)["role"] == "user" and json.loads(p).get("text") == text for m, p in rows
         )
 
-    try:
-        yield Case(
-            agent,
-            project,
-            env,
-            pb_home,
-            session,
-            turns,
-            recorded,
-            "ses_00000000000000000000000000",
-            "Session not found",
-        )
-    finally:
-        stand_in.close()
+    yield Case(
+        agent,
+        project,
+        env,
+        pb_home,
+        session,
+        turns,
+        recorded,
+        "ses_00000000000000000000000000",
+        "Session not found",
+    )
 
 
 @pytest.fixture
-def opencode(tmp_path: Path) -> Iterator[Case]:
-    yield from _opencode_like(tmp_path, OPENCODE, "opencode")
+def opencode(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
+    yield from _opencode_like(tmp_path, OPENCODE, "opencode", closing)
 
 
 @pytest.fixture
-def kilo(tmp_path: Path) -> Iterator[Case]:
-    yield from _opencode_like(tmp_path, KILO, "kilo")
+def kilo(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
+    yield from _opencode_like(tmp_path, KILO, "kilo", closing)
 
 
 @pytest.fixture
-def qwen(tmp_path: Path) -> Iterator[Case]:
+def qwen(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
     binary = _installed("qwen")
     pb_home, project, env = _folders(tmp_path)
     env["PATH"] = f"{binary.parent}:{env['PATH']}"
     stand_in = QwenStandIn(tmp_path)
+    closing.append(stand_in.close)
     qwen_home = tmp_path / "home" / ".qwen"
     qwen_home.mkdir(parents=True)
     settings = {"ui": {"hideTips": True}, "security": {"auth": {"selectedType": "openai"}}}
@@ -209,29 +217,27 @@ def qwen(tmp_path: Path) -> Iterator[Case]:
         return len(user_records(path, lambda r: [t.strip() for t in QWEN.user_texts(r)], text))
 
     missing = "471cc586-0000-4000-8000-000000000000"
-    try:
-        yield Case(
-            QWEN,
-            project,
-            env,
-            pb_home,
-            session,
-            turns,
-            recorded,
-            missing,
-            f"No saved session found with ID {missing}",
-        )
-    finally:
-        stand_in.close()
+    yield Case(
+        QWEN,
+        project,
+        env,
+        pb_home,
+        session,
+        turns,
+        recorded,
+        missing,
+        f"No saved session found with ID {missing}",
+    )
 
 
 @pytest.fixture
-def pi(tmp_path: Path) -> Iterator[Case]:
+def pi(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
     binary = _installed("pi")
     pb_home, project, env = _folders(tmp_path)
     env["PATH"] = f"{binary.parent}:{env['PATH']}"
     env.update(PI_OFFLINE="1", PI_SKIP_VERSION_CHECK="1", PI_TELEMETRY="0")
     stand_in = StandIn(tmp_path, "tests.real.pi_stand_in")
+    closing.append(stand_in.close)
     agent_dir = tmp_path / "home" / ".pi" / "agent"
     agent_dir.mkdir(parents=True)
     provider = {
@@ -250,27 +256,25 @@ def pi(tmp_path: Path) -> Iterator[Case]:
         return len(user_records(path, PI.user_texts, text))
 
     missing = "01a233e1-0000-7000-8000-000000000000"
-    try:
-        yield Case(
-            PI,
-            project,
-            env,
-            pb_home,
-            session,
-            lambda text: len(stand_in.turns_with(text)),
-            recorded,
-            missing,
-            f"No session found matching '{missing}'",
-        )
-    finally:
-        stand_in.close()
+    yield Case(
+        PI,
+        project,
+        env,
+        pb_home,
+        session,
+        lambda text: len(stand_in.turns_with(text)),
+        recorded,
+        missing,
+        f"No session found matching '{missing}'",
+    )
 
 
 @pytest.fixture
-def gemini(tmp_path: Path) -> Iterator[Case]:
+def gemini(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
     binary = _installed("gemini")
     pb_home, project, env = _folders(tmp_path)
     stand_in = StandIn(tmp_path)
+    closing.append(stand_in.close)
     settings = {
         "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
         "privacy": {"usageStatisticsEnabled": False},
@@ -296,27 +300,25 @@ def gemini(tmp_path: Path) -> Iterator[Case]:
         return len(user_records(path, GEMINI.user_texts, text))
 
     missing = "65ff62bf-0000-4000-8000-000000000000"
-    try:
-        yield Case(
-            GEMINI,
-            project,
-            env,
-            pb_home,
-            session,
-            lambda text: len(stand_in.turns_with(text)),
-            recorded,
-            missing,
-            f'Error resuming session: Invalid session identifier "{missing}"',
-        )
-    finally:
-        stand_in.close()
+    yield Case(
+        GEMINI,
+        project,
+        env,
+        pb_home,
+        session,
+        lambda text: len(stand_in.turns_with(text)),
+        recorded,
+        missing,
+        f'Error resuming session: Invalid session identifier "{missing}"',
+    )
 
 
 @pytest.fixture
-def copilot(tmp_path: Path) -> Iterator[Case]:
+def copilot(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
     binary = _installed("copilot")
     pb_home, project, env = _folders(tmp_path)
     stand_in = StandIn(tmp_path)
+    closing.append(stand_in.close)
     folder = tmp_path / "home" / ".copilot"
     folder.mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps({"trustedFolders": [str(project)]}))
@@ -331,20 +333,17 @@ def copilot(tmp_path: Path) -> Iterator[Case]:
     [events] = folder.glob("session-state/*/events.jsonl")
     session = events.parent.name
     missing = "4105beb8-0000-4000-8000-000000000000"
-    try:
-        yield Case(
-            COPILOT,
-            project,
-            env,
-            pb_home,
-            session,
-            lambda text: len(stand_in.turns_with(text)),
-            lambda text: len(user_records(events, COPILOT.user_texts, text)),
-            missing,
-            f"Error: No session, task, or name matched '{missing}'.",
-        )
-    finally:
-        stand_in.close()
+    yield Case(
+        COPILOT,
+        project,
+        env,
+        pb_home,
+        session,
+        lambda text: len(stand_in.turns_with(text)),
+        lambda text: len(user_records(events, COPILOT.user_texts, text)),
+        missing,
+        f"Error: No session, task, or name matched '{missing}'.",
+    )
 
 
 HERMES_CONFIG = """model:
@@ -359,11 +358,12 @@ auxiliary:
 
 
 @pytest.fixture
-def hermes(tmp_path: Path) -> Iterator[Case]:
+def hermes(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
     binary = _installed("hermes")
     pb_home, project, env = _folders(tmp_path)
     env["PATH"] = f"{binary.parent}:{env['PATH']}"
     stand_in = StandIn(tmp_path, "tests.real.hermes_stand_in")
+    closing.append(stand_in.close)
     folder = tmp_path / "home" / ".hermes"
     folder.mkdir(parents=True)
     (folder / "config.yaml").write_text(HERMES_CONFIG.format(port=stand_in.port))
@@ -378,20 +378,17 @@ def hermes(tmp_path: Path) -> Iterator[Case]:
             ).fetchall()
         return sum(content == text for (content,) in rows)
 
-    try:
-        yield Case(
-            HERMES,
-            project,
-            env,
-            pb_home,
-            session,
-            lambda text: len(stand_in.turns_with(text)),
-            recorded,
-            "20261201_000000_000000",
-            "Session not found: 20261201_000000_000000",
-        )
-    finally:
-        stand_in.close()
+    yield Case(
+        HERMES,
+        project,
+        env,
+        pb_home,
+        session,
+        lambda text: len(stand_in.turns_with(text)),
+        recorded,
+        "20261201_000000_000000",
+        "Session not found: 20261201_000000_000000",
+    )
 
 
 AGENTS = ["codex", "opencode", "qwen", "kilo", "pi", "gemini", "copilot", "hermes"]

@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.agents import codex_trust as trust
-from paneboard.agents.base import Change, DoctorRequest, DoorRequest, ListenOption, Setup
+from paneboard.agents.base import (
+    Change,
+    DoctorRequest,
+    DoorRequest,
+    ListenOption,
+    Setup,
+    WakeRequest,
+)
 from paneboard.agents.codex_thread import (
     CodexThread,
     Rollout,
@@ -34,8 +41,10 @@ from paneboard.agents.codex_thread import (
 )
 from paneboard.agents.hookfile import HookFileAgent, is_ours, load
 from paneboard.agents.mcpconfig import TomlServers
+from paneboard.agents.wake import resume_door
 from paneboard.listener.doors.base import Door, Outcome
 from paneboard.listener.doors.process import child_env, run_command
+from paneboard.listener.doors.resume import Mark
 from paneboard.listener.doors.simple import _which
 from paneboard.listener.seen import Sighting, content_texts, field
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable, PaneboardError
@@ -160,6 +169,14 @@ class Codex(HookFileAgent):
             return None
         return functools.partial(until_unloaded, door.codex_thread())
 
+    def wake_door(self, request: WakeRequest) -> Door:
+        """`codex exec resume --json ID -` (the text on its input): one headless turn on the
+        same thread, appended to its rollout file (where `seen` is read). Admitted: its events
+        ``thread.started`` with that thread id, then ``turn.started``. The id must be a UUID:
+        Codex takes any other word as a thread name, and with none of that name starts a new
+        thread."""
+        return codex_resume(request)
+
     def doctor(self, ask: DoctorRequest) -> list[Check]:
         project, env = ask.project, ask.env
         checks = [_version(env), *self.hook_checks(project)]
@@ -210,6 +227,18 @@ def _trust_checks(path: Path, project: Path, env: Mapping[str, str]) -> list[Che
         where = f"{project} is not a trusted project"
         checks.append(Check("warn", "trust", f"codex: {where}: Codex skips its {path}"))
     return checks
+
+
+def codex_resume(request: WakeRequest) -> Door:
+    """The door a wake of Codex thread *request.session* opens (`BadInput` for an id that is
+    not a UUID)."""
+    thread = check_thread_id(request.session)
+    argv = ["codex", "exec", "resume", "--json", "--skip-git-repo-check", "--", thread, "-"]
+    marks: tuple[Mark, ...] = (
+        lambda e: e.get("type") == "thread.started" and e.get("thread_id") == thread,
+        lambda e: e.get("type") == "turn.started",
+    )
+    return resume_door(request, "codex-resume", "Codex", argv, marks)
 
 
 _RECEIPT = re.compile(rb"Queued message \S+ for thread \S+")

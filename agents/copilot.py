@@ -12,8 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from paneboard.agents.base import top_level
+from paneboard.agents.base import WakeRequest, top_level
 from paneboard.agents.hookfile import StopHookAgent
+from paneboard.agents.wake import resume_door
+from paneboard.listener.doors.base import Door
+from paneboard.listener.doors.resume import Mark, session_uuid
 from paneboard.listener.seen import content_texts, field
 
 TRUST = "Copilot CLI loads a project's .github/hooks/ only in folders you have trusted"
@@ -33,6 +36,21 @@ class Copilot(StopHookAgent):
         if record.get("type") != "user.message":
             return []
         return content_texts(field(record, "data").get("content"))
+
+    def wake_door(self, request: WakeRequest) -> Door:
+        """`copilot --resume ID --output-format json --prompt=TEXT`: one headless turn of the
+        session, appended to its ``events.jsonl`` (where `seen` is read). Copilot reads no
+        prompt on its input, so the text is an argument. Admitted: its events
+        ``user.message`` then ``assistant.turn_start`` (none of them names the session before
+        the last; an id that matches no session is refused, exit 1). The id must be a whole
+        UUID: its `--resume` also takes a prefix or a session's name."""
+        session = session_uuid(request.session, self.title)
+        argv = ["copilot", "--resume", session, "--output-format", "json"]
+        marks: tuple[Mark, ...] = (
+            lambda e: e.get("type") == "user.message",
+            lambda e: e.get("type") == "assistant.turn_start",
+        )
+        return resume_door(request, "copilot-resume", self.title, argv, marks, "--prompt=")
 
 
 COPILOT = Copilot(

@@ -34,9 +34,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from paneboard.agents.base import Change, DoctorRequest, Setup
+from paneboard.agents.base import Change, DoctorRequest, Setup, WakeRequest
 from paneboard.agents.hookfile import write_project_file
 from paneboard.agents.script import Script, ScriptAgent, ScriptDoor, socket_option
+from paneboard.agents.wake import resume_door
+from paneboard.listener.doors.base import Door
+from paneboard.listener.doors.resume import Mark, session_word
 from paneboard.protocol.errors import BoardIOError
 from paneboard.state.health import Check
 
@@ -119,6 +122,18 @@ class Hermes(ScriptAgent):
             except OSError:
                 break  # not empty: someone else's files live there
         return [Change(f"removed paneboard plugin {plugin}", plugin, True)]
+
+    def wake_door(self, request: WakeRequest) -> Door:
+        """`hermes chat --resume ID -Q --query=TEXT`: one headless turn of the stored session,
+        in the same conversation (its SQLite database, which no `seen` follows). Hermes reads
+        no query on its input, and prints text, not events. Admitted: its line ``↻ Resumed
+        session ID``, printed once the session is loaded and before the query's turn. Not
+        `hermes -z`, which takes `--resume` and starts a new session all the same."""
+        session = session_word(request.session, self.title)
+        argv = ["hermes", "chat", "--resume", session, "-Q"]
+        resumed = f"↻ Resumed session {session} "
+        marks: tuple[Mark, ...] = (lambda e: str(e.get("line", "")).startswith(resumed),)
+        return resume_door(request, "hermes-resume", self.title, argv, marks, "--query=")
 
     def doctor(self, ask: DoctorRequest) -> list[Check]:
         """The script agent's checks, and, with the plugin installed, whether this environment

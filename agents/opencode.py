@@ -21,7 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from paneboard.agents.base import WakeRequest
 from paneboard.agents.script import Script, ScriptAgent, ScriptDoor, private_folder, socket_option
+from paneboard.agents.wake import resume_door
+from paneboard.listener.doors.base import Door
+from paneboard.listener.doors.resume import session_word
 
 PLUGIN = Path(".opencode") / "plugins" / "paneboard.js"
 SCRIPT = Script(
@@ -55,6 +59,19 @@ class OpenCodeDoor(PluginDoor):
 class OpenCode(ScriptAgent):
     """OpenCode, or a fork of it, reached through a listener its plugin starts (`--mode listen`
     only)."""
+
+    def wake_door(self, request: WakeRequest) -> Door:
+        """`opencode run --session ID --format json` with the text on its input (a fork's
+        command: `kilo run`): one headless turn of the stored session, in the same
+        conversation (OpenCode keeps it in its SQLite database, which no `seen` follows).
+        Admitted: its first event, ``step_start`` with that session id (the text is stored and
+        the model's step has begun). Not as an argument: `opencode run` wraps an argument with
+        a space in quotes, escaping the quotes inside."""
+        session = session_word(request.session, self.title)
+        argv = [self.command, "run", "--session", session, "--format", "json"]
+
+        marks = (lambda e: e.get("type") == "step_start" and e.get("sessionID") == session,)
+        return resume_door(request, f"{self.kind}-resume", self.title, argv, marks)
 
 
 def plugin_agent(

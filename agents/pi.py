@@ -30,8 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.agents import spawning
-from paneboard.agents.base import Spawned, SpawnRequest
+from paneboard.agents.base import Spawned, SpawnRequest, WakeRequest
 from paneboard.agents.script import Script, ScriptAgent, ScriptDoor, private_folder, socket_option
+from paneboard.agents.wake import resume_door
+from paneboard.listener.doors.base import Door
+from paneboard.listener.doors.resume import Mark, session_uuid
 from paneboard.listener.doors.socket import check_socket
 from paneboard.listener.seen import content_texts, field
 
@@ -59,6 +62,19 @@ class PiExtensionDoor(ScriptDoor):
 @dataclass(frozen=True)
 class Pi(ScriptAgent):
     """pi, reached through a listener its extension starts (`--mode listen` only)."""
+
+    def wake_door(self, request: WakeRequest) -> Door:
+        """`pi -p --session ID --mode json` with the text on its input: one headless turn of
+        the session, appended to its session file (where `seen` is read), with the session's
+        own model. Admitted: its events ``session`` with that id, then ``turn_start``. The id
+        must be a whole UUID: pi's `--session` also takes a part of one, or a file's path."""
+        session = session_uuid(request.session, self.title)
+        argv = [self.command, "-p", "--session", session, "--mode", "json"]
+        marks: tuple[Mark, ...] = (
+            lambda e: e.get("type") == "session" and e.get("id") == session,
+            lambda e: e.get("type") == "turn_start",
+        )
+        return resume_door(request, "pi-resume", self.title, argv, marks)
 
     def user_texts(self, record: dict[str, Any]) -> list[str]:
         """A ``"type": "message"`` record of its session file whose message is the user's."""

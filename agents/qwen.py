@@ -25,7 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paneboard.agents.base import Change, DoctorRequest, DoorRequest, ListenOption, Setup
+from paneboard.agents.base import (
+    Change,
+    DoctorRequest,
+    DoorRequest,
+    ListenOption,
+    Setup,
+    WakeRequest,
+)
 from paneboard.agents.hookfile import HookFileAgent, load
 from paneboard.agents.qwen_inbox import (
     CONTROLLER,
@@ -38,8 +45,10 @@ from paneboard.agents.qwen_inbox import (
     registry,
     session_file,
 )
+from paneboard.agents.wake import resume_door
 from paneboard.board.confirm import confirm
 from paneboard.listener.doors.base import Door
+from paneboard.listener.doors.resume import session_uuid
 from paneboard.listener.seen import Sighting, content_texts, field
 from paneboard.protocol.errors import BadInput, BoardIOError, DoorUnavailable
 from paneboard.state.files import read_private, write_atomic
@@ -181,6 +190,27 @@ class Qwen(HookFileAgent):
         if record.get("type") != "user":
             return []
         return content_texts(field(record, "message").get("parts"))
+
+    def wake_door(self, request: WakeRequest) -> Door:
+        """`qwen --resume ID -o stream-json` with the text on its input: one headless turn of
+        the recorded session, appended to its session file (where `seen` is read). Admitted:
+        its events ``system``/``init`` with that session id, then the model's answer starting
+        (``message_start``)."""
+        session = session_uuid(request.session, self.title)
+        partial = "--include-partial-messages"
+        argv = ["qwen", "-o", "stream-json", partial, "--resume", session]
+
+        def started(event: Mapping[str, Any]) -> bool:
+            inner = event.get("event")
+            return (
+                event.get("type") == "stream_event"
+                and event.get("session_id") == session
+                and isinstance(inner, dict)
+                and inner.get("type") == "message_start"
+            )
+
+        marks = (lambda e: e.get("subtype") == "init" and e.get("session_id") == session, started)
+        return resume_door(request, "qwen-resume", self.title, argv, marks)
 
     def doctor(self, ask: DoctorRequest) -> list[Check]:
         where = shutil.which("qwen", path=ask.env.get("PATH"))

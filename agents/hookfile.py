@@ -181,12 +181,12 @@ class HookFileAgent(Agent):
 
         Options given (`--as`, `--home`, `--board`, `--store`, …) are written into every
         command; those not given are left to the environment of the agent's session. The
-        Stop hook runs in the stop modes; session-end, where the agent has it, in the listen
-        modes (it stops the listener).
+        Stop hook runs in every mode (in `listen`, it starts a listener that died again);
+        session-end, where the agent has it, in the listen modes (it stops the listener).
         """
         given = "".join(f" {flag} {shlex.quote(value)}" for flag, value in options)
         tail = f" --agent {self.kind} --mode {mode}{given}"
-        wanted = {"session-start": True, "stop": mode != "listen", "session-end": mode != "stop"}
+        wanted = {"session-start": True, "stop": True, "session-end": mode != "stop"}
         return {
             event: f"{shlex.quote(exe)} hook {action}{tail}"
             for action, event in self.events.items()

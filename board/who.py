@@ -36,6 +36,7 @@ class WhoRow(msgspec.Struct, frozen=True):
     last_delivery: float | None = None
     held: int = 0  # open prompts its agent (or policy) holds for a person
     host: str = ""  # the machine its listener runs on, as the listener said
+    sleep: str = ""  # "asleep" or "woken": its session ended, its listener wakes it (a wake)
 
 
 def who(ctx: Context) -> list[WhoRow]:
@@ -86,6 +87,7 @@ def _row(
         last_delivery=record.last_delivery if record else None,
         held=held,
         host=here.host if here else "",
+        sleep=here.sleep if here else "",
     )
 
 

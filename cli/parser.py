@@ -208,6 +208,12 @@ def _listen_options(p: argparse.ArgumentParser) -> None:
         help="claude-inbox, codex-queue: the agent's conversation file, followed to post `seen` "
         "(codex-queue default: the thread's rollout file under $CODEX_HOME/sessions)",
     )
+    p.add_argument(
+        "--session",
+        metavar="ID",
+        help="the agent's own session id, which a wake resumes (default: the --transcript "
+        "file's name, or --thread)",
+    )
     p.add_argument("command", nargs="*", metavar="-- CMD ARG", help="exec: the command to run")
 
 
@@ -268,6 +274,12 @@ def _hook_options(p: argparse.ArgumentParser) -> None:
         "mint a Qwen Code controller token for the listener, once you say yes",
     )
     _flag(p, "--mcp", "install: also register `paneboard mcp` in .mcp.json or .codex/config.toml")
+    _flag(
+        p,
+        "--wake",
+        "install: set the agent's policy to --wake resume (confirmed): a prompt for it after its "
+        "session ended starts that session again",
+    )
 
 
 def _compact_options(p: argparse.ArgumentParser) -> None:
@@ -330,6 +342,16 @@ def _policy_options(p: argparse.ArgumentParser) -> None:
         choices=("hold", "deliver", "refuse"),
         help="a name's first key on a store other machines write to (NATS)",
     )
+    p.add_argument(
+        "--wake",
+        choices=("never", "resume"),
+        help="resume: the listener outlives the session and starts it again for a prompt",
+    )
+    p.add_argument("--wake-limit", type=_limit, metavar="N", help="wakes an hour (0: off)")
+
+
+def _wake_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", metavar="NAME", help="the asleep agent to wake")
 
 
 def _approve_options(p: argparse.ArgumentParser) -> None:
@@ -402,6 +424,11 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] 
     "keys": ("every agent's key fingerprint and its state", _keys_options, "trust:keys_command"),
     "trust": ("pin another key for an agent (confirmed)", _trust_options, "trust:trust_command"),
     "policy": ("print or change who may start a turn", _policy_options, "trust:policy_command"),
+    "wake": (
+        "wake an asleep agent: its listener starts its session again",
+        _wake_options,
+        "waking:wake_command",
+    ),
     "approve": (
         "let a held prompt, or all held from one sender, through (confirmed)",
         _approve_options,

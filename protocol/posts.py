@@ -89,6 +89,7 @@ class Delivered(_Post, frozen=True, tag="delivered"):
     prompt: Id
     door: Word
     outcome: Outcome = "accepted"
+    woke: Word | None = None  # the agent's session this prompt started again (a wake)
 
 
 class Undelivered(_Post, frozen=True, tag="undelivered"):

@@ -123,27 +123,32 @@ class Pane:
         *,
         held: str | None = None,
         warn: Callable[[str], None] | None = None,
+        woke: str | None = None,
     ) -> None:
         """Record *prompts* as handed over through *door*: the keys, then the receipts.
 
         With *held* (the agent's reason), the receipts say the agent holds them for its
-        person. A key that cannot be recorded raises `BoardIOError`; so does a receipt the
-        board refuses, unless *warn* is given, which is told instead (the keys stay).
+        person; with *woke* (a session id), that they started that session again. A key that
+        cannot be recorded raises `BoardIOError`; so does a receipt the board refuses, unless
+        *warn* is given, which is told instead (the keys stay).
         """
         for prompt in prompts:
             self.keys.record(key(prompt))
         failpoint("after-record")
         try:
-            self.post([self._receipt(p, door, outcome, held) for p in prompts])
+            self.post([self._receipt(p, door, outcome, held, woke) for p in prompts])
         except BoardIOError as exc:
             if warn is None:
                 raise
             warn(f"could not post the {'delivered' if held is None else 'held'} notice: {exc}")
 
-    def _receipt(self, prompt: Prompt, door: str, outcome: Outcome, held: str | None) -> Post:
+    def _receipt(
+        self, prompt: Prompt, door: str, outcome: Outcome, held: str | None, woke: str | None
+    ) -> Post:
         if held is not None:
             return Held(**self._header(), prompt=prompt.id, door=door, by="agent", reason=held)
-        return Delivered(**self._header(), prompt=prompt.id, door=door, outcome=outcome)
+        head = self._header()
+        return Delivered(**head, prompt=prompt.id, door=door, outcome=outcome, woke=woke)
 
     def _header(self) -> Header:
         ts = self.now()

@@ -151,7 +151,8 @@ def not_private(kind: str, path: Path, st: os.stat_result) -> str | None:
 class PaneFiles:
     """The files of one agent's pane on a board, ``panes/AGENT.*``: its pane lock, delivered
     keys, checkpoint, presence, transcript mark (how far its conversation file was read), its
-    listener's log, the Stop hook's last check, and the agent's policy on the board."""
+    listener's log, the Stop hook's last check, the agent's policy on the board, and its
+    wakes."""
 
     __slots__ = (
         "checkpoint",
@@ -162,6 +163,7 @@ class PaneFiles:
         "policy",
         "presence",
         "stopcheck",
+        "wakes",
     )
 
     def __init__(self, panes: Path, agent: str) -> None:
@@ -173,6 +175,7 @@ class PaneFiles:
         self.log = panes / f"{agent}.log"
         self.stopcheck = panes / f"{agent}.stopcheck"
         self.policy = panes / f"{agent}.policy"
+        self.wakes = panes / f"{agent}.wakes"  # the wakes of the last hour (listener/sleep.py)
 
 
 class BoardPaths:

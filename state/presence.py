@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -26,6 +26,9 @@ class Presence(msgspec.Struct):
     started: Time
     last_delivery: Time | None = None
     host: Annotated[str, msgspec.Meta(max_length=255)] = ""
+    # "asleep": its agent's session ended and it starts it again for a prompt (a wake);
+    # "woken": it did, and hands the pane to the woken session's own listener; "": live
+    sleep: Literal["", "asleep", "woken"] = ""
 
 
 def write(path: Path, presence: Presence) -> None:

@@ -93,7 +93,7 @@ def _start_listener(ctx: Context, agent: Agent, exe: str, data: dict[str, Any]) 
     transcript = agent.transcript(data)  # followed by the listener to post `seen`
     held = holder(ctx.paths.pane(ctx.agent).lock)
     # An asleep listener (its session ended) is taken over by the one started here.
-    taken_over = held and asleep_holder(ctx.paths.pane(ctx.agent)) == held
+    taken_over = held and _asleep(ctx, held)
     if held and not taken_over and not _stopped_for_new_transcript(ctx, held, transcript):
         return f"a listener (pid {held}) already holds this pane"
     try:
@@ -115,6 +115,16 @@ def _start_listener(ctx: Context, agent: Agent, exe: str, data: dict[str, Any]) 
             close_fds=True,
         )
     return f"listener pid {child.pid} hands prompts to this session"
+
+
+def _asleep(ctx: Context, held: int) -> bool:
+    """Whether listener *held* is asleep: its presence says so, or the agent process it was
+    started for has ended (it outlives it only when asleep)."""
+    if asleep_holder(ctx.paths.pane(ctx.agent)) == held:
+        return True
+    argv = proc.cmdline(held) if held > 0 else None
+    parent = None if argv is None else proc.option(argv, "--parent-pid")
+    return parent is not None and parent.isdigit() and not proc.alive(int(parent), zombie=False)
 
 
 def _stopped_for_new_transcript(ctx: Context, held: int, transcript: str | None) -> bool:

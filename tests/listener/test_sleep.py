@@ -92,7 +92,9 @@ def fall_asleep(one: Asleep) -> None:
     wait_until(lambda: one.presence().get("sleep") == "asleep", "presence asleep", 20, one.text)
 
 
-def test_a_listener_whose_policy_says_never_stops_with_its_agent(home: Path, tmp_path: Path) -> None:
+def test_a_listener_whose_policy_says_never_stops_with_its_agent(
+    home: Path, tmp_path: Path
+) -> None:
     (home / "test" / "panes").mkdir(parents=True, exist_ok=True)
     one = Asleep(home, tmp_path)
     try:
@@ -131,6 +133,7 @@ def test_three_prompts_while_asleep_cause_one_wake_and_the_new_listener_takes_th
         assert 0 == asleep.proc.wait(timeout=20)
         got = [new.line(), new.line()]
     assert [ids[1], ids[2]] == [json.loads(line)["id"] for line in got]
+    wait_until(lambda: len(receipts(home, Delivered)) == 3, "3 receipts", 20, asleep.text)
     assert 1 == len(asleep.wakes())
     assert sorted(ids) == sorted(d.prompt for d in receipts(home, Delivered))
 

@@ -9,7 +9,6 @@ writes to FOLDER/session.pid, unless FOLDER/fail exists: then it fails with that
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 from functools import partial
@@ -56,7 +55,7 @@ class ResumeDoor(FileDoor):
         if fail.exists():
             raise DoorFailed(self.name, fail.read_text().strip())
         await super().deliver(prompt, text, agent)
-        session = subprocess.Popen(["sleep", "300"], start_new_session=True)
+        session = await anyio.open_process(["sleep", "300"], start_new_session=True)
         (self.folder / "session.pid").write_text(f"{session.pid}\n")
         self.spawned = Spawned(SESSION, "stand-in", session.pid)
         return "accepted"

@@ -224,5 +224,6 @@ CLAUDE = Claude(
     seen_source="claude-transcript",
     mcp=JsonServers(".mcp.json"),
     clis=("/claude", "cli.js"),
+    revives=True,
     no_transcript=" (delivered: the line was written; Claude Code's admission is not checked)",
 )

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -93,7 +94,8 @@ class WakeDoor:
         )
         if not self.state:
             if began is not None:  # a wake of it was under way when its listener stopped
-                why = f"a wake of {began.session} for it began at {began.ts:.0f}: waiting for it"
+                at = time.strftime("%H:%M:%S", time.localtime(began.ts))
+                why = f"a wake of {began.session} for it began at {at}: waiting for it to show"
                 raise DoorWaits(self.name, began.ts + RESUME_WITHIN, why)
             return await self.live.deliver(prompt, text, agent)
         if self.state == "woken":

@@ -158,7 +158,8 @@ def agent(
     (home / "test" / "panes").mkdir(mode=0o700, parents=True)
     policy = Policy(wake="resume", rate=0)
     write_policy(home / "test", AGENT, policy)
-    one = WAKEABLE[request.param](clients_bin, tmp_path, {})
+    marker = request.node.get_closest_marker("session_env")
+    one = WAKEABLE[request.param](clients_bin, tmp_path, marker.args[0] if marker else {})
     try:
         one.first_turn()
         one.end()
@@ -306,3 +307,19 @@ def test_the_wake_budget_spent_prompts_wait_and_status_says_why(agent: ClaudeWak
     assert "wake budget: 1 wakes in the last hour spent" in status.stdout, status.stdout
     assert "posted" == stage(home, second)
     assert 0 == agent.model_saw(second)
+
+
+@pytest.mark.session_env({"PANEBOARD_FAILPOINT": "mid-wake"})
+def test_a_listener_killed_in_the_middle_of_a_wake_leaves_the_prompt_delivered_once(
+    agent: ClaudeWake,
+) -> None:
+    """The asleep listener dies as soon as the resume has run (the failpoint); the woken
+    session's own listener finds the wake begun, lets it show in the conversation, and counts
+    the prompt delivered without sending it again."""
+    home = agent.home
+    pid = post(home, "delivered once")
+    wait_stage(home, pid, "seen", 120)
+    [receipt] = [d for d in posts(home, Delivered) if d.prompt == pid]
+    assert receipt.woke is None  # written by the woken session's listener, not the killed one
+    assert 1 == agent.model_saw(pid)
+    assert 1 == len(agent.woken())

@@ -168,7 +168,7 @@ class Handler(stand_in.Handler):
             )
         turn = _turn(req)
         for m in req.get("messages", [])[-1:]:
-            self._write({"last": _text(m)[-2000:], "turn": turn[:20000]})
+            self._write({"ts": time.time(), "last": _text(m)[-2000:], "turn": turn[:20000]})
         users = [
             m for m in req.get("messages", []) if m.get("role") == "user"
         ]  # not "system" notes

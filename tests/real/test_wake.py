@@ -323,3 +323,44 @@ def test_a_listener_killed_in_the_middle_of_a_wake_leaves_the_prompt_delivered_o
     assert receipt.woke is None  # written by the woken session's listener, not the killed one
     assert 1 == agent.model_saw(pid)
     assert 1 == len(agent.woken())
+
+
+def test_post_to_model_for_an_asleep_agent_beside_a_live_session(
+    tmp_path: Path, clients_bin: Path
+) -> None:
+    """The time from `post` to the model's request carrying the prompt, for the live session
+    and then for the same agent asleep (a wake each time), in one run; printed."""
+    home = tmp_path / "pb"
+    home.mkdir(mode=0o700)
+    (home / "test" / "panes").mkdir(mode=0o700, parents=True)
+    write_policy(home / "test", AGENT, Policy(wake="resume", rate=0))
+    one = ClaudeWake(clients_bin, tmp_path, {})
+    try:
+        one.first_turn()
+        live = [_to_model(one, f"live {n}") for n in range(3)]
+        one.end()
+        asleep = []
+        for n in range(3):
+            wait_until(lambda: presence(home).get("sleep") == "asleep", "asleep", 60)
+            asleep.append(_to_model(one, f"asleep {n}"))
+            wait_until(lambda: one.woken(), "the woken session", 30)
+            one.stop_woken()
+        print(f"post -> model, live:   {', '.join(f'{t:.2f}' for t in live)} s")
+        print(f"post -> model, asleep: {', '.join(f'{t:.2f}' for t in asleep)} s")
+        assert len(asleep) == 3
+    finally:
+        one.close()
+
+
+def _to_model(one: ClaudeWake, body: str) -> float:
+    posted = time.time()
+    pid = post(one.home, body)
+    mark = re.compile(rf"(^|\n) ?\[paneboard\] prompt {pid} from")
+
+    def reached() -> float | None:
+        hits = [r["ts"] for r in one.api.records() if mark.search(r.get("turn", ""))]
+        return hits[0] if hits else None
+
+    at = wait_until(reached, f"{pid} at the model", 120, lambda: pane_log(one.home))
+    wait_stage(one.home, pid, "seen", 60)
+    return float(at) - posted

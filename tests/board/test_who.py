@@ -26,6 +26,7 @@ def test_who_names_the_listeners_door_pid_and_host(home: Path) -> None:
         "last_delivery": None,
         "held": 0,
         "host": socket.gethostname(),
+        "sleep": "",
     } == rows["bob"]
     no_listener = {"listening": False, "pid": None, "door": None, "host": "", "held": 0}
     assert no_listener == {k: rows["carol"][k] for k in no_listener}

@@ -132,8 +132,8 @@ def test_three_prompts_while_asleep_cause_one_wake_and_the_new_listener_takes_th
     with Listening(home, AGENT, "--door", "stdout") as new:
         assert 0 == asleep.proc.wait(timeout=20)
         got = [new.line(), new.line()]
+        wait_until(lambda: len(receipts(home, Delivered)) == 3, "3 receipts", 30, asleep.text)
     assert [ids[1], ids[2]] == [json.loads(line)["id"] for line in got]
-    wait_until(lambda: len(receipts(home, Delivered)) == 3, "3 receipts", 20, asleep.text)
     assert 1 == len(asleep.wakes())
     assert sorted(ids) == sorted(d.prompt for d in receipts(home, Delivered))
 

@@ -347,9 +347,9 @@ class Listener:
         if self.seen is not None:
             self.seen.check()
 
-    def set_sleep(self, state: str) -> None:
+    def set_sleep(self, state: presence.Sleep) -> None:
         """Say in the pane's presence that the listener is asleep, woken, or live ("")."""
-        self._presence.sleep = state  # type: ignore[assignment]  # presence's own words
+        self._presence.sleep = state
         self._announce()
 
     def _warn(self, message: str) -> None:

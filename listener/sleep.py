@@ -73,14 +73,14 @@ class WakeDoor:
         self.policy = policy
         self.now = now
         self.name = live.name
-        self.state = ""  # "", "asleep" or "woken" (presence's words)
+        self.state: presence.Sleep = ""
         self.woke: dict[str, str] = {}  # prompt id -> the session it woke, for its receipt
         self.changed = anyio.Event()  # set at each change of `state`
 
     def check(self) -> None:
         (self.wake if self.state else self.live).check()
 
-    def set_state(self, state: str) -> None:
+    def set_state(self, state: presence.Sleep) -> None:
         self.state = state
         self.name = self.wake.name if state else self.live.name
         self.changed.set()
@@ -148,7 +148,7 @@ class Sleeper:
             else:
                 await wait_process_gone(pid)
 
-    def _set(self, listener: Listener, state: str) -> None:
+    def _set(self, listener: Listener, state: presence.Sleep) -> None:
         if self.door.state != state:
             self.door.set_state(state)
         listener.set_sleep(state)

@@ -18,6 +18,9 @@ from paneboard.protocol.posts import Name, Time, damage_reason
 from paneboard.state.files import read_private, write_atomic
 
 PRESENCE_MAX = 64 * 1024  # bytes: a record is a few dozen
+# "asleep": its agent's session ended and it starts it again for a prompt (a wake);
+# "woken": it did, and hands the pane to the woken session's own listener; "": live
+Sleep = Literal["", "asleep", "woken"]
 
 
 class Presence(msgspec.Struct):
@@ -26,9 +29,7 @@ class Presence(msgspec.Struct):
     started: Time
     last_delivery: Time | None = None
     host: Annotated[str, msgspec.Meta(max_length=255)] = ""
-    # "asleep": its agent's session ended and it starts it again for a prompt (a wake);
-    # "woken": it did, and hands the pane to the woken session's own listener; "": live
-    sleep: Literal["", "asleep", "woken"] = ""
+    sleep: Sleep = ""
 
 
 def write(path: Path, presence: Presence) -> None:

@@ -24,6 +24,12 @@ for line in sys.stdin:
 """
 
 
+def _pid(lock: Path) -> int | None:
+    """The pane's listener, once it holds the lock and wrote its pid in it."""
+    pid = holder(lock)
+    return pid if pid and pid > 0 else None
+
+
 def test_the_stop_hook_revives_a_killed_listener_and_starts_none_beside_a_live_one(
     home: Path, tmp_path: Path
 ) -> None:
@@ -49,14 +55,14 @@ def test_the_stop_hook_revives_a_killed_listener_and_starts_none_beside_a_live_o
 
     try:
         assert "" == turn_ends()  # no prompt to hand over at a turn's end: the listener does
-        first = wait_until(lambda: holder(lock), "a listener", 20)
+        first = wait_until(lambda: _pid(lock), "a listener", 20)
         turn_ends()
         assert first == holder(lock)  # the live one kept the pane; none was started beside it
         os.kill(first, signal.SIGKILL)
         wait_until(lambda: holder(lock) is None, "the listener dead", 20)
         pid = post(home, "--to", "bob", "after the crash")
         turn_ends()
-        second = wait_until(lambda: holder(lock), "a listener again", 20)
+        second = wait_until(lambda: _pid(lock), "a listener again", 20)
         assert second != first
         assert pid in json.loads(server.lines.get(timeout=15))["message"]["content"]
     finally:

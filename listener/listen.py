@@ -11,7 +11,9 @@ has handed it over: the key is recorded, a `held` receipt posted instead, and th
 behind it go on; where the agent says later what became of it (`Settles`), that is posted
 too: `delivered`, or `undelivered` with the agent's reason. A prompt past the rate waits
 (`Screen.waits`): the prompts behind it go on, and the listener wakes itself when the window
-lets it out. SIGINT or SIGTERM: the delivery in flight finishes, then exit.
+lets it out; so does one its door says must wait (`DoorWaits`: an asleep agent's wake budget).
+Under `--wake resume` the end of the agent's session puts the listener to sleep rather than
+stopping it (sleep.py). SIGINT or SIGTERM: the delivery in flight finishes, then exit.
 """
 
 from __future__ import annotations

@@ -23,16 +23,24 @@ from typing import Any
 import msgspec
 
 from paneboard.agents import spawning
-from paneboard.agents.base import DoctorRequest, DoorRequest, ListenOption, Spawned, SpawnRequest
+from paneboard.agents.base import (
+    DoctorRequest,
+    DoorRequest,
+    ListenOption,
+    Spawned,
+    SpawnRequest,
+    WakeRequest,
+)
 from paneboard.agents.claude_transcript import ADMIT_WITHIN, Intake, Pace, user_texts
 from paneboard.agents.hookfile import HookFileAgent
 from paneboard.agents.mcpconfig import JsonServers
 from paneboard.listener.doors.base import Door, HeldByAgent, Outcome
-from paneboard.listener.doors.process import child_env
+from paneboard.listener.doors.process import alive, child_env, run_command
 from paneboard.listener.doors.socket import SocketDoor, check_socket
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
 from paneboard.protocol.visible import one_line
+from paneboard.state.failpoint import failpoint
 from paneboard.state.health import Check
 
 SOCKET = "CLAUDE_CODE_MESSAGING_SOCKET"  # the session's inbox, in its hooks' environment
@@ -92,8 +100,96 @@ class ClaudeInboxDoor(SocketDoor):
         return msgspec.json.encode({"type": "user", "message": {"role": "user", "content": text}})
 
 
+_BACKGROUNDED = re.compile(r"backgrounded · ([0-9a-zA-Z]+)")
+
+
+class ClaudeWakeDoor:
+    """`claude --bg --resume SESSION TEXT`: the ended session, started again in the background
+    in its project, with the prompt's text as its next turn.
+
+    Claude Code 2.1.328 prints ``backgrounded · SHORTID`` and exits 0 within a second, for any
+    session id, also one it has no conversation for; the turn shows in the session's
+    transcript a few seconds later, as a user turn. So a prompt counts as delivered once the
+    transcript shows it (`Intake`, as the inbox door reads it), a session without a transcript
+    is gone (`DoorUnavailable`), and a resume whose turn never shows is `DoorFailed` with what
+    Claude Code printed. A session that runs already (its registry file under
+    ``~/.claude/sessions`` names it, and its process lives) is never resumed: Claude Code would
+    start a copy of it.
+    """
+
+    name = "claude-wake"
+
+    def __init__(self, request: WakeRequest, claude: str = "claude") -> None:
+        self.session = request.session
+        self.project = request.project
+        self.env = child_env(request.env)
+        self.timeout = request.timeout
+        self.claude = claude
+        self.transcript = None if request.transcript is None else Path(request.transcript)
+        self.intake = None if self.transcript is None else Intake(self.transcript, self.project)
+        self.spawned: Spawned | None = None  # the session it woke, once it has
+
+    def check(self) -> None:
+        if self.transcript is None or not self.transcript.is_file():
+            where = "no --transcript" if self.transcript is None else f"no {self.transcript}"
+            raise DoorUnavailable(self.name, f"session {self.session} is gone ({where})")
+
+    async def deliver(self, prompt: Prompt, text: str, agent: str) -> Outcome:
+        self.check()
+        assert self.intake is not None
+        await self.intake.catch_up()
+        if self.intake.verdicts.get(prompt.id) != "admitted":  # a wake killed halfway had it
+            await self._resume(prompt, text)
+        self.spawned = Spawned(self.session, f"claude attach {self.session[:8]}", self._running())
+        return "accepted"
+
+    async def _resume(self, prompt: Prompt, text: str) -> None:
+        assert self.intake is not None
+        running = self._running()
+        if running is None:
+            argv = [self.claude, "--bg", "--resume", self.session, text]
+            done = await run_command(argv, b"", self.env, self.timeout, cwd=self.project)
+            said = done.tail()
+            if done.returncode != 0:
+                code = "timed out" if done.timed_out else f"exited {done.returncode}"
+                raise DoorFailed(self.name, f"claude --bg --resume {code}: {said}")
+            if _BACKGROUNDED.search(said) is None or "started a copy" in said:
+                raise DoorFailed(self.name, f"claude --bg --resume: {said}")
+            failpoint("mid-wake")
+        verdict = await self.intake.wait_verdict(prompt.id, self.timeout)
+        if verdict == "admitted":
+            return
+        if running is not None:
+            why = f"session {self.session} runs (pid {running}) and did not take it"
+        else:
+            why = f"the resumed session did not take it within {self.timeout:g} s"
+        raise DoorFailed(self.name, why)
+
+    def _running(self) -> int | None:
+        """The pid of a live Claude Code process of this session (its registry file)."""
+        config = self.env.get("CLAUDE_CONFIG_DIR") or str(
+            Path(self.env.get("HOME", "~")) / ".claude"
+        )
+        for path in Path(config).expanduser().glob("sessions/*.json"):
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            pid = data.get("pid") if isinstance(data, dict) else None
+            if (
+                data.get("sessionId") == self.session
+                and isinstance(pid, int)
+                and alive(pid, zombie=False)
+            ):
+                return pid
+        return None
+
+
 @dataclass(frozen=True)
 class Claude(HookFileAgent):
+    def wake_door(self, request: WakeRequest) -> Door | None:
+        return ClaudeWakeDoor(request)
+
     def user_texts(self, record: dict[str, Any]) -> list[str]:
         return user_texts(record)
 
@@ -207,6 +303,7 @@ CLAUDE = Claude(
     seen_source="claude-transcript",
     mcp=JsonServers(".mcp.json"),
     cli_argv_suffixes=("/claude", "cli.js"),
+    revives=True,
     no_transcript=" (delivered: the line was written; Claude Code's admission is not checked)",
     listen_options=(
         ListenOption("--socket", f"the session's inbox socket (default ${SOCKET})", "PATH"),

@@ -163,11 +163,13 @@ class HookFileAgent(Agent):
     """An agent whose hooks paneboard merges into a JSON file of the project.
 
     *own_file*: the file is paneboard's alone (uninstall removes it once it is empty);
-    *notes*: what install tells the person whatever it changed.
+    *notes*: what install tells the person whatever it changed; *revives*: its Stop hook runs
+    in `--mode listen` too, to start a listener that died again at a turn's end.
     """
 
     own_file: bool = False
     notes: tuple[str, ...] = ()
+    revives: bool = False
 
     def path(self, project: Path) -> Path:
         assert self.hooks_file is not None
@@ -182,12 +184,14 @@ class HookFileAgent(Agent):
 
         Options given (`--as`, `--home`, `--board`, `--store`, …) are written into every
         command; those not given are left to the environment of the agent's session. The
-        Stop hook runs in the stop modes; session-end, where the agent has it, in the listen
-        modes (it stops the listener).
+        Stop hook runs in the stop modes (and in `listen` where the agent `revives`: it starts
+        a listener that died again); session-end, where the agent has it, in the listen modes
+        (it stops the listener).
         """
         given = "".join(f" {flag} {shlex.quote(value)}" for flag, value in options)
         tail = f" --agent {self.kind} --mode {mode}{given}"
-        wanted = {"session-start": True, "stop": mode != "listen", "session-end": mode != "stop"}
+        stop = mode != "listen" or self.revives
+        wanted = {"session-start": True, "stop": stop, "session-end": mode != "stop"}
         return {
             event: f"{shlex.quote(exe)} hook {action}{tail}"
             for action, event in self.events.items()

@@ -40,6 +40,8 @@ def changed(
     rate: int | None = None,
     loop: int | None = None,
     first_contact: str | None = None,
+    wake: str | None = None,
+    wake_limit: int | None = None,
 ) -> Policy:
     """*policy* with each option given in place of its own; `BadInput` for a bad value."""
     given: dict[str, object] = {
@@ -49,6 +51,8 @@ def changed(
         "rate": rate,
         "loop": loop,
         "first_contact": first_contact,
+        "wake": wake,
+        "wake_limit": wake_limit,
     }
     fields = msgspec.structs.asdict(policy) | {k: v for k, v in given.items() if v is not None}
     try:
@@ -74,7 +78,15 @@ def policy_lines(ctx: Context, policy: Policy) -> list[str]:
         f"  rate:       {_limit(policy.rate, 'prompts a minute from one sender')}",
         f"  loop:       {_limit(policy.loop, 'replies deep between two agents')}",
         f"  first contact: {policy.first_contact} (a name's first key, on a shared store)",
+        f"  wake:       {_wake(policy)}",
     ]
+
+
+def _wake(policy: Policy) -> str:
+    if policy.wake == "never":
+        return "never (the listener stops with the session)"
+    budget = _limit(policy.wake_limit, "wakes an hour")
+    return f"resume (the ended session is started again for a prompt), {budget}"
 
 
 def _limit(value: int, what: str) -> str:

@@ -15,6 +15,7 @@ from paneboard.board.trust import verdicts_for
 from paneboard.protocol.compose import provenance_lines
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.posts import Post, Prompt
+from paneboard.state import presence, wakes
 from paneboard.state.abc import Compactable, Store
 from paneboard.state.compact import Compacted
 from paneboard.state.fold import (
@@ -24,9 +25,11 @@ from paneboard.state.fold import (
     Recipient,
     Verdict,
     fold_checked,
+    is_open,
     open_for,
     stage,
 )
+from paneboard.state.panelock import holder
 from paneboard.state.policy import rate_reason, rate_waits, read_policy
 from paneboard.state.verdicts import checked, read_checked
 
@@ -135,9 +138,32 @@ def waits_for(ctx: Context, state: BoardState, recipient: str, now: float) -> di
     except BoardIOError:
         return {}
     waits = rate_waits(state, recipient, rate, now)
-    return {
+    out = {
         pid: Wait(until, rate_reason(rate, state.prompts[pid].prompt.sender))
         for pid, until in waits.items()
+    }
+    return _wake_waits(ctx, state, recipient, now) | out
+
+
+def _wake_waits(ctx: Context, state: BoardState, recipient: str, now: float) -> dict[str, Wait]:
+    """prompt id -> its wait for an asleep *recipient*'s wake budget, spent (state/wakes.py)."""
+    try:
+        files = ctx.paths.pane(recipient)
+        limit = read_policy(ctx.paths.dir, recipient).wake_limit
+    except (BoardIOError, ValueError):
+        return {}
+    record = presence.read(files.presence)
+    if record is None or record.sleep != "asleep" or holder(files.lock) != record.pid:
+        return {}
+    until = wakes.spent_until(wakes.read(files.wakes), limit, now)
+    if until is None:
+        return {}
+    return {
+        pid: Wait(until, wakes.budget_reason(limit))
+        for pid, ps in state.prompts.items()
+        if recipient in ps.recipients
+        and ps.recipients[recipient].stage in ("posted", "undelivered")
+        and is_open(ps, recipient, now)
     }
 
 

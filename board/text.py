@@ -82,6 +82,8 @@ def status_lines(status: Status, now: float | None = None) -> list[str]:
     for name, r in status.recipients.items():
         when = clock(r.ts) if r.ts else ""
         lines.append(one_line(f"  {name:<16} {r.stage:<11} {when}{_detail(r, now)}"))
+        if r.woke is not None and r.woke_at is not None:
+            lines.append(one_line(f"  {'':<16} woke {r.woke} at {clock(r.woke_at)}"))
         wait = status.waits.get(name)
         if wait is not None:
             lines.append(one_line(f"  {'':<16} waits until {clock(wait.until)}: {wait.reason}"))
@@ -143,6 +145,8 @@ def ago(seconds: float) -> str:
 def who_line(row: WhoRow) -> str:
     """One line of `who` for an agent."""
     state = f"listening  pid {row.pid}  door {row.door}" if row.listening else "no listener"
+    if row.listening and row.sleep:
+        state = f"{row.sleep:<9}  pid {row.pid}  door {row.door}"
     last = f"  last delivery {clock(row.last_delivery)}" if row.last_delivery else ""
     waiting = f"  {row.held} held for a person" if row.held else ""
     attach = f"  attach: {row.attach}" if row.attach else ""

@@ -38,6 +38,7 @@ class WhoRow(msgspec.Struct, frozen=True):
     held: int = 0  # open prompts its agent (or policy) holds for a person
     host: str = ""  # the machine its listener runs on, as the listener said
     attach: str = ""  # how a person opens the session `paneboard spawn` started for it
+    sleep: str = ""  # "asleep" or "woken": its session ended, its listener wakes it (a wake)
 
 
 def who(ctx: Context) -> list[WhoRow]:
@@ -89,6 +90,7 @@ def _row(
         held=held,
         host=here.host if here else "",
         attach=_attach(files.spawned),
+        sleep=here.sleep if here else "",
     )
 
 

@@ -35,7 +35,13 @@ def hook_command(args: argparse.Namespace) -> None:
         elif args.action == "session-end":
             session.session_end(ctx)
         else:
-            stop.stop(ctx, agent, args.cooldown, sys.stdout, agent.transcript(data))
+            if args.mode == "listen":  # the listener delivers; the hook revives a dead one
+                if agent.idle_reply:
+                    print(agent.idle_reply)
+            else:
+                stop.stop(ctx, agent, args.cooldown, sys.stdout, agent.transcript(data))
+            if args.mode in ("listen", "both"):
+                session.revive(ctx, agent, data)
 
 
 def _given_options(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
@@ -81,7 +87,30 @@ def _install(args: argparse.Namespace) -> list[Change]:
     _refuse_unsupported(agent, setup, args.action)
     for path in agent.files(setup, args.action):
         refuse_links(path, setup.project)  # a cloned repository may plant one: refuse first
-    return list(agent.install(setup) if args.action == "install" else agent.uninstall(setup))
+    woken = _wake_policy(args, agent, setup) if args.wake else []
+    return woken + list(
+        agent.install(setup) if args.action == "install" else agent.uninstall(setup)
+    )
+
+
+def _wake_policy(args: argparse.Namespace, agent: Agent, setup: Setup) -> list[Change]:
+    """`hook install --wake`: the agent's policy on its board set to `--wake resume`, confirmed
+    on the terminal as any change of policy is (board/confirm.py)."""
+    from paneboard.board import policy as board_policy
+    from paneboard.board.confirm import confirm
+
+    if args.action != "install":
+        raise BadInput("--wake goes with `paneboard hook install`")
+    name = args.agent or session.agent_name(None, agent.kind, str(setup.project))[0]
+    board = args.board or os.environ.get("PANEBOARD_BOARD") or default_board(str(setup.project))
+    with Context.from_args(args, board=board, agent=name) as ctx:
+        current = board_policy.policy_of(ctx)
+        new = board_policy.changed(current, wake="resume")
+        if new != current:
+            confirm(f"change the policy of `{ctx.agent}` on board `{ctx.board}`?")
+            board_policy.set_policy(ctx, new)
+        path = ctx.paths.pane(ctx.agent).policy
+    return [Change(f"policy of `{name}` on board `{board}`: wake resume", path, new != current)]
 
 
 def project_folder(given: Path | None) -> Path:

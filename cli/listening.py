@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from argparse import Namespace
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 
 import anyio
 
-from paneboard.agents import DoorRequest, by_door, door_options, seeing_doors
+from paneboard.agents import DoorRequest, WakeRequest, by_door, door_options, seeing_doors
 from paneboard.agents.base import DoorValue
 from paneboard.board.context import Context, executable
 from paneboard.listener.doors import Door, ExecDoor, MaildirDoor, StdoutDoor
 from paneboard.listener.doors.process import child_env
 from paneboard.listener.listen import Listener, Settings, run_listener
 from paneboard.listener.seen import Sighting
+from paneboard.listener.sleep import Sleeper, WakeDoor
 from paneboard.protocol.errors import BadInput
+from paneboard.state.policy import read_policy
 
 
 def door_values(args: Namespace) -> dict[str, DoorValue]:
@@ -87,6 +91,34 @@ def make_sighting(ctx: Context, door: Door, transcript: str | None) -> Sighting 
     return agent.sighting(mark, door, Path(transcript).absolute() if transcript else None)
 
 
+def make_sleeper(
+    ctx: Context, door: Door, session: str | None, transcript: str | None, timeout: float
+) -> Sleeper | None:
+    """What lets the listener outlive its session (`--wake resume`): *door* beside the agent's
+    resume door for *session*; None where the agent has none, or no session is known."""
+    agent = by_door(door.name)
+    if agent is None or session is None:
+        return None
+    seen_in = str(Path(transcript).absolute()) if transcript else None
+    request = WakeRequest(session, Path.cwd(), os.environ, ctx.home, timeout, seen_in)
+    wake = agent.wake_door(request)
+    if wake is None:
+        return None
+    files = ctx.paths.pane(ctx.agent)
+    policy = partial(read_policy, ctx.paths.dir, ctx.agent)
+    return Sleeper(WakeDoor(door, wake, session, files, policy, time.time))
+
+
+def session_of(args: Namespace) -> str | None:
+    """The agent's own session id: `--session`, else `--thread`, else the conversation file's
+    name (Claude Code names it after the session)."""
+    if args.session:
+        return str(args.session)
+    if args.thread:
+        return str(args.thread)
+    return Path(args.transcript).stem if args.transcript else None
+
+
 def run_listen(
     ctx: Context,
     door: Door,
@@ -94,6 +126,7 @@ def run_listen(
     parent_pid: int | None = None,
     seen: Sighting | None = None,
     transcript: str | None = None,
+    sleeper: Sleeper | None = None,
 ) -> None:
     settings = Settings(
         ctx.board,
@@ -106,8 +139,14 @@ def run_listen(
     )
     agent = by_door(door.name)
     until = None if agent is None else agent.until_session_over(door)
-    listener = Listener(settings, door, seen=seen, parent=parent_pid, transcript=transcript)
-    anyio.run(run_listener, listener, parent_pid, until)
+    listener = Listener(
+        settings,
+        door if sleeper is None else sleeper.door,
+        seen=seen,
+        parent=parent_pid,
+        transcript=transcript,
+    )
+    anyio.run(run_listener, listener, parent_pid, until, sleeper)
 
 
 def _utf8_home(ctx: Context) -> None:
@@ -155,5 +194,6 @@ def listen_command(args: Namespace) -> None:
             flush=True,
         )
     backoff = DEFAULT_BACKOFF if args.backoff is None else args.backoff
+    sleeper = make_sleeper(ctx, door, session_of(args), args.transcript, args.door_timeout)
     with ctx:
-        run_listen(ctx, door, backoff, args.parent_pid, seen, args.transcript)
+        run_listen(ctx, door, backoff, args.parent_pid, seen, args.transcript, sleeper)

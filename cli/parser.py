@@ -217,6 +217,12 @@ def _listen_options(p: argparse.ArgumentParser) -> None:
             _flag(p, flag, told(flag))
         else:
             p.add_argument(flag, metavar=option.metavar, default=option.default, help=told(flag))
+    p.add_argument(
+        "--session",
+        metavar="ID",
+        help="the agent's own session id, which a wake resumes (default: the --transcript "
+        "file's name, or --thread)",
+    )
     p.add_argument("command", nargs="*", metavar="-- CMD ARG", help="exec: the command to run")
 
 
@@ -277,6 +283,13 @@ def _hook_options(p: argparse.ArgumentParser) -> None:
     _flag(p, "--trust", "; ".join(trusts))
     files = " or ".join(a.mcp.file for a in AGENTS.values() if a.mcp is not None)
     _flag(p, "--mcp", f"install: also register `paneboard mcp` in {files}")
+
+    _flag(
+        p,
+        "--wake",
+        "install: set the agent's policy to --wake resume (confirmed): a prompt for it after its "
+        "session ended starts that session again",
+    )
 
 
 _MODES = ("listen", "stop", "both")
@@ -355,6 +368,16 @@ def _policy_options(p: argparse.ArgumentParser) -> None:
         choices=("hold", "deliver", "refuse"),
         help="a name's first key on a store other machines write to (NATS)",
     )
+    p.add_argument(
+        "--wake",
+        choices=("never", "resume"),
+        help="resume: the listener outlives the session and starts it again for a prompt",
+    )
+    p.add_argument("--wake-limit", type=_limit, metavar="N", help="wakes an hour (0: off)")
+
+
+def _wake_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", metavar="NAME", help="the asleep agent to wake")
 
 
 def _approve_options(p: argparse.ArgumentParser) -> None:
@@ -471,6 +494,11 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] 
     "keys": ("every agent's key fingerprint and its state", _keys_options, "trust:keys_command"),
     "trust": ("pin another key for an agent (confirmed)", _trust_options, "trust:trust_command"),
     "policy": ("print or change who may start a turn", _policy_options, "trust:policy_command"),
+    "wake": (
+        "wake an asleep agent: its listener starts its session again",
+        _wake_options,
+        "waking:wake_command",
+    ),
     "approve": (
         "let a held prompt, or all held from one sender, through (confirmed)",
         _approve_options,

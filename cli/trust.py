@@ -77,6 +77,8 @@ def policy_command(args: Namespace) -> None:
             rate=args.rate,
             loop=args.loop,
             first_contact=args.first_contact,
+            wake=args.wake,
+            wake_limit=args.wake_limit,
         )
         if new != current:
             confirm(f"change the policy of `{ctx.agent}` on board `{ctx.board}`?")

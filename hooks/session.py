@@ -20,10 +20,12 @@ from typing import Any
 from paneboard.agents import AGENTS, Agent
 from paneboard.board.context import Context, executable
 from paneboard.listener.doors.process import child_env
-from paneboard.protocol.errors import BadInput
+from paneboard.listener.sleep import asleep_holder
+from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.names import to_name
 from paneboard.state import presence, proc
 from paneboard.state.panelock import holder
+from paneboard.state.policy import read_policy
 
 
 def read_hook_input() -> dict[str, Any]:
@@ -90,7 +92,9 @@ def _start_listener(ctx: Context, agent: Agent, exe: str, data: dict[str, Any]) 
     ctx.paths.ensure()
     transcript = agent.transcript(data)  # followed by the listener to post `seen`
     held = holder(ctx.paths.pane(ctx.agent).lock)
-    if held and not _stopped_for_new_transcript(ctx, held, transcript):
+    # An asleep listener (its session ended) is taken over by the one started here.
+    taken_over = held and _asleep(ctx, held)
+    if held and not taken_over and not _stopped_for_new_transcript(ctx, held, transcript):
         return f"a listener (pid {held}) already holds this pane"
     try:
         door, extra = agent.listen_args(data, os.environ, agent_pid())
@@ -113,6 +117,16 @@ def _start_listener(ctx: Context, agent: Agent, exe: str, data: dict[str, Any]) 
     return f"listener pid {child.pid} hands prompts to this session"
 
 
+def _asleep(ctx: Context, held: int) -> bool:
+    """Whether listener *held* is asleep: its presence says so, or the agent process it was
+    started for has ended (it outlives it only when asleep)."""
+    if asleep_holder(ctx.paths.pane(ctx.agent)) == held:
+        return True
+    record = presence.read(ctx.paths.pane(ctx.agent).presence)
+    parent = None if record is None or record.pid != held else record.parent
+    return parent is not None and not proc.alive(parent, zombie=False)
+
+
 def _stopped_for_new_transcript(ctx: Context, held: int, transcript: str | None) -> bool:
     """Stop the pane's listener if it serves this agent process but an older transcript.
 
@@ -126,7 +140,7 @@ def _stopped_for_new_transcript(ctx: Context, held: int, transcript: str | None)
     ours = record.parent == agent_pid()
     if not (transcript and held > 0 and ours and record.transcript != transcript):
         return False
-    session_end(ctx)
+    stop_listener(ctx)
     return not holder(ctx.paths.pane(ctx.agent).lock)
 
 
@@ -142,7 +156,27 @@ def _presence_of(ctx: Context, held: int) -> presence.Presence | None:
     return record
 
 
+def revive(ctx: Context, agent: Agent, data: dict[str, Any]) -> str | None:
+    """At a turn's end: start the session's listener again where none holds the pane (it died:
+    killed, crashed, out of memory). One probe of the lock, which starts nothing while a
+    listener lives; returns what was done, or None."""
+    if holder(ctx.paths.pane(ctx.agent).lock) is not None:
+        return None
+    return _start_listener(ctx, agent, executable(), data)
+
+
 def session_end(ctx: Context) -> None:
+    """The session ended: stop this pane's listener, unless the agent's policy says `--wake
+    resume` (the listener then falls asleep as the agent's process ends: listener/sleep.py)."""
+    try:
+        if read_policy(ctx.paths.dir, ctx.agent).wake == "resume":
+            return
+    except BoardIOError:
+        pass  # a policy that cannot be read wakes nothing: stop it
+    stop_listener(ctx)
+
+
+def stop_listener(ctx: Context) -> None:
     """Stop this pane's listener, if one runs."""
     pid = holder(ctx.paths.pane(ctx.agent).lock)
     if pid and pid > 0:

@@ -11,7 +11,9 @@ has handed it over: the key is recorded, a `held` receipt posted instead, and th
 behind it go on; where the agent says later what became of it (`Settles`), that is posted
 too: `delivered`, or `undelivered` with the agent's reason. A prompt past the rate waits
 (`PolicyScreen.waits`): the prompts behind it go on, and the listener wakes itself when the
-window lets it out. SIGINT or SIGTERM: the delivery in flight finishes, then exit.
+window lets it out; so does one its door says must wait (`DoorWaits`: an asleep agent's wake
+budget). Under `--wake resume` the end of the agent's session puts the listener to sleep rather
+than stopping it (sleep.py). SIGINT or SIGTERM: the delivery in flight finishes, then exit.
 
 The pane, the fold, the policy and the door are one `Deliverer` (listener/deliverer.py, the
 Stop hook's too); the loop here decides when to hand over. `use_door` swaps the door the
@@ -35,8 +37,9 @@ from anyio.abc import TaskStatus
 
 from paneboard.board.context import header
 from paneboard.listener.deliverer import Composer, Deliverer
-from paneboard.listener.doors import Door, HeldByAgent, Outcome, Settles
+from paneboard.listener.doors import Door, DoorWaits, HeldByAgent, Outcome, Settles
 from paneboard.listener.seen import SeenTask, Sighting
+from paneboard.listener.sleep import Sleeper, WakeDoor, take_over
 from paneboard.protocol.errors import BoardIOError, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Approved, Delivered, Post, Prompt, Undelivered
 from paneboard.state import presence
@@ -282,6 +285,11 @@ class Listener:
             except HeldByAgent as exc:
                 self._record_held(prompt, door.name, exc)
                 return
+            except DoorWaits as exc:  # an asleep agent's wake budget, or a wake under way
+                self.deliverer.take_back(prompt.id)
+                self._log_waits(prompt, exc.reason, exc.until)
+                self._park((*order_key(ps), prompt.id), exc.until)
+                return
             except DoorUnavailable as exc:
                 failure = exc
                 break
@@ -313,7 +321,8 @@ class Listener:
         return False
 
     def _record(self, prompt: Prompt, door: str, outcome: Outcome) -> None:
-        self.pane.record([prompt], door, outcome, warn=self._warn)
+        woke = self.door.woke.pop(prompt.id, None) if isinstance(self.door, WakeDoor) else None
+        self.pane.record([prompt], door, outcome, warn=self._warn, woke=woke)
         self._presence.last_delivery = self.settings.now()
         presence.write(self.pane.files.presence, self._presence)  # the bucket: at the next refresh
         self.log(
@@ -350,6 +359,11 @@ class Listener:
         self.log(f"delivered {prompt_id} via {name}, held until now")
         if self.seen is not None:
             self.seen.check()
+
+    def set_sleep(self, state: presence.Sleep) -> None:
+        """Say in the pane's presence that the listener is asleep, woken, or live ("")."""
+        self._presence.sleep = state
+        self._announce()
 
     def _warn(self, message: str) -> None:
         self.log(f"warning: {message}")
@@ -400,24 +414,31 @@ async def run_listener(
     listener: Listener,
     parent_pid: int | None = None,
     until: Callable[[], Awaitable[str]] | None = None,
+    sleeper: Sleeper | None = None,
 ) -> None:
     """Run *listener* until SIGINT or SIGTERM, until process *parent_pid* is gone, or until
-    *until* returns (its result, a reason, is logged)."""
-    listener.take_lock()
+    *until* returns (its result, a reason, is logged). With a *sleeper* whose policy says
+    resume, the end of the agent's session puts the listener to sleep instead (sleep.py)."""
+    await take_over(listener.take_lock, listener.pane.files, listener.log)
+
+    async def sleep_or_stop(scope: anyio.CancelScope, why: str) -> None:
+        if sleeper is not None and sleeper.wanted():
+            await sleeper.sleep(listener)
+        listener.log(f"{why}: stopping")
+        scope.cancel()
+
     async with anyio.create_task_group() as tg:
         if until is not None:
 
             async def stop_when_until() -> None:
-                listener.log(f"{await until()}: stopping")
-                tg.cancel_scope.cancel()
+                await sleep_or_stop(tg.cancel_scope, await until())
 
             tg.start_soon(stop_when_until)
         if parent_pid is not None:
 
             async def stop_with_parent() -> None:
                 await wait_process_gone(parent_pid)
-                listener.log(f"agent process {parent_pid} is gone: stopping")
-                tg.cancel_scope.cancel()
+                await sleep_or_stop(tg.cancel_scope, f"agent process {parent_pid} is gone")
 
             tg.start_soon(stop_with_parent)
 

@@ -91,6 +91,7 @@ class Delivered(_Post, frozen=True, tag="delivered"):
     prompt_id: Id = msgspec.field(name="prompt")
     door: Word
     outcome: Outcome = "accepted"
+    woke: Word | None = None  # the agent's session this prompt started again (a wake)
 
 
 class Undelivered(_Post, frozen=True, tag="undelivered"):

@@ -87,6 +87,8 @@ class Recipient(msgspec.Struct):
     source: str | None = None  # the conversation file `seen` was read from
     held_by: str | None = None  # who holds it back (`agent` or `policy`), while held
     approved_at: float | None = None  # when a person let it through, after it was held
+    woke: str | None = None  # the session this prompt started again, and when
+    woke_at: float | None = None
 
 
 class Doubt(msgspec.Struct, frozen=True):
@@ -214,6 +216,8 @@ def _delivered(r: Recipient, post: Delivered, still_open: bool) -> None:
     written after the recipient closed it (an agent can answer before its listener has seen the
     agent take the prompt) still names the door, and changes no stage."""
     r.delivered_at = post.ts
+    if post.woke is not None and r.woke is None:
+        r.woke, r.woke_at = post.woke, post.ts
     if still_open and r.stage not in FINAL and r.stage != "seen":
         r.stage, r.ts, r.door, r.reason = "delivered", post.ts, post.door, None
         r.outcome, r.held_by = post.outcome, None

@@ -119,18 +119,20 @@ class Pane:
         *,
         held_because: str | None = None,
         warn: Callable[[str], None] | None = None,
+        woke: str | None = None,
     ) -> None:
         """Record *prompts* as handed over through *door*: the keys, then the receipts.
 
         With *held_because* (the agent's reason), the receipts say the agent holds them for
-        its person. A key that cannot be recorded raises `BoardIOError`; so does a receipt the
-        board refuses, unless *warn* is given, which is told instead (the keys stay).
+        its person; with *woke* (a session id), that they started that session again. A key
+        that cannot be recorded raises `BoardIOError`; so does a receipt the board refuses,
+        unless *warn* is given, which is told instead (the keys stay).
         """
         for prompt in prompts:
             self.keys.record(key(prompt))
         failpoint("after-record")
         try:
-            self.post([self._receipt(p, door, outcome, held_because) for p in prompts])
+            self.post([self._receipt(p, door, outcome, held_because, woke) for p in prompts])
         except BoardIOError as exc:
             if warn is None:
                 raise
@@ -138,13 +140,19 @@ class Pane:
             warn(f"could not post the {what} notice: {exc}")
 
     def _receipt(
-        self, prompt: Prompt, door: str, outcome: Outcome, held_because: str | None
+        self,
+        prompt: Prompt,
+        door: str,
+        outcome: Outcome,
+        held_because: str | None,
+        woke: str | None,
     ) -> Post:
         if held_because is not None:
             return Held(
                 **self._header(), prompt_id=prompt.id, door=door, by="agent", reason=held_because
             )
-        return Delivered(**self._header(), prompt_id=prompt.id, door=door, outcome=outcome)
+        head = self._header()
+        return Delivered(**head, prompt_id=prompt.id, door=door, outcome=outcome, woke=woke)
 
     def _header(self) -> Header:
         return header(self.board, self.agent, self.now(), os.urandom(10))

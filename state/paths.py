@@ -151,8 +151,8 @@ def not_private(kind: str, path: Path, st: os.stat_result) -> str | None:
 class PaneFiles:
     """The files of one agent's pane on a board, ``panes/AGENT.*``: its pane lock, delivered
     keys, checkpoint, presence, transcript mark (how far its conversation file was read), its
-    listener's log, the Stop hook's last check, the agent's policy on the board, and the record
-    of the session `paneboard spawn` started for it."""
+    listener's log, the Stop hook's last check, the agent's policy on the board, its wakes, and
+    the record of the session `paneboard spawn` started for it."""
 
     __slots__ = (
         "checkpoint",
@@ -164,6 +164,7 @@ class PaneFiles:
         "presence",
         "spawned",
         "stopcheck",
+        "wakes",
     )
 
     def __init__(self, panes: Path, agent: str) -> None:
@@ -176,6 +177,7 @@ class PaneFiles:
         self.stopcheck = panes / f"{agent}.stopcheck"
         self.policy = panes / f"{agent}.policy"
         self.spawned = panes / f"{agent}.spawned"
+        self.wakes = panes / f"{agent}.wakes"  # the wakes of the last hour (listener/sleep.py)
 
 
 class BoardPaths:

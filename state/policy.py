@@ -46,6 +46,7 @@ from paneboard.state.paths import PaneFiles
 
 __all__ = [
     "FIRST_KEY",
+    "WAKE_LIMIT",
     "Decision",
     "Facts",
     "Policy",
@@ -70,6 +71,7 @@ WINDOW = 60.0  # the rate's minute, in seconds
 SKEW = 300.0  # how far a prompt's ts may be from the reader's clock (docs/trust.md: time)
 RUNAWAY = 10  # minutes of the rate waiting from one sender: a runaway, held for a person
 KEEP = 10_000  # prompts to and from the agent the loop limit remembers (a checkpoint too)
+WAKE_LIMIT = 6  # wakes an hour of an asleep agent (docs/trust.md: the wake budget)
 Limit: TypeAlias = Annotated[int, msgspec.Meta(ge=0, le=1_000_000)]  # 0: no limit
 
 
@@ -82,6 +84,8 @@ class Policy(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     rate: Limit = RATE
     loop: Limit = LOOP
     first_contact: Action = "hold"
+    wake: Literal["never", "resume"] = "never"  # whether its listener outlives the session
+    wake_limit: Limit = WAKE_LIMIT  # wakes an hour (0: no limit)
 
 
 class Facts(msgspec.Struct, frozen=True):

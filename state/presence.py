@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -19,6 +19,9 @@ from paneboard.protocol.posts import Name, Time, damage_reason
 from paneboard.state.files import read_private, write_atomic
 
 PRESENCE_MAX = 64 * 1024  # bytes: a record is a few dozen
+# "asleep": its agent's session ended and it starts it again for a prompt (a wake);
+# "woken": it did, and hands the pane to the woken session's own listener; "": live
+Sleep = Literal["", "asleep", "woken"]
 
 
 class Presence(msgspec.Struct):
@@ -33,6 +36,7 @@ class Presence(msgspec.Struct):
     # neither.
     parent: Annotated[int, msgspec.Meta(ge=1, le=2**31 - 1)] | None = None
     transcript: Annotated[str, msgspec.Meta(max_length=4096)] | None = None
+    sleep: Sleep = ""
 
 
 def write(path: Path, presence: Presence) -> None:

@@ -1,6 +1,7 @@
 """A loopback stand-in for the Anthropic Messages API: every turn is answered "OK" at once.
 
-Run as `python -m testing.api_stand_in PORT LOG`; each request's last user text goes to LOG.
+Run as `python -m testing.api_stand_in PORT LOG`; each request's last user text goes to LOG
+(``last``), with the texts of the turn's user messages (``turn``).
 A request offering the Bash tool whose last user text is a paneboard prompt with a body line
 `> MOCK-ANSWER: TEXT` is answered with a Bash `tool_use` running the prompt's own answer
 command with TEXT as the answer (what the tool returns then gets "OK").
@@ -49,6 +50,18 @@ def answer_command(req: dict[str, Any], text: str) -> str | None:
     if not bash or answer is None or wanted is None:
         return None
     return f"{answer.group(1)} {shlex.quote(wanted.group(1).strip())}"
+
+
+def _turn(req: dict[str, Any]) -> str:
+    """The texts of the user messages after the last assistant message: a turn's input (a
+    resumed session puts its hooks' context after the prompt, as a message of its own)."""
+    texts: list[str] = []
+    for m in reversed(req.get("messages") or []):
+        if not isinstance(m, dict) or m.get("role") == "assistant":
+            break
+        if m.get("role") == "user":
+            texts.insert(0, _text(m))
+    return "\n".join(texts)
 
 
 def _text(message: dict[str, Any]) -> str:
@@ -153,12 +166,13 @@ class Handler(stand_in.Handler):
                 b'{"type":"error","error":{"type":"not_found_error","message":"stand-in"}}',
                 code=404,
             )
+        turn = _turn(req)
         for m in req.get("messages", [])[-1:]:
-            self._write({"last": _text(m)[-2000:]})
+            self._write({"ts": time.time(), "last": _text(m)[-2000:], "turn": turn[:20000]})
         users = [
             m for m in req.get("messages", []) if m.get("role") == "user"
         ]  # not "system" notes
-        command = answer_command(req, _text(users[-1])) if users else None
+        command = answer_command(req, turn) if users else None
         if command is not None and req.get("stream"):
             return self._send(_tool_use(req.get("model", "stand-in"), command), "text/event-stream")
         call = mcp_answer_call(req)

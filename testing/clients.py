@@ -120,8 +120,15 @@ class ClaudeSession(Tmux):
     stand-in."""
 
     def __init__(
-        self, bin_dir: Path, home: Path, project: Path, port: int, env: dict[str, str]
+        self,
+        bin_dir: Path,
+        home: Path,
+        project: Path,
+        port: int,
+        env: dict[str, str],
+        *args: str,
     ) -> None:
+        """*args* go to `claude` (`--resume ID`: a person reopening a session)."""
         self.home, self.project = home, project.resolve()
         home.mkdir(parents=True, exist_ok=True)
         (home / ".claude.json").write_text(
@@ -149,7 +156,7 @@ class ClaudeSession(Tmux):
             "DISABLE_AUTOUPDATER": "1",
             "CLAUDE_CODE_MAX_RETRIES": "0",
         }
-        super().__init__(self.project, [str(bin_dir / "claude")], env, hold=True)
+        super().__init__(self.project, [str(bin_dir / "claude"), *args], env, hold=True)
         what = "a Claude Code session registry"
         self.registry = wait_until(self._registry, what, 60, self.screen, every=0.2)
 
@@ -159,7 +166,7 @@ class ClaudeSession(Tmux):
                 data = json.loads(reg.read_text())
             except ValueError:
                 continue
-            if data.get("messagingSocketPath"):
+            if data.get("messagingSocketPath") and data.get("kind") != "bg":  # not a woken one
                 return dict(data)
         return None
 

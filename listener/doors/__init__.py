@@ -6,12 +6,13 @@ inbox, pi's extension) live with that agent, in `paneboard.agents`; these are th
 
 from __future__ import annotations
 
-from paneboard.listener.doors.base import Door, HeldByAgent, Outcome, Settle, Settles
+from paneboard.listener.doors.base import Door, DoorWaits, HeldByAgent, Outcome, Settle, Settles
 from paneboard.listener.doors.simple import ExecDoor, MaildirDoor, StdoutDoor
 from paneboard.listener.doors.socket import check_socket
 
 __all__ = [
     "Door",
+    "DoorWaits",
     "ExecDoor",
     "HeldByAgent",
     "MaildirDoor",

@@ -19,7 +19,7 @@ from anyio.abc import TaskStatus
 from paneboard.protocol.errors import DoorFailed
 from paneboard.protocol.posts import Outcome, Prompt
 
-__all__ = ["Door", "HeldByAgent", "Outcome", "Settle", "Settles"]
+__all__ = ["Door", "DoorWaits", "HeldByAgent", "Outcome", "Settle", "Settles"]
 
 # The agent's later word on a prompt it held: its id, and None (delivered) or why not.
 Settle = Callable[[str, DoorFailed | None], None]
@@ -31,6 +31,18 @@ class HeldByAgent(Exception):
     def __init__(self, door: str, reason: str) -> None:
         super().__init__(f"door {door}: held by the agent ({reason})")
         self.door = door
+        self.reason = reason
+
+
+class DoorWaits(Exception):
+    """The door cannot take the prompt before *until* (wall clock), for *reason* (an asleep
+    agent's wake budget is spent, or it was just woken): nothing was handed over, and the
+    listener sets the prompt aside until then, as it does one past the rate."""
+
+    def __init__(self, door: str, until: float, reason: str) -> None:
+        super().__init__(f"door {door}: waits: {reason}")
+        self.door = door
+        self.until = until
         self.reason = reason
 
 

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
@@ -46,9 +47,14 @@ class Finished:
 
 
 async def run_command(
-    argv: Sequence[str], stdin: bytes, env: Mapping[str, str], limit: float
+    argv: Sequence[str],
+    stdin: bytes,
+    env: Mapping[str, str],
+    limit: float,
+    cwd: Path | None = None,
 ) -> Finished:
-    """Run *argv* with *stdin*; kill its whole process group if it outlives *limit* seconds."""
+    """Run *argv* with *stdin* (in *cwd*, if given); kill its whole process group if it
+    outlives *limit* seconds."""
     proc = await anyio.open_process(
         list(argv),
         stdin=subprocess.PIPE,
@@ -56,6 +62,7 @@ async def run_command(
         stderr=subprocess.STDOUT,
         env=dict(env),
         start_new_session=True,
+        cwd=cwd,
     )
     out = bytearray()
     drained = anyio.Event()

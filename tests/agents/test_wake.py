@@ -1,6 +1,6 @@
 """The wake doors without the agents' CLIs: each agent's resume command and environment, the
 session ids refused, and the resume runner (listener/doors/resume.py) on a real process that
-prints events as a CLI does (the real CLIs: tests/real/test_wake.py)."""
+prints events as a CLI does (the real CLIs: tests/real/test_wake_doors.py)."""
 
 from __future__ import annotations
 

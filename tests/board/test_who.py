@@ -27,6 +27,7 @@ def test_who_names_the_listeners_door_pid_and_host(home: Path) -> None:
         "held": 0,
         "host": socket.gethostname(),
         "attach": "",
+        "sleep": "",
     } == rows["bob"]
     no_listener = {"listening": False, "pid": None, "door": None, "host": "", "held": 0}
     assert no_listener == {k: rows["carol"][k] for k in no_listener}

@@ -259,6 +259,7 @@ def test_policy_alone_prints_it_and_a_change_is_confirmed(home: Path) -> None:
         "  rate:       30 prompts a minute from one sender",
         "  loop:       10 replies deep between two agents",
         "  first contact: hold (a name's first key, on a shared store)",
+        "  wake:       never (the listener stops with the session)",
     ] == shown.stdout.splitlines()
     refused = no_terminal(home, "policy", "--as", "bob", "--others", "hold")
     assert 1 == refused.returncode

@@ -1,421 +1,366 @@
-"""The wake doors on the real CLIs, offline: a session made by a first headless turn against the
-agent's model stand-in, ended, then continued by `Agent.wake_door(...).deliver(...)` with a
-text as its next turn. The stand-in gets the text once, in that session; the session's own
-conversation (the file its `seen` follows; OpenCode's database) has it once; a session that
-does not exist is refused with the agent's own words."""
+"""An asleep agent woken by a prompt, on the real agent CLIs offline (Claude Code 2.1.328:
+`claude --bg --resume SESSION TEXT`), against the tests' model stand-in.
+
+Parametrized over the agents that have a wake door and a session fixture here (`WAKEABLE`):
+each test starts a session with paneboard's hooks and `--wake resume`, ends it as its person
+would, and posts to the asleep agent.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import re
-import sqlite3
+import shutil
+import signal
 import subprocess
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-import anyio
 import pytest
 
-from paneboard.agents.base import Agent, WakeRequest
-from paneboard.agents.codex import CODEX
-from paneboard.agents.copilot import COPILOT
-from paneboard.agents.gemini import GEMINI
-from paneboard.agents.hermes import HERMES
-from paneboard.agents.kilo import KILO
-from paneboard.agents.opencode import OPENCODE
-from paneboard.agents.pi import PI
-from paneboard.agents.qwen import QWEN
-from paneboard.agents.qwen_inbox import session_file
-from paneboard.listener.doors.resume import ResumeDoor
-from paneboard.protocol.errors import DoorFailed
-from testing.clients import PINNED, free_port
-from testing.sessions import StandIn, base_env, opencode_config, opencode_env, user_records
-from tests.factories import prompt
-from tests.real.codex_session import CodexHome
-from tests.real.codex_session import StandIn as CodexStandIn
-from tests.real.kilo_session import kilo_config
-from tests.real.qwen_session import QwenStandIn
+from paneboard.protocol.posts import Delivered, Seen
+from paneboard.state.log import read_posts
+from paneboard.state.panelock import holder
+from paneboard.state.policy import Policy, write_policy
+from testing.clients import ClaudeSession, free_port
+from testing.helpers import ScriptServer, cli_env, run_cli, wait_until
 
-TEXT = 'wake up: "check the flaky test"\nsecond line'
+NO_TMUX = "tmux is missing: no interactive Claude Code session"
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason=NO_TMUX)
+AGENT = "claude-bob"
 
 
-@dataclass
-class Case:
-    """One agent's ended session: how to reach it, and where its turns are counted."""
+class ClaudeWake:
+    """A Claude Code session with paneboard's hooks, ended and woken."""
 
-    agent: Agent
-    project: Path
-    env: dict[str, str]
-    pb_home: Path
-    session: str
-    turns: Callable[[str], int]  # the stand-in's turns (not side requests) with the text
-    recorded: Callable[[str], int]  # the session's own records of the text as the user's
-    missing: str  # a session id of the right form that does not exist
-    words: str  # what the agent says of it
+    kind = "claude"
 
-    def request(self, session: str) -> WakeRequest:
-        return WakeRequest(session, self.project, self.env, self.pb_home, timeout=120)
+    def __init__(self, clients_bin: Path, folder: Path, env: dict[str, str]) -> None:
+        self.bin, self.folder = clients_bin, folder
+        self.home = folder / "pb"
+        self.api = ScriptServer("testing.api_stand_in", free_port(), folder / "api.log")
+        self.project = folder / "proj"
+        (self.project / ".claude").mkdir(parents=True)
+        allow = {"permissions": {"allow": ["Bash"], "defaultMode": "default"}}
+        (self.project / ".claude" / "settings.local.json").write_text(json.dumps(allow))
+        args = ("hook", "install", "claude", "--project", str(self.project), "--as", AGENT)
+        done = run_cli(self.home, *args)
+        assert 0 == done.returncode, done.stderr
+        path = f"{Path(sys.executable).parent}:{clients_bin}:/usr/local/bin:/usr/bin:/bin"
+        self.env = cli_env(self.home, PATH=path, **env)
+        self.sessions: list[ClaudeSession] = []
+        self.open()
+        self.sid = str(self.session.registry["sessionId"])
+
+    @property
+    def session(self) -> ClaudeSession:
+        return self.sessions[-1]
+
+    def open(self, *args: str) -> int:
+        """A session in a terminal (a person's), its listener's pid once it holds the pane."""
+        home = self.folder / "claude-home"
+        self.sessions.append(
+            ClaudeSession(self.bin, home, self.project, self.api.port, self.env, *args)
+        )
+        return self.session.wait_listener(AGENT, self.home)
+
+    def first_turn(self) -> None:
+        self.session.type("hello")
+        self.session.wait_transcript('"turn_duration"')
+
+    def end(self) -> None:
+        """The person ends the session (`/exit`)."""
+        self.session.type("/exit")
+
+    def model_saw(self, pid: str) -> int:
+        """How many turns the model was asked to take on prompt *pid* (its header starts a line
+        of the turn's input; a side request quoting it, for a title, is not a turn)."""
+        mark = re.compile(rf"(^|\n) ?\[paneboard\] prompt {pid} from")
+        return sum(bool(mark.search(r.get("turn", ""))) for r in self.api.records())
+
+    def woken(self) -> list[dict[str, Any]]:
+        """The background sessions Claude Code runs for this session id (`claude --bg`)."""
+        found = []
+        for reg in (self.folder / "claude-home" / ".claude" / "sessions").glob("*.json"):
+            try:
+                data = json.loads(reg.read_text())
+            except ValueError:
+                continue
+            if data.get("kind") == "bg" and data.get("sessionId") == self.sid:
+                found.append(data)
+        return found
+
+    def stop_woken(self) -> None:
+        """End the woken sessions as `claude stop` does."""
+        for data in self.woken():
+            done = subprocess.run(
+                [str(self.bin / "claude"), "stop", str(data["jobId"])],
+                env=self.session_env(),
+                cwd=self.project,
+                capture_output=True,
+                timeout=60,
+                check=False,
+            )
+            assert 0 == done.returncode, done.stderr
+
+    def session_env(self) -> dict[str, str]:
+        home = self.folder / "claude-home"
+        return {
+            **self.env,
+            "HOME": str(home),
+            "ANTHROPIC_API_KEY": "sk-dummy",
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{self.api.port}",
+            "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_MAX_RETRIES": "0",
+        }
+
+    def close(self) -> None:
+        for session in self.sessions:
+            session.close()
+        _end_home(self.folder / "claude-home")
+        self.api.close()
 
 
-def _first(argv: list[str], case_env: dict[str, str], project: Path) -> list[dict[str, object]]:
-    """A first headless turn: the session the wake continues (its JSON events)."""
-    out, _ = _run(argv, case_env, project)
-    return [json.loads(ln) for ln in out.splitlines() if ln.startswith("{")]
+def _end_home(home: Path) -> None:
+    """End every process whose HOME is *home*: the woken sessions, Claude Code's background
+    daemon and its spares, the listeners they started (all of this test's making)."""
+    wanted = f"HOME={home}".encode()
+    for _ in range(2):
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                env = (entry / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if wanted in env:
+                try:
+                    os.kill(int(entry.name), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        time.sleep(0.2)
 
 
-def _run(argv: list[str], case_env: dict[str, str], project: Path) -> tuple[str, str]:
-    """A first headless turn: what it printed on its output and on its errors."""
-    done = subprocess.run(
-        argv,
-        cwd=project,
-        env=case_env,
-        stdin=subprocess.DEVNULL,
+WAKEABLE = {"claude": ClaudeWake}
+
+
+@pytest.fixture(params=sorted(WAKEABLE))
+def agent(
+    request: pytest.FixtureRequest, tmp_path: Path, clients_bin: Path
+) -> Iterator[ClaudeWake]:
+    """A session of the agent, with `--wake resume`, one turn done, ended: its listener asleep."""
+    home = tmp_path / "pb"
+    home.mkdir(mode=0o700)
+    (home / "test" / "panes").mkdir(mode=0o700, parents=True)
+    policy = Policy(wake="resume", rate=0)
+    write_policy(home / "test", AGENT, policy)
+    marker = request.node.get_closest_marker("session_env")
+    one = WAKEABLE[request.param](clients_bin, tmp_path, marker.args[0] if marker else {})
+    try:
+        one.first_turn()
+        one.end()
+        wait_until(
+            lambda: presence(home).get("sleep") == "asleep", "asleep", 60, lambda: pane_log(home)
+        )
+        yield one
+    finally:
+        one.close()
+
+
+def presence(home: Path) -> dict[str, Any]:
+    try:
+        return dict(json.loads((home / "test" / "panes" / f"{AGENT}.presence").read_text()))
+    except (OSError, ValueError):
+        return {}
+
+
+def pane_log(home: Path) -> str:
+    log = home / "test" / "panes" / f"{AGENT}.log"
+    return log.read_text()[-4000:] if log.exists() else ""
+
+
+def stage(home: Path, pid: str) -> str | None:
+    from paneboard.state.fold import fold
+
+    ps = fold(read_posts(home / "test" / "log")).prompts.get(pid)
+    return None if ps is None else ps.recipients[AGENT].stage
+
+
+def wait_stage(home: Path, pid: str, wanted: str, timeout: float = 120) -> None:
+    wait_until(
+        lambda: stage(home, pid) == wanted, f"{pid} {wanted}", timeout, lambda: pane_log(home)
+    )
+
+
+def posts(home: Path, kind: type) -> list[Any]:
+    return [p for _, p in read_posts(home / "test" / "log") if isinstance(p, kind)]
+
+
+def post(home: Path, body: str) -> str:
+    done = run_cli(home, "post", "--as", "alice", "--to", AGENT, "--", body)
+    assert 0 == done.returncode, done.stderr
+    return done.stdout.strip()
+
+
+def test_a_prompt_wakes_the_ended_session_which_answers_from_its_shell_and_ends_the_wait(
+    agent: ClaudeWake,
+) -> None:
+    home = agent.home
+    posted = time.time()
+    pid = post(home, "what is six times seven?\nMOCK-ANSWER: 42")
+    waited = subprocess.run(
+        [sys.executable, "-m", "paneboard", "wait", pid, "--as", "alice", "--timeout", "120"],
+        env=cli_env(home),
         capture_output=True,
-        timeout=180,
+        text=True,
+        timeout=150,
         check=False,
     )
-    assert 0 == done.returncode, done.stderr[-2000:]
-    return done.stdout.decode(), done.stderr.decode()
-
-
-def _folders(root: Path) -> tuple[Path, Path, dict[str, str]]:
-    pb_home, project = root / "pb", root / "proj"
-    pb_home.mkdir(mode=0o700)
-    project.mkdir()
-    binaries = Path(PINNED["codex"].path).parent
-    return pb_home, project, base_env(root / "home", binaries, pb_home)
-
-
-@pytest.fixture
-def closing() -> Iterator[list[Callable[[], object]]]:
-    """What a fixture started, closed at the test's end (also when the fixture failed after)."""
-    todo: list[Callable[[], object]] = []
-    yield todo
-    for close in reversed(todo):
-        close()
-
-
-def _installed(key: str) -> Path:
-    found = PINNED[key].installed()
-    if found is None:
-        pytest.skip(PINNED[key].missing)
-    return found
-
-
-@pytest.fixture
-def codex(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
-    binary = _installed("codex")
-    pb_home, project, env = _folders(tmp_path)
-    stand_in = CodexStandIn(tmp_path / "model.log", free_port())
-    closing.append(stand_in.close)
-    home = CodexHome(tmp_path / "codex", binary.parent, stand_in.port)
-    closing.append(home.close)
-    home.trust_project(project)
-    env.update(CODEX_HOME=str(home.folder), MOCK_OPENAI_API_KEY="sk-dummy")
-    argv = [str(binary), "exec", "--json", "--skip-git-repo-check", "the first turn"]
-    [thread] = [e["thread_id"] for e in _first(argv, env, project) if e["type"] == "thread.started"]
-    assert isinstance(thread, str)
-    missing = "01a233d6-0000-7000-8000-000000000000"
-    yield Case(
-        CODEX,
-        project,
-        env,
-        pb_home,
-        thread,
-        lambda text: len(stand_in.requests(text)),
-        lambda text: len(user_records(home.rollout(thread), CODEX.user_texts, text)),
-        missing,
-        f"no rollout found for thread id {missing}",
+    assert 0 == waited.returncode, waited.stderr + pane_log(home)
+    assert "42" in waited.stdout
+    [woke] = [d for d in posts(home, Delivered) if d.prompt == pid]
+    assert agent.sid == woke.woke
+    status = run_cli(home, "status", "--as", "alice", pid)
+    assert f"woke {agent.sid} at" in status.stdout, status.stdout
+    assert 1 == agent.model_saw(pid)
+    wait_until(
+        lambda: any(p.prompt == pid for p in posts(home, Seen)),
+        "seen",
+        60,
+        lambda: pane_log(home),
     )
+    print(f"post -> woken session's model: {woke.ts - posted:.2f} s")
 
 
-def _opencode_like(
-    root: Path, agent: Agent, key: str, closing: list[Callable[[], object]]
-) -> Iterator[Case]:
-    """OpenCode, or its fork Kilo Code: the stand-in as its one provider, its database."""
-    binary = _installed(key)
-    pb_home, project, env = _folders(root)
-    env["PATH"] = f"{binary.parent}:{env['PATH']}"
-    stand_in = StandIn(root)
-    closing.append(stand_in.close)
-    if agent is KILO:
-        kilo_config(root / "home", stand_in.port)
-        env.update(opencode_env("KILO"))
-    else:
-        config = root / "home" / ".config" / "opencode"
-        config.mkdir(parents=True)
-        opencode_config(config / "opencode.json", stand_in.port)
-        env.update(opencode_env("OPENCODE"))
-    argv = [str(binary), "run", "--format", "json", "the first turn"]
-    session = str(_first(argv, env, project)[0]["sessionID"])
-    database = root / "home" / ".local" / "share" / agent.kind / f"{agent.kind}.db"
-
-    def turns(text: str) -> int:  # the session's turns offer tools; its title's request none
-        return sum(text in r["user"] and bool(r["body"].get("tools")) for r in stand_in.records())
-
-    def recorded(text: str) -> int:
-        with sqlite3.connect(database) as db:
-            rows = db.execute(
-                "SELECT m.data, p.data FROM part p JOIN message m ON p.message_id = m.id"
-                " WHERE p.session_id = ?",
-                (session,),
-            ).fetchall()
-        return sum(
-            json.loads(m)["role"] == "user" and json.loads(p).get("text") == text for m, p in rows
-        )
-
-    yield Case(
-        agent,
-        project,
-        env,
-        pb_home,
-        session,
-        turns,
-        recorded,
-        "ses_00000000000000000000000000",
-        "Session not found",
-    )
+def test_a_prompt_the_policy_holds_wakes_nothing(agent: ClaudeWake) -> None:
+    home = agent.home
+    write_policy(home / "test", AGENT, Policy(wake="resume", rate=0, others="hold"))
+    pid = post(home, "held work")
+    wait_stage(home, pid, "held", 30)
+    time.sleep(3)  # a wake would have begun by now
+    assert [] == agent.woken()
+    assert 0 == agent.model_saw(pid)
+    assert "asleep" == presence(home).get("sleep")
 
 
-@pytest.fixture
-def opencode(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
-    yield from _opencode_like(tmp_path, OPENCODE, "opencode", closing)
-
-
-@pytest.fixture
-def kilo(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
-    yield from _opencode_like(tmp_path, KILO, "kilo", closing)
-
-
-@pytest.fixture
-def qwen(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
-    binary = _installed("qwen")
-    pb_home, project, env = _folders(tmp_path)
-    env["PATH"] = f"{binary.parent}:{env['PATH']}"
-    stand_in = QwenStandIn(tmp_path)
-    closing.append(stand_in.close)
-    qwen_home = tmp_path / "home" / ".qwen"
-    qwen_home.mkdir(parents=True)
-    settings = {"ui": {"hideTips": True}, "security": {"auth": {"selectedType": "openai"}}}
-    (qwen_home / "settings.json").write_text(json.dumps(settings))
-    (tmp_path / "tmp").mkdir()
-    env.update(
-        OPENAI_API_KEY="stand-in",
-        OPENAI_BASE_URL=f"http://127.0.0.1:{stand_in.port}/v1",
-        OPENAI_MODEL="stand-in",
-        TMPDIR=str(tmp_path / "tmp"),
-    )
-    argv = [str(binary), "-o", "stream-json", "the first turn"]
-    session = str(_first(argv, env, project)[0]["session_id"])
-
-    def turns(text: str) -> int:  # a turn's newest user text ends with it; a memory pass quotes it
-        return sum(r["user"].rstrip().endswith(text) for r in stand_in.records())
-
-    def recorded(text: str) -> int:
-        path = session_file(qwen_home, session)
-        return len(user_records(path, lambda r: [t.strip() for t in QWEN.user_texts(r)], text))
-
-    missing = "471cc586-0000-4000-8000-000000000000"
-    yield Case(
-        QWEN,
-        project,
-        env,
-        pb_home,
-        session,
-        turns,
-        recorded,
-        missing,
-        f"No saved session found with ID {missing}",
-    )
-
-
-@pytest.fixture
-def pi(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
-    binary = _installed("pi")
-    pb_home, project, env = _folders(tmp_path)
-    env["PATH"] = f"{binary.parent}:{env['PATH']}"
-    env.update(PI_OFFLINE="1", PI_SKIP_VERSION_CHECK="1", PI_TELEMETRY="0")
-    stand_in = StandIn(tmp_path, "tests.real.pi_stand_in")
-    closing.append(stand_in.close)
-    agent_dir = tmp_path / "home" / ".pi" / "agent"
-    agent_dir.mkdir(parents=True)
-    provider = {
-        "baseUrl": f"http://127.0.0.1:{stand_in.port}/v1",
-        "api": "openai-completions",
-        "apiKey": "stand-in",
-        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-        "models": [{"id": "stand-in", "reasoning": False}],
-    }
-    (agent_dir / "models.json").write_text(json.dumps({"providers": {"pb": provider}}))
-    argv = [str(binary), "--provider", "pb", "--model", "stand-in", "--mode", "json"]
-    session = str(_first([*argv, "-p", "the first turn"], env, project)[0]["id"])
-
-    def recorded(text: str) -> int:
-        [path] = (agent_dir / "sessions").glob(f"*/*_{session}.jsonl")
-        return len(user_records(path, PI.user_texts, text))
-
-    missing = "01a233e1-0000-7000-8000-000000000000"
-    yield Case(
-        PI,
-        project,
-        env,
-        pb_home,
-        session,
-        lambda text: len(stand_in.turns_with(text)),
-        recorded,
-        missing,
-        f"No session found matching '{missing}'",
-    )
-
-
-@pytest.fixture
-def gemini(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
-    binary = _installed("gemini")
-    pb_home, project, env = _folders(tmp_path)
-    stand_in = StandIn(tmp_path)
-    closing.append(stand_in.close)
-    settings = {
-        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-        "privacy": {"usageStatisticsEnabled": False},
-        "telemetry": {"enabled": False},
-        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
-        "ide": {"enabled": False, "hasSeenNudge": True},
-        "model": {"name": "gemini-2.5-flash"},
-    }
-    folder = tmp_path / "home" / ".gemini"
-    folder.mkdir(parents=True)
-    (folder / "settings.json").write_text(json.dumps(settings))
-    env.update(
-        GEMINI_API_KEY="stand-in", GOOGLE_GEMINI_BASE_URL=f"http://127.0.0.1:{stand_in.port}"
-    )
-    argv = [str(binary), "-o", "stream-json", "-p", "the first turn"]
-    session = str(_first(argv, env, project)[0]["session_id"])
-    # the file of the first turn, which the session's `seen` follows (a resume in a later
-    # minute starts a file of its own holding only the session's header, and writes its turn
-    # to this one)
-    [path] = folder.glob(f"tmp/*/chats/session-*-{session[:8]}.jsonl")
-
-    def recorded(text: str) -> int:
-        return len(user_records(path, GEMINI.user_texts, text))
-
-    missing = "65ff62bf-0000-4000-8000-000000000000"
-    yield Case(
-        GEMINI,
-        project,
-        env,
-        pb_home,
-        session,
-        lambda text: len(stand_in.turns_with(text)),
-        recorded,
-        missing,
-        f'Error resuming session: Invalid session identifier "{missing}"',
-    )
-
-
-@pytest.fixture
-def copilot(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
-    binary = _installed("copilot")
-    pb_home, project, env = _folders(tmp_path)
-    stand_in = StandIn(tmp_path)
-    closing.append(stand_in.close)
-    folder = tmp_path / "home" / ".copilot"
-    folder.mkdir(parents=True)
-    (folder / "config.json").write_text(json.dumps({"trustedFolders": [str(project)]}))
-    env.update(
-        COPILOT_PROVIDER_BASE_URL=f"http://127.0.0.1:{stand_in.port}/v1",
-        COPILOT_PROVIDER_TYPE="openai",
-        COPILOT_PROVIDER_API_KEY="stand-in",
-        COPILOT_MODEL="gpt-4.1",
-    )
-    argv = [str(binary), "--no-auto-update", "--output-format", "json", "-p", "the first turn"]
-    _first(argv, env, project)
-    [events] = folder.glob("session-state/*/events.jsonl")
-    session = events.parent.name
-    missing = "4105beb8-0000-4000-8000-000000000000"
-    yield Case(
-        COPILOT,
-        project,
-        env,
-        pb_home,
-        session,
-        lambda text: len(stand_in.turns_with(text)),
-        lambda text: len(user_records(events, COPILOT.user_texts, text)),
-        missing,
-        f"Error: No session, task, or name matched '{missing}'.",
-    )
-
-
-HERMES_CONFIG = """model:
-  provider: custom
-  base_url: http://127.0.0.1:{port}/v1
-  default: stand-in
-  api_key: stand-in
-auxiliary:
-  title_generation:
-    enabled: false
-"""
-
-
-@pytest.fixture
-def hermes(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
-    binary = _installed("hermes")
-    pb_home, project, env = _folders(tmp_path)
-    env["PATH"] = f"{binary.parent}:{env['PATH']}"
-    stand_in = StandIn(tmp_path, "tests.real.hermes_stand_in")
-    closing.append(stand_in.close)
-    folder = tmp_path / "home" / ".hermes"
-    folder.mkdir(parents=True)
-    (folder / "config.yaml").write_text(HERMES_CONFIG.format(port=stand_in.port))
-    env["HERMES_HOME"] = str(folder)
-    _, said = _run([str(binary), "chat", "-Q", "-q", "the first turn"], env, project)
-    [session] = re.findall(r"^session_id: (\S+)$", said, re.MULTILINE)
-
-    def recorded(text: str) -> int:
-        with sqlite3.connect(folder / "state.db") as db:
-            rows = db.execute(
-                "SELECT content FROM messages WHERE session_id = ? AND role = 'user'", (session,)
-            ).fetchall()
-        return sum(content == text for (content,) in rows)
-
-    yield Case(
-        HERMES,
-        project,
-        env,
-        pb_home,
-        session,
-        lambda text: len(stand_in.turns_with(text)),
-        recorded,
-        "20261201_000000_000000",
-        "Session not found: 20261201_000000_000000",
-    )
-
-
-AGENTS = ["codex", "opencode", "qwen", "kilo", "pi", "gemini", "copilot", "hermes"]
-
-
-@pytest.mark.parametrize("kind", AGENTS)
-def test_a_wake_continues_the_ended_session_with_the_text_once(
-    kind: str, request: pytest.FixtureRequest
+def test_three_prompts_while_asleep_cause_one_wake_each_reaching_the_model_once(
+    agent: ClaudeWake,
 ) -> None:
-    case: Case = request.getfixturevalue(kind)
-    assert 0 == case.turns(TEXT) == case.recorded(TEXT)
-    door = case.agent.wake_door(case.request(case.session))
-    assert isinstance(door, ResumeDoor)
-    assert "accepted" == anyio.run(door.deliver, prompt(1), TEXT, "bob")
-    assert door.process is not None
-    assert 0 == door.process.wait(timeout=120)
-    assert 1 == case.turns(TEXT)
-    assert 1 == case.recorded(TEXT)
+    home = agent.home
+    ids = [post(home, f"task {n}") for n in range(3)]
+    for pid in ids:
+        wait_stage(home, pid, "seen", 120)
+    wakes = json.loads((home / "test" / "panes" / f"{AGENT}.wakes").read_text())
+    assert 1 == len(wakes)
+    assert 1 == len(agent.woken())
+    assert [1, 1, 1] == [agent.model_saw(pid) for pid in ids]
 
 
-@pytest.mark.parametrize("kind", AGENTS)
-def test_a_wake_of_a_session_that_does_not_exist_fails_in_the_agents_words(
-    kind: str, request: pytest.FixtureRequest
+def test_a_person_reopening_the_session_takes_the_pane_and_nothing_is_doubled(
+    agent: ClaudeWake,
 ) -> None:
-    case: Case = request.getfixturevalue(kind)
-    door = case.agent.wake_door(case.request(case.missing))
-    assert door is not None
-    with pytest.raises(DoorFailed, match=re.escape(case.words)):
-        anyio.run(door.deliver, prompt(1), TEXT, "bob")
-    assert 0 == case.turns(TEXT)
+    home = agent.home
+    asleep = holder(home / "test" / "panes" / f"{AGENT}.lock")
+    live = agent.open("--resume", agent.sid)
+    wait_until(
+        lambda: holder(home / "test" / "panes" / f"{AGENT}.lock") not in (None, asleep),
+        "the handover",
+        60,
+        lambda: pane_log(home),
+    )
+    wait_until(
+        lambda: presence(home).get("sleep") == "", "live presence", 30, lambda: pane_log(home)
+    )
+    pid = post(home, "for the person's session")
+    wait_stage(home, pid, "seen", 120)
+    assert [] == agent.woken()
+    assert 1 == agent.model_saw(pid)
+    assert live > 0
+
+
+def test_the_wake_budget_spent_prompts_wait_and_status_says_why(agent: ClaudeWake) -> None:
+    home = agent.home
+    write_policy(home / "test", AGENT, Policy(wake="resume", rate=0, wake_limit=1))
+    first = post(home, "first")
+    wait_stage(home, first, "seen", 120)
+    # The woken session ends; its listener falls asleep in turn.
+    wait_until(lambda: agent.woken(), "the woken session", 30)
+    agent.stop_woken()
+    wait_until(
+        lambda: not agent.woken() and presence(home).get("sleep") == "asleep",
+        "asleep again",
+        60,
+        lambda: pane_log(home),
+    )
+    second = post(home, "second")
+    wait_until(
+        lambda: "waits until" in pane_log(home) and second in pane_log(home),
+        "the wait",
+        30,
+        lambda: pane_log(home),
+    )
+    status = run_cli(home, "status", "--as", "alice", second)
+    assert "wake budget: 1 wakes in the last hour spent" in status.stdout, status.stdout
+    assert "posted" == stage(home, second)
+    assert 0 == agent.model_saw(second)
+
+
+@pytest.mark.session_env({"PANEBOARD_FAILPOINT": "mid-wake"})
+def test_a_listener_killed_in_the_middle_of_a_wake_leaves_the_prompt_delivered_once(
+    agent: ClaudeWake,
+) -> None:
+    """The asleep listener dies as soon as the resume has run (the failpoint); the woken
+    session's own listener finds the wake begun, lets it show in the conversation, and counts
+    the prompt delivered without sending it again."""
+    home = agent.home
+    pid = post(home, "delivered once")
+    wait_stage(home, pid, "seen", 120)
+    [receipt] = [d for d in posts(home, Delivered) if d.prompt == pid]
+    assert receipt.woke is None  # written by the woken session's listener, not the killed one
+    assert 1 == agent.model_saw(pid)
+    assert 1 == len(agent.woken())
+
+
+def test_post_to_model_for_an_asleep_agent_beside_a_live_session(
+    tmp_path: Path, clients_bin: Path
+) -> None:
+    """The time from `post` to the model's request carrying the prompt, for the live session
+    and then for the same agent asleep (a wake each time), in one run; printed."""
+    home = tmp_path / "pb"
+    home.mkdir(mode=0o700)
+    (home / "test" / "panes").mkdir(mode=0o700, parents=True)
+    write_policy(home / "test", AGENT, Policy(wake="resume", rate=0))
+    one = ClaudeWake(clients_bin, tmp_path, {})
+    try:
+        one.first_turn()
+        live = [_to_model(one, f"live {n}") for n in range(3)]
+        one.end()
+        asleep = []
+        for n in range(3):
+            wait_until(lambda: presence(home).get("sleep") == "asleep", "asleep", 60)
+            asleep.append(_to_model(one, f"asleep {n}"))
+            wait_until(lambda: one.woken(), "the woken session", 30)
+            one.stop_woken()
+        print(f"post -> model, live:   {', '.join(f'{t:.2f}' for t in live)} s")
+        print(f"post -> model, asleep: {', '.join(f'{t:.2f}' for t in asleep)} s")
+        assert len(asleep) == 3
+    finally:
+        one.close()
+
+
+def _to_model(one: ClaudeWake, body: str) -> float:
+    posted = time.time()
+    pid = post(one.home, body)
+    mark = re.compile(rf"(^|\n) ?\[paneboard\] prompt {pid} from")
+
+    def reached() -> float | None:
+        hits = [r["ts"] for r in one.api.records() if mark.search(r.get("turn", ""))]
+        return hits[0] if hits else None
+
+    at = wait_until(reached, f"{pid} at the model", 120, lambda: pane_log(one.home))
+    wait_stage(one.home, pid, "seen", 60)
+    return float(at) - posted

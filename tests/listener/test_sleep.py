@@ -1,0 +1,192 @@
+"""The asleep listener, with a stand-in resume door (tests/listener/wake_stand_in.py): real
+listener processes, a real "agent" process whose end puts the listener to sleep, real signals.
+
+The policy, the budget, the receipts and the handover; the real Claude Code's wake is in
+tests/real/test_wake.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from paneboard.protocol.posts import Delivered, Held, Undelivered
+from paneboard.state.log import read_posts
+from paneboard.state.panelock import holder
+from paneboard.state.policy import Policy, write_policy
+from testing.helpers import ROOT, Listening, cli_env, post, run_cli, wait_until
+
+AGENT = "bob"
+SEP = "\n\x1e\n"
+
+
+class Asleep:
+    """The stand-in listener beside a real agent process (`sleep`), in *folder*."""
+
+    def __init__(self, home: Path, folder: Path) -> None:
+        self.home, self.folder = home, folder
+        self.agent = subprocess.Popen(["sleep", "300"])
+        argv = [sys.executable, "-m", "tests.listener.wake_stand_in"]
+        argv += [str(home), AGENT, str(self.agent.pid), str(folder)]
+        self.log = (folder / "listener.log").open("w")
+        self.proc = subprocess.Popen(argv, cwd=ROOT, env=cli_env(home), stderr=self.log)
+        wait_until(lambda: self.said("listening via"), "the listener started", 20, self.text)
+
+    def text(self) -> str:
+        return (self.folder / "listener.log").read_text()
+
+    def said(self, words: str) -> bool:
+        return words in self.text()
+
+    def end_session(self) -> None:
+        """The agent's process ends."""
+        self.agent.kill()
+        self.agent.wait()
+
+    def wakes(self) -> list[str]:
+        path = self.folder / "wakes.txt"
+        return [t for t in path.read_text().split(SEP) if t] if path.exists() else []
+
+    def presence(self) -> dict[str, object]:
+        data = json.loads((self.home / "test" / "panes" / f"{AGENT}.presence").read_text())
+        return dict(data)
+
+    def close(self) -> None:
+        for proc in (self.proc, self.agent):
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        pid = self.folder / "session.pid"
+        if pid.exists():
+            try:
+                os.kill(int(pid.read_text()), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.log.close()
+
+
+@pytest.fixture
+def asleep(home: Path, tmp_path: Path) -> Iterator[Asleep]:
+    (home / "test" / "panes").mkdir(mode=0o700, parents=True)
+    write_policy(home / "test", AGENT, Policy(wake="resume"))
+    one = Asleep(home, tmp_path)
+    try:
+        yield one
+    finally:
+        one.close()
+
+
+def receipts(home: Path, kind: type) -> list:  # type: ignore[type-arg]
+    return [p for _, p in read_posts(home / "test" / "log") if isinstance(p, kind)]
+
+
+def fall_asleep(one: Asleep) -> None:
+    one.end_session()
+    wait_until(lambda: one.presence().get("sleep") == "asleep", "presence asleep", 20, one.text)
+
+
+def test_a_listener_whose_policy_says_never_stops_with_its_agent(
+    home: Path, tmp_path: Path
+) -> None:
+    (home / "test" / "panes").mkdir(parents=True, exist_ok=True)
+    one = Asleep(home, tmp_path)
+    try:
+        one.end_session()
+        assert 0 == one.proc.wait(timeout=20)
+        assert one.said("is gone: stopping")
+        assert holder(home / "test" / "panes" / f"{AGENT}.lock") is None
+    finally:
+        one.close()
+
+
+def test_the_session_ends_the_listener_keeps_the_pane_asleep_and_who_says_so(
+    asleep: Asleep, home: Path
+) -> None:
+    fall_asleep(asleep)
+    assert asleep.proc.poll() is None
+    assert asleep.proc.pid == holder(home / "test" / "panes" / f"{AGENT}.lock")
+    who = run_cli(home, "who", "--as", "alice")
+    assert f"asleep     pid {asleep.proc.pid}" in who.stdout, who.stdout
+
+
+def test_three_prompts_while_asleep_cause_one_wake_and_the_new_listener_takes_the_rest(
+    asleep: Asleep, home: Path
+) -> None:
+    fall_asleep(asleep)
+    ids = [post(home, "--to", AGENT, "--", f"task {n}") for n in range(3)]
+    wait_until(lambda: asleep.wakes(), "a wake", 20, asleep.text)
+    wait_until(lambda: receipts(home, Delivered), "the woken prompt's receipt", 20, asleep.text)
+    [woke] = receipts(home, Delivered)
+    assert (ids[0], "sess-1") == (woke.prompt, woke.woke)
+    assert 1 == len(asleep.wakes()) and ids[0] in asleep.wakes()[0]
+    status = run_cli(home, "status", "--as", "alice", ids[0])
+    assert "woke sess-1 at" in status.stdout, status.stdout
+    # The woken session's own listener takes the pane over; the prompts behind go to it.
+    with Listening(home, AGENT, "--door", "stdout") as new:
+        assert 0 == asleep.proc.wait(timeout=20)
+        got = [new.line(), new.line()]
+        wait_until(lambda: len(receipts(home, Delivered)) == 3, "3 receipts", 30, asleep.text)
+    assert [ids[1], ids[2]] == [json.loads(line)["id"] for line in got]
+    assert 1 == len(asleep.wakes())
+    assert sorted(ids) == sorted(d.prompt for d in receipts(home, Delivered))
+
+
+def test_a_prompt_the_policy_holds_wakes_nothing(asleep: Asleep, home: Path) -> None:
+    write_policy(home / "test", AGENT, Policy(wake="resume", others="hold"))
+    fall_asleep(asleep)
+    pid = post(home, "--to", AGENT, "--", "held work")
+    wait_until(lambda: receipts(home, Held), "the held receipt", 20, asleep.text)
+    assert [pid] == [h.prompt for h in receipts(home, Held)]
+    assert [] == asleep.wakes()
+    assert "asleep" == asleep.presence().get("sleep")
+
+
+def test_the_woken_session_ends_the_listener_sleeps_again_and_the_budget_bounds_the_wakes(
+    asleep: Asleep, home: Path
+) -> None:
+    write_policy(home / "test", AGENT, Policy(wake="resume", wake_limit=1))
+    fall_asleep(asleep)
+    first = post(home, "--to", AGENT, "--", "first")
+    wait_until(lambda: asleep.said("woke sess-1"), "the wake", 20, asleep.text)
+    os.kill(int((asleep.folder / "session.pid").read_text()), signal.SIGKILL)
+    wait_until(lambda: asleep.presence().get("sleep") == "asleep", "asleep again", 20, asleep.text)
+    second = post(home, "--to", AGENT, "--", "second")
+    wait_until(lambda: asleep.said(f"{second} from alice waits until"), "the wait", 20, asleep.text)
+    assert 1 == len(asleep.wakes()) and first in asleep.wakes()[0]
+    status = run_cli(home, "status", "--as", "alice", second)
+    assert "wake budget: 1 wakes in the last hour spent" in status.stdout, status.stdout
+    assert [first] == [d.prompt for d in receipts(home, Delivered)]
+
+
+def test_a_failed_wake_is_undelivered_in_the_agents_words_and_the_agent_stays_asleep(
+    asleep: Asleep, home: Path
+) -> None:
+    (asleep.folder / "fail").write_text("no conversation found with session id sess-1\n")
+    fall_asleep(asleep)
+    pid = post(home, "--to", AGENT, "--", "lost work")
+    wait_until(lambda: receipts(home, Undelivered), "the undelivered notice", 20, asleep.text)
+    [notice] = receipts(home, Undelivered)
+    assert pid == notice.prompt
+    assert "no conversation found with session id sess-1" in notice.reason
+    assert "asleep" == asleep.presence().get("sleep")
+    assert [] == receipts(home, Delivered)
+
+
+def test_wake_by_hand_posts_a_prompt_the_asleep_listener_wakes_for(
+    asleep: Asleep, home: Path
+) -> None:
+    live = run_cli(home, "wake", "--as", "alice", AGENT)
+    assert 1 == live.returncode and "is not asleep (live)" in live.stderr, live.stderr
+    fall_asleep(asleep)
+    done = run_cli(home, "wake", "--as", "alice", AGENT)
+    assert 0 == done.returncode, done.stderr
+    wait_until(lambda: asleep.wakes(), "a wake", 20, asleep.text)
+    assert done.stdout.strip() in asleep.wakes()[0]
+    assert "woke you by hand" in asleep.wakes()[0]

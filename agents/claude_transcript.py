@@ -122,9 +122,8 @@ class Intake:
             self._note(record)
 
     def _note(self, record: dict[str, Any]) -> None:
-        for pid in prompt_ids(
-            [record], user_texts
-        ):  # before the model already: taken, whatever came first
+        # Before the model already: taken, whatever came first.
+        for pid in prompt_ids([record], user_texts):
             self.verdicts[pid] = "admitted"
         content = record.get("content")
         if not isinstance(content, str):

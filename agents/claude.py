@@ -37,6 +37,7 @@ from paneboard.agents.mcpconfig import JsonServers
 from paneboard.listener.doors.base import Door, HeldByAgent, Outcome
 from paneboard.listener.doors.process import alive, child_env, run_command
 from paneboard.listener.doors.socket import SocketDoor, check_socket
+from paneboard.listener.seen import Sighting
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
 from paneboard.protocol.visible import one_line
@@ -208,6 +209,14 @@ class Claude(HookFileAgent):
         # The session's hooks run in its project folder, and so does a listener they start.
         seen_in = Path(request.transcript).absolute() if request.transcript else None
         return ClaudeInboxDoor(Path(path), min(request.timeout, 10.0), seen_in, request.project)
+
+    def sighting(self, mark: Path, door: Door, transcript: Path | None) -> Sighting | None:
+        """`seen` follows the transcript through the door's reader of it, when the door reads
+        it (one reader of the file in the listener)."""
+        intake = door.intake if isinstance(door, ClaudeInboxDoor) else None
+        if intake is None or transcript is None or self.seen_source is None:
+            return super().sighting(mark, door, transcript)
+        return Sighting(mark, self.seen_source, transcript, self.user_texts, shared=intake.lines)
 
     def doctor(self, ask: DoctorRequest) -> list[Check]:
         return [self.inbox_check(ask.socket or ask.env.get(SOCKET)), *super().doctor(ask)]

@@ -16,7 +16,8 @@ transcript:
 - refused (``crossSessionInbound: refuse``): nothing at all.
 
 `Intake` follows the transcript (inotify, through `FileWatch`) and answers, per prompt id,
-what the session did; `Pace` keeps one listener's sends inside the bucket.
+what the session did (the listener's `seen` reads the file through the same reader); `Pace`
+keeps one listener's sends inside the bucket.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any, Literal, TypeAlias
 import anyio
 
 from paneboard.listener.seen import HEADER, NEEDLE, content_texts, field, prompt_ids
-from paneboard.state.transcript import FileWatch, LineReader, watch_file
+from paneboard.state.transcript import FileWatch, SharedLines, watch_file
 
 AdmissionVerdict: TypeAlias = Literal["admitted", "held"]
 BUCKET = 30  # Claude Code's peer-message bucket: this many at once ...
@@ -108,7 +109,8 @@ class Intake:
     def __init__(self, transcript: Path, project: Path | None = None) -> None:
         self.transcript = transcript
         self.project = project
-        self.reader = LineReader(transcript, (NEEDLE, INFORMATIONAL))
+        self.lines = SharedLines(transcript, (NEEDLE, INFORMATIONAL))  # `seen` reads it too
+        self.reader = self.lines.tap()
         self.verdicts: dict[str, AdmissionVerdict] = {}
         self.held_why: dict[str, str] = {}  # why Claude Code holds a prompt, in short
         self.last_drop: tuple[float, str] | None = None  # (its time, the reason)
@@ -120,9 +122,8 @@ class Intake:
             self._note(record)
 
     def _note(self, record: dict[str, Any]) -> None:
-        for pid in prompt_ids(
-            [record], user_texts
-        ):  # before the model already: taken, whatever came first
+        # Before the model already: taken, whatever came first.
+        for pid in prompt_ids([record], user_texts):
             self.verdicts[pid] = "admitted"
         content = record.get("content")
         if not isinstance(content, str):

@@ -6,7 +6,8 @@ of a user-role record of the agent's conversation file. Which records those are 
 agent's own (its module in agents/ gives `user_texts`): queued is not seen.
 
 `Sighting` follows one such file for one pane: it reads only what was appended since its
-mark (kept in the pane's ``transcript`` file), and answers which prompt ids turned up.
+mark (kept in the pane's ``transcript`` file), and answers which prompt ids turned up. Where
+the door follows the same file (Claude Code's admission), the two share its one reader.
 """
 
 from __future__ import annotations
@@ -24,7 +25,15 @@ from paneboard.board.context import header
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.posts import Prompt, Seen
 from paneboard.state.fold import BoardState, PromptState, is_open
-from paneboard.state.transcript import FileWatch, LineReader, load_mark, save_mark, watch_file
+from paneboard.state.transcript import (
+    FileWatch,
+    LineReader,
+    Lines,
+    SharedLines,
+    load_mark,
+    save_mark,
+    watch_file,
+)
 
 if TYPE_CHECKING:
     from paneboard.listener.deliverer import Deliverer
@@ -72,7 +81,8 @@ class Sighting:
     """One pane's view of its agent's conversation file, from the pane's mark on.
 
     *path* is the file, or None for one not written yet (a Codex thread's rollout): *pending*
-    finds it, looked for again whenever what it watches changes.
+    finds it, looked for again whenever what it watches changes. With *shared*, a reader of
+    the same file another follower in this process reads (the door's), it reads through that.
     """
 
     def __init__(
@@ -83,15 +93,20 @@ class Sighting:
         texts: Texts,
         *,
         pending: Pending | None = None,
+        shared: SharedLines | None = None,
     ) -> None:
         self.mark_path = mark_path
         self.source = source
         self.texts = texts
         self.pending = pending
-        self.reader = None if path is None else self._reader(path)
+        self.reader: Lines | None = None
+        if shared is not None and path == shared.path:
+            self.reader = shared.tap(load_mark(mark_path))
+        elif path is not None:
+            self.reader = self._reader(path)
         self._saved = 0.0
 
-    def _reader(self, path: Path) -> LineReader:
+    def _reader(self, path: Path) -> Lines:
         return LineReader(path, NEEDLE, load_mark(self.mark_path))
 
     @property

@@ -65,9 +65,8 @@ Verdict: TypeAlias = Literal["verified", "unsigned", "forged"]  # protocol/signi
 AboutPrompt: TypeAlias = (
     Ack | Answer | Cancel | Delivered | Undelivered | Seen | Held | Approved | Refused
 )
-LazyVerdict: TypeAlias = Callable[
-    [], Verdict
-]  # the verdict on the post being applied, computed late
+# The verdict on the post being applied, computed late.
+LazyVerdict: TypeAlias = Callable[[], Verdict]
 CLOSED = frozenset(CLOSED_STAGES)
 FINAL = CLOSED | {"refused"}  # a recipient's stages that nothing after them changes
 

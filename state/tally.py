@@ -24,9 +24,8 @@ from paneboard.protocol.names import check_name
 from paneboard.state.files import write_atomic
 from paneboard.state.limit import refusal
 
-Tally = dict[
-    str, list[tuple[str, float | None]]
-]  # recipient -> [(prompt id, expires or None), ...]
+# recipient -> [(prompt id, expires or None), ...]
+Tally = dict[str, list[tuple[str, float | None]]]
 
 
 def path_for(board_dir: Path, sender: str) -> Path:

@@ -10,14 +10,20 @@ waited for. A `FileWatch` wakes its caller when the file may have changed, with 
 one watch of state/watch.py, even when the file, or its folder, does not
 exist yet: it watches the nearest folder that does, and moves down as folders appear.
 Where the offset was is a `Mark`, kept in a small file so a later reader goes on from it.
+
+Two followers of one file in one process (Claude Code's door reads its transcript for what
+the session admitted, the listener's `seen` for what the model was shown) share one reader:
+`SharedLines` reads the file once, and hands each of its `Tap`s the records after the tap's
+own mark.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -63,7 +69,11 @@ class LineReader:
 
     def read_new(self) -> list[dict[str, Any]]:
         """The JSON objects on the lines appended since the last read that hold the needle."""
-        found: list[dict[str, Any]] = []
+        return [record for _, record in self.read_new_at()]
+
+    def read_new_at(self) -> list[tuple[int, dict[str, Any]]]:
+        """`read_new`'s objects, each with the offset just past its line."""
+        found: list[tuple[int, dict[str, Any]]] = []
         try:
             if self._fd is not None:
                 found = self._read(self._fd)  # what was written before any rotation
@@ -102,9 +112,9 @@ class LineReader:
             os.close(self._fd)
             self._fd = None
 
-    def _read(self, fd: int) -> list[dict[str, Any]]:
+    def _read(self, fd: int) -> list[tuple[int, dict[str, Any]]]:
         """Parse the complete lines after the offset; the offset moves past them."""
-        found: list[dict[str, Any]] = []
+        found: list[tuple[int, dict[str, Any]]] = []
         pieces: list[bytes] = []  # the line being put together, chunk by chunk
         size, at = 0, self.offset
         while chunk := os.pread(fd, CHUNK, at):
@@ -120,15 +130,18 @@ class LineReader:
             if self._skipping:
                 lines, self._skipping = lines[1:], False
                 self.skipped += 1
-            found += self._parse(lines)
+            found += self._parse(lines, at - len(chunk) + end + 1)
             self.offset = at - len(chunk) + end + 1
             rest = chunk[end + 1 :]
             pieces, size = [rest] if rest else [], len(rest)
         return found
 
-    def _parse(self, lines: list[bytes]) -> list[dict[str, Any]]:
+    def _parse(self, lines: list[bytes], end: int) -> list[tuple[int, dict[str, Any]]]:
+        """The objects of *lines*, which end at offset *end*, each with the offset past it."""
         out = []
+        past = end - sum(len(line) + 1 for line in lines)
         for line in lines:
+            past += len(line) + 1
             if len(line) > MAX_LINE:
                 self.skipped += 1
                 continue
@@ -140,8 +153,102 @@ class LineReader:
                 self.skipped += 1
                 continue
             if isinstance(record, dict):
-                out.append(record)
+                out.append((past, record))
         return out
+
+
+class Lines(Protocol):
+    """What a follower reads a conversation file through: a `LineReader`, or a `Tap` of one
+    shared with another follower of the file."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def mark(self) -> Mark | None: ...
+
+    def read_new(self) -> list[dict[str, Any]]: ...
+
+    def close(self) -> None: ...
+
+
+class SharedLines:
+    """One `LineReader` of *path* from its start, read for every `Tap` taken of it (from any
+    thread: a read and its hand-out are one step)."""
+
+    def __init__(self, path: Path, needle: bytes | tuple[bytes, ...]) -> None:
+        self.reader = LineReader(path, needle)
+        self.taps: list[Tap] = []
+        self.lock = threading.Lock()
+
+    @property
+    def path(self) -> Path:
+        return self.reader.path
+
+    def tap(self, since: Mark | None = None) -> Lines:
+        """A follower of the file from *since* (its start if None or another file's mark); a
+        reader of its own once the shared one has read (what it read is not kept)."""
+        with self.lock:
+            if self.reader.inode is not None:
+                return LineReader(self.path, self.reader.needles, since)
+            tap = Tap(self, since)
+            self.taps.append(tap)
+            return tap
+
+    def read(self) -> None:
+        """Read what the file gained, and hand each tap the records past its mark (under the
+        lock)."""
+        records = self.reader.read_new_at()
+        for tap in self.taps:
+            tap.take(records, self.reader.inode, self.reader.offset)
+
+    def release(self, tap: Tap) -> None:
+        """*tap* is done; the reader closes with the last one."""
+        with self.lock:
+            if tap in self.taps:
+                self.taps.remove(tap)
+            if not self.taps:
+                self.reader.close()
+
+
+class Tap:
+    """One follower's share of a `SharedLines`: the records past its *since* mark, and its own
+    mark, where it has read to."""
+
+    def __init__(self, shared: SharedLines, since: Mark | None) -> None:
+        self.shared = shared
+        self.since = since if since is not None and since.path == str(shared.path) else None
+        self.pending: list[dict[str, Any]] = []
+        self._mark: Mark | None = None
+
+    @property
+    def path(self) -> Path:
+        return self.shared.path
+
+    @property
+    def mark(self) -> Mark | None:
+        return self._mark
+
+    def take(self, records: list[tuple[int, dict[str, Any]]], inode: int | None, at: int) -> None:
+        """Keep *records* (of the file *inode*, read up to *at*); the first time the file was
+        opened, only those past the mark, as a `LineReader` from the mark would read them (the
+        mark's file replaced or cut shorter than the mark: all of them)."""
+        if inode is None:
+            return  # not opened yet: nothing read
+        since, self.since = self.since, None
+        mine = since is not None and since.inode == inode and at >= since.offset
+        skip = since.offset if since is not None and mine else -1
+        self.pending += [record for past, record in records if past > skip]
+
+    def read_new(self) -> list[dict[str, Any]]:
+        with self.shared.lock:
+            self.shared.read()
+            found, self.pending = self.pending, []
+            self._mark = self.shared.reader.mark
+        return found
+
+    def close(self) -> None:
+        self.shared.release(self)
 
 
 class FileWatch:

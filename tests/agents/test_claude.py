@@ -4,6 +4,7 @@ transcript the way Claude Code 2.1.328 does when it admits, holds, drops or refu
 from __future__ import annotations
 
 import json
+import os
 import socket
 import time
 from collections.abc import Callable
@@ -14,13 +15,14 @@ import anyio
 import pytest
 import trio.testing
 
-from paneboard.agents.claude import ClaudeInboxDoor
+from paneboard.agents.claude import CLAUDE, ClaudeInboxDoor
 from paneboard.agents.claude_transcript import Pace, held_reason
 from paneboard.listener.doors import HeldByAgent
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Delivered, Undelivered
 from paneboard.state.log import read_posts
+from paneboard.state.transcript import LineReader, save_mark
 from testing.helpers import Listening, SocketServer, post
 from tests.factories import prompt
 
@@ -178,6 +180,37 @@ def test_a_prompt_already_enqueued_is_not_sent_again(tmp_path: Path) -> None:
     server.write(admit(TEXT))
     try:
         assert ("accepted", []) == (_deliver(_door(server)), server.texts)
+    finally:
+        server.close()
+
+
+def test_the_door_and_seen_read_the_transcript_through_one_reader(tmp_path: Path) -> None:
+    """In one listener the door's admission and `seen` follow the transcript through one open
+    file: the door finds what the session admitted from the start, `seen` what the model was
+    shown after the pane's mark."""
+    server = StandIn(tmp_path, admit)
+    shown = prompt(id="01abcdefghjkmnpqrstvwxyz02", ts=2.0, body="later")
+    earlier = {"type": "user", "message": {"role": "user", "content": TEXT}}
+    server.write([earlier])
+    mark = tmp_path / "mark"
+    passed = LineReader(server.transcript, b"[paneboard] prompt ")
+    passed.read_new()
+    assert passed.mark is not None
+    save_mark(mark, passed.mark)
+    passed.close()
+    later = compose(shown, exe="pb", home="/h", agent="bob")
+    server.write([{"type": "user", "message": {"role": "user", "content": later}}])
+    try:
+        door = _door(server, tmp_path)
+        sighting = CLAUDE.sighting(mark, door, server.transcript.absolute())
+        assert door.intake is not None and sighting is not None
+        assert [shown.id] == sighting.read_new()
+        door.intake.scan()
+        assert {PROMPT.id: "admitted", shown.id: "admitted"} == door.intake.verdicts
+        fds = [os.path.realpath(fd) for fd in Path("/proc/self/fd").iterdir()]
+        assert 1 == fds.count(str(server.transcript.resolve()))
+        sighting.close()
+        door.intake.close()
     finally:
         server.close()
 

@@ -16,6 +16,7 @@ from paneboard.state.transcript import (
     FileWatch,
     LineReader,
     Mark,
+    SharedLines,
     load_mark,
     save_mark,
     watch_file,
@@ -95,6 +96,56 @@ def test_replaced_truncated_and_deleted_files_are_followed_again(tmp_path: Path)
     assert [] == numbers(reader)
     append(path, line(7))
     assert [7] == numbers(reader)
+
+
+def _open_on(path: Path) -> int:
+    """How many of this process's descriptors are open on *path*."""
+    fds = Path("/proc/self/fd")
+    return sum(1 for fd in fds.iterdir() if os.path.realpath(fd) == str(path.resolve()))
+
+
+def test_two_followers_of_one_file_share_one_reader(tmp_path: Path) -> None:
+    """A tap from the start and a tap from a mark read what a reader of their own would (the
+    tap from the mark: what follows it, then what is appended), through one open file."""
+    path = tmp_path / "t.jsonl"
+    append(path, line(1) + line(2))
+    before = LineReader(path, NEEDLE)
+    assert [1, 2] == numbers(before)
+    assert before.mark is not None
+    append(path, line(3))
+    shared = SharedLines(path, NEEDLE)
+    whole, after = shared.tap(), shared.tap(before.mark)
+    before.close()
+    assert ([3], [1, 2, 3]) == (
+        [r["n"] for r in after.read_new()],
+        [r["n"] for r in whole.read_new()],
+    )
+    append(path, line(4) + line(5, "other"))
+    assert ([4], [4]) == ([r["n"] for r in whole.read_new()], [r["n"] for r in after.read_new()])
+    assert 1 == _open_on(path)
+    from_mark = LineReader(path, NEEDLE, after.mark)
+    assert [] == numbers(from_mark)  # the mark is where the tap read to
+    from_mark.close()
+    whole.close()
+    assert 1 == _open_on(path)  # the other tap still reads
+    after.close()
+    assert 0 == _open_on(path)
+
+
+def test_a_tap_from_a_mark_of_a_file_replaced_or_cut_reads_all_of_it(tmp_path: Path) -> None:
+    """As a reader from the mark would: the mark's file gone (another inode), or shorter."""
+    path = tmp_path / "t.jsonl"
+    append(path, line(1) + line(2) + line(3))
+    reader = LineReader(path, NEEDLE)
+    numbers(reader)
+    assert reader.mark is not None
+    reader.close()
+    path.write_bytes(line(4))  # cut in place
+    assert [4] == [r["n"] for r in SharedLines(path, NEEDLE).tap(reader.mark).read_new()]
+    fresh = tmp_path / "new.jsonl"
+    fresh.write_bytes(line(5) + line(6) + line(7) + line(8))
+    fresh.replace(path)
+    assert [5, 6, 7, 8] == [r["n"] for r in SharedLines(path, NEEDLE).tap(reader.mark).read_new()]
 
 
 def test_a_folder_in_place_of_the_file_reads_nothing(tmp_path: Path) -> None:

@@ -256,6 +256,12 @@ class Agent:
     def doctor(self, ask: DoctorRequest) -> list[Check]:
         return []
 
+    def wake_session(self, request: DoorRequest) -> str | None:
+        """The agent's own id of the session a listener opened with *request* serves (which a
+        wake resumes), when its options or conversation file say; None otherwise (`listen
+        --session ID` gives it)."""
+        return None
+
     def wake_door(self, request: WakeRequest) -> Door | None:
         """The door that starts the ended session *request.session* again, in the background,
         with a prompt's text as its next turn (the agent's own resume: `claude --bg --resume`,

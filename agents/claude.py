@@ -188,6 +188,10 @@ class ClaudeWakeDoor:
 
 @dataclass(frozen=True)
 class Claude(HookFileAgent):
+    def wake_session(self, request: DoorRequest) -> str | None:
+        """Claude Code names a session's conversation file after its id."""
+        return Path(request.transcript).stem if request.transcript else None
+
     def wake_door(self, request: WakeRequest) -> Door | None:
         return ClaudeWakeDoor(request)
 

@@ -169,6 +169,10 @@ class Codex(HookFileAgent):
             return None
         return functools.partial(until_unloaded, door.codex_thread())
 
+    def wake_session(self, request: DoorRequest) -> str | None:
+        """The thread is the session: `--thread`, else `$CODEX_THREAD_ID`."""
+        return request.value("--thread") or request.env.get("CODEX_THREAD_ID") or None
+
     def wake_door(self, request: WakeRequest) -> Door:
         """`codex exec resume --json ID -` (the text on its input): one headless turn on the
         same thread, appended to its rollout file (where `seen` is read). Admitted: its events

@@ -89,9 +89,12 @@ class Qoder(Claude):
         hooks."""
         return [self.inbox_check(ask.env.get(SOCKET)), *self.hook_checks(ask.project)]
 
-    # Claude Code's background sessions (`claude --bg`) are not Qoder CLI's: not spawned so.
+    # Claude Code's background sessions (`claude --bg`, `--bg --resume`) are not Qoder CLI's:
+    # not spawned nor woken so (its headless resume needs a login: docs/agents.md).
     spawn = Agent.spawn
     stop_session = Agent.stop_session
+    wake_session = Agent.wake_session
+    wake_door = Agent.wake_door
 
 
 QODER = Qoder(

@@ -152,8 +152,9 @@ def _wake_waits(ctx: Context, state: BoardState, recipient: str, now: float) -> 
         limit = read_policy(ctx.paths.dir, recipient).wake_limit
     except (BoardIOError, ValueError):
         return {}
-    record = presence.read(files.presence)
-    if record is None or record.sleep != "asleep" or holder(files.lock) != record.pid:
+    held = holder(files.lock)  # no listener, none asleep: its presence file is not read
+    record = None if held is None else presence.read(files.presence)
+    if record is None or record.sleep != "asleep" or held != record.pid:
         return {}
     until = wakes.spent_until(wakes.read(files.wakes), limit, now)
     if until is None:

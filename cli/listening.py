@@ -110,13 +110,17 @@ def make_sleeper(
 
 
 def session_of(args: Namespace) -> str | None:
-    """The agent's own session id: `--session`, else `--thread`, else the conversation file's
-    name (Claude Code names it after the session)."""
+    """The agent's own session id: `--session`, else what its record reads from the door's
+    options and conversation file (Claude Code names the file after the session)."""
     if args.session:
         return str(args.session)
-    if args.thread:
-        return str(args.thread)
-    return Path(args.transcript).stem if args.transcript else None
+    agent = by_door(args.door)
+    if agent is None:
+        return None
+    request = DoorRequest(
+        args.door_timeout, os.environ, Path.cwd(), door_values(args), args.transcript
+    )
+    return agent.wake_session(request)
 
 
 def run_listen(

@@ -220,8 +220,8 @@ def _listen_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--session",
         metavar="ID",
-        help="the agent's own session id, which a wake resumes (default: the --transcript "
-        "file's name, or --thread)",
+        help="the agent's own session id, which a wake resumes (default: what the door's "
+        "agent reads from its options or conversation file)",
     )
     p.add_argument("command", nargs="*", metavar="-- CMD ARG", help="exec: the command to run")
 

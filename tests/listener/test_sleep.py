@@ -124,7 +124,7 @@ def test_three_prompts_while_asleep_cause_one_wake_and_the_new_listener_takes_th
     wait_until(lambda: asleep.wakes(), "a wake", 20, asleep.text)
     wait_until(lambda: receipts(home, Delivered), "the woken prompt's receipt", 20, asleep.text)
     [woke] = receipts(home, Delivered)
-    assert (ids[0], "sess-1") == (woke.prompt, woke.woke)
+    assert (ids[0], "sess-1") == (woke.prompt_id, woke.woke)
     assert 1 == len(asleep.wakes()) and ids[0] in asleep.wakes()[0]
     status = run_cli(home, "status", "--as", "alice", ids[0])
     assert "woke sess-1 at" in status.stdout, status.stdout
@@ -135,7 +135,7 @@ def test_three_prompts_while_asleep_cause_one_wake_and_the_new_listener_takes_th
         wait_until(lambda: len(receipts(home, Delivered)) == 3, "3 receipts", 30, asleep.text)
     assert [ids[1], ids[2]] == [json.loads(line)["id"] for line in got]
     assert 1 == len(asleep.wakes())
-    assert sorted(ids) == sorted(d.prompt for d in receipts(home, Delivered))
+    assert sorted(ids) == sorted(d.prompt_id for d in receipts(home, Delivered))
 
 
 def test_a_prompt_the_policy_holds_wakes_nothing(asleep: Asleep, home: Path) -> None:
@@ -143,7 +143,7 @@ def test_a_prompt_the_policy_holds_wakes_nothing(asleep: Asleep, home: Path) -> 
     fall_asleep(asleep)
     pid = post(home, "--to", AGENT, "--", "held work")
     wait_until(lambda: receipts(home, Held), "the held receipt", 20, asleep.text)
-    assert [pid] == [h.prompt for h in receipts(home, Held)]
+    assert [pid] == [h.prompt_id for h in receipts(home, Held)]
     assert [] == asleep.wakes()
     assert "asleep" == asleep.presence().get("sleep")
 
@@ -162,7 +162,7 @@ def test_the_woken_session_ends_the_listener_sleeps_again_and_the_budget_bounds_
     assert 1 == len(asleep.wakes()) and first in asleep.wakes()[0]
     status = run_cli(home, "status", "--as", "alice", second)
     assert "wake budget: 1 wakes in the last hour spent" in status.stdout, status.stdout
-    assert [first] == [d.prompt for d in receipts(home, Delivered)]
+    assert [first] == [d.prompt_id for d in receipts(home, Delivered)]
 
 
 def test_a_failed_wake_is_undelivered_in_the_agents_words_and_the_agent_stays_asleep(
@@ -173,7 +173,7 @@ def test_a_failed_wake_is_undelivered_in_the_agents_words_and_the_agent_stays_as
     pid = post(home, "--to", AGENT, "--", "lost work")
     wait_until(lambda: receipts(home, Undelivered), "the undelivered notice", 20, asleep.text)
     [notice] = receipts(home, Undelivered)
-    assert pid == notice.prompt
+    assert pid == notice.prompt_id
     assert "no conversation found with session id sess-1" in notice.reason
     assert "asleep" == asleep.presence().get("sleep")
     assert [] == receipts(home, Delivered)

@@ -38,9 +38,18 @@ screenshot: compile
 	$(BIN)/python scripts/top_screenshot.py docs/top.svg
 
 # Everything, as CI runs it: the real agent CLIs (`make clients` first) and tmux, NATS, the
-# three-node cluster, the wheel.
+# three-node cluster, the wheel. Two runs: all but the live agents and tmux in TEST_WORKERS
+# pytest-xdist workers (the three-node cluster's tests on one worker, so one cluster starts, and the
+# wheel's on one, so it is built once), then the live agent sessions and tmux in REAL_WORKERS,
+# module by module (each module keeps its session), so they are not starved. Both run; either
+# failing fails, pytest's 5 (nothing collected) included.
+TEST_WORKERS ?= 4
+REAL_WORKERS ?= 2
 test: compile
-	$(BIN)/python -m pytest
+	status=0; \
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not real" || status=$$?; \
+	$(BIN)/python -m pytest -n $(REAL_WORKERS) --dist loadfile -m real || status=$$?; \
+	exit $$status
 
 # The fast tier, run after each change: the file store only; no agent CLI, no tmux, no NATS,
 # no wheel build, no load test (pytest's markers; docs/developers.md, "Which tests to run").

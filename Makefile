@@ -38,16 +38,16 @@ screenshot: compile
 	$(BIN)/python scripts/top_screenshot.py docs/top.svg
 
 # Everything, as CI runs it: the real agent CLIs (`make clients` first) and tmux, NATS, the
-# three-node cluster, the wheel. Two runs: all but the live agents and tmux in TEST_WORKERS
-# pytest-xdist workers (the three-node cluster's tests on one worker, so one cluster starts, and the
-# wheel's on one, so it is built once), then the live agent sessions and tmux in REAL_WORKERS,
-# module by module (each module keeps its session), so they are not starved. Both run; either
-# failing fails, pytest's 5 (nothing collected) included.
+# three-node cluster, the wheel. Two runs, each file's tests on one worker, so a file's session
+# fixtures (the wheel, built once; a three-node cluster) start once: all but the live agents and
+# tmux in TEST_WORKERS pytest-xdist workers, then the live agent sessions and tmux in
+# REAL_WORKERS, so they are not starved. Both run; either failing fails, pytest's 5 (nothing
+# collected) included. (Not `--dist loadgroup`: pytest-xdist 3.8 cannot group on pytest 9.)
 TEST_WORKERS ?= 4
 REAL_WORKERS ?= 2
 test: compile
 	status=0; \
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not real" || status=$$?; \
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not real" || status=$$?; \
 	$(BIN)/python -m pytest -n $(REAL_WORKERS) --dist loadfile -m real || status=$$?; \
 	exit $$status
 

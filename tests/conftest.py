@@ -113,9 +113,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     (its fixtures, or a store parameter `nats` or `cluster`) is `nats`; one on the three-node
     cluster is also `slow`; a test of tests/test_wheel.py on the installed wheel is `wheel`.
     A test meeting a real counterpart otherwise says so with its own mark (`top` in tmux is
-    `real`, a module starting nats-servers of its own is `nats`). Under `make test`'s workers
-    (`--dist loadgroup`) the cluster's tests share one worker, so one cluster starts, and the
-    wheel's share one, so the wheel is built once."""
+    `real`, a module starting nats-servers of its own is `nats`)."""
     for item in items:
         where = item.path.relative_to(TESTS).parts if item.path.is_relative_to(TESTS) else ()
         used = set(getattr(item, "fixturenames", ()))
@@ -130,6 +128,3 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.nats)
         if "nats_cluster" in used or "cluster" in stores:
             item.add_marker(pytest.mark.slow)
-            item.add_marker(pytest.mark.xdist_group("cluster"))
-        if where == ("test_wheel.py",):
-            item.add_marker(pytest.mark.xdist_group("wheel"))

@@ -40,11 +40,13 @@ screenshot: compile
 # Everything, as CI runs it: the real agent CLIs (`make clients` first) and tmux, NATS, the
 # three-node cluster, the wheel. Two runs, each file's tests on one worker, so a file's session
 # fixtures (the wheel, built once; a three-node cluster) start once: all but the live agents and
-# tmux in TEST_WORKERS pytest-xdist workers, then the live agent sessions and tmux in
-# REAL_WORKERS, so they are not starved. Both run; either failing fails, pytest's 5 (nothing
-# collected) included. (Not `--dist loadgroup`: pytest-xdist 3.8 cannot group on pytest 9.)
+# tmux in TEST_WORKERS pytest-xdist workers, then the live agent sessions and tmux in one process
+# (REAL_WORKERS=0), so they are not starved: their timing checks (a prompt delivered during a
+# 3 s turn) missed with two workers on a loaded machine. Both run; either failing fails, pytest's
+# 5 (nothing collected) included. (Not `--dist loadgroup`: pytest-xdist 3.8 cannot group on
+# pytest 9.)
 TEST_WORKERS ?= 4
-REAL_WORKERS ?= 2
+REAL_WORKERS ?= 0
 test: compile
 	status=0; \
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not real" || status=$$?; \

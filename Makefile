@@ -4,29 +4,31 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-# The installed packages: every top-level folder holding an __init__.py (see setup.py).
-PACKAGES := $(filter-out tests testing bench,$(patsubst %/__init__.py,%,$(wildcard */__init__.py)))
+# The installed folders, as setup.py finds them (the one list), and `root/` (the package itself).
+PACKAGES = $(shell $(PYTHON) -c 'import setup; print(*setup.TOPS)') root
 # The agent CLIs the tests meet, pinned in one list, installed by `make clients` into .ci/tools.
 CLIENTS_LIST := testing/clients.txt
 TOOLS := .ci/tools
 
 .PHONY: compile demo test check clients lint bench bench-quick wheel-check screenshot
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,nats,tui,mcp]' --config-settings editable_mode=strict
+	$(BIN)/pip install -q -e '.[dev,nats,tui,mcp]'
 	touch $@
 
-# Compiled bytecode, as a normal install has it (PYTHONDONTWRITEBYTECODE would otherwise
-# make every `paneboard` run compile its modules again). The strict editable install imports
-# the modules through the links of build/__editable__*, whose own __pycache__ is the one used.
-# A module added since the install has no link there yet: install again.
+# The editable install maps each `paneboard.X` to the folder X itself (setuptools' finder), so a
+# module added to a folder imports at once, with no reinstall; `scripts/editable.py` installs
+# again only when a package is not where it should be (a top-level folder added, an old install),
+# and links build/typing/paneboard for mypy, which cannot run the finder. The bytecode is
+# compiled as a normal install has it (PYTHONDONTWRITEBYTECODE would otherwise make every
+# `paneboard` run compile its modules again).
 compile: $(BIN)/.installed
-	@for f in $$(find $(filter-out root,$(PACKAGES)) -name '*.py' -o -name '*.js'); do \
-	  [ -e build/__editable__.paneboard-*/paneboard/$$f ] || \
-	  { rm -f $(BIN)/.installed; $(MAKE) -s $(BIN)/.installed; break; }; done
-	@$(BIN)/python -m compileall -q $(PACKAGES) build/__editable__*
+	@$(BIN)/python scripts/editable.py check || \
+	  { rm -f $(BIN)/.installed; $(MAKE) -s $(BIN)/.installed; }
+	@$(BIN)/python scripts/editable.py typing build/typing
+	@$(BIN)/python -m compileall -q $(PACKAGES)
 
 demo: compile
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
@@ -36,9 +38,20 @@ screenshot: compile
 	$(BIN)/python scripts/top_screenshot.py docs/top.svg
 
 # Everything, as CI runs it: the real agent CLIs (`make clients` first) and tmux, NATS, the
-# three-node cluster, the wheel.
+# three-node cluster, the wheel. Two runs, each file's tests on one worker, so a file's session
+# fixtures (the wheel, built once; a three-node cluster) start once: all but the live agents and
+# tmux in TEST_WORKERS pytest-xdist workers, then the live agent sessions and tmux in one process
+# (REAL_WORKERS=0), so they are not starved: their timing checks (a prompt delivered during a
+# 3 s turn) missed with two workers on a loaded machine. Both run; either failing fails, pytest's
+# 5 (nothing collected) included. (Not `--dist loadgroup`: pytest-xdist 3.8 cannot group on
+# pytest 9.)
+TEST_WORKERS ?= 4
+REAL_WORKERS ?= 0
 test: compile
-	$(BIN)/python -m pytest
+	status=0; \
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not real" || status=$$?; \
+	$(BIN)/python -m pytest -n $(REAL_WORKERS) --dist loadfile -m real || status=$$?; \
+	exit $$status
 
 # The fast tier, run after each change: the file store only; no agent CLI, no tmux, no NATS,
 # no wheel build, no load test (pytest's markers; docs/developers.md, "Which tests to run").
@@ -64,12 +77,12 @@ clients:
 	done
 
 lint: $(BIN)/.installed
-	$(BIN)/ruff check $(PACKAGES) tests testing bench setup.py
-	$(BIN)/ruff format --check $(PACKAGES) tests testing bench setup.py
+	$(BIN)/ruff check $(PACKAGES) tests testing bench scripts setup.py
+	$(BIN)/ruff format --check $(PACKAGES) tests testing bench scripts setup.py
 	$(BIN)/mypy
 
 bench: compile
-	$(BIN)/pip install -q -e '.[dev,nats,tui,mcp,bench]' --config-settings editable_mode=strict
+	$(BIN)/pip install -q -e '.[dev,nats,tui,mcp,bench]'
 	$(BIN)/python -m bench
 
 bench-quick: compile

@@ -8,8 +8,8 @@ imported alone, in place of the standard library's integers (``protocol.ed25519`
 differs from `paneboard post` only by how, or whether, it signs.
 
 Every case runs from compiled bytecode, as an installed paneboard does: with
-``PYTHONDONTWRITEBYTECODE`` set, the editable install's modules (``build/__editable__…``,
-which ``make compile`` does not compile) would be compiled from source on every run.
+``PYTHONDONTWRITEBYTECODE`` set, a module ``make compile`` has not compiled would be compiled
+from source on every run.
 """
 
 from __future__ import annotations

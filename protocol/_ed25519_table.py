@@ -1,7 +1,8 @@
 """The multiples of Ed25519's base point that ``ed25519`` signs with: its ``base_table()``.
 
 Made once, so that no `paneboard post` computes them: 512 points of 96 bytes. A bytes
-literal, so that loading it is part of reading the compiled module.
+literal, so that loading it is part of reading the compiled module. Written by
+`scripts/ed25519_table.py`; run it again if ``base_table()`` changes.
 """
 
 from __future__ import annotations

@@ -8,11 +8,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from testing.helpers import NatsServer
 from testing.natscluster import NatsCluster
 
 TESTS = Path(__file__).parent
+# Hypothesis times each example against a 200 ms deadline and its input generation against a
+# second: on a shared machine under load, and in four workers, that measures the machine, not the
+# code. The examples and their checks are unchanged.
+settings.register_profile("shared", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("shared")
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+import setup
 from testing.helpers import ROOT
 
 _ORDER = ("protocol", "state", "board", "listener", "agents", "hooks")
@@ -31,11 +32,7 @@ ALLOWED = {layer: set(_ORDER[:i]) for i, layer in enumerate(_ORDER)} | {
 }
 # `python -m paneboard` runs the command line; the root package holds nothing else.
 ENTRY_POINTS = {"root/__main__.py"}
-PACKAGES = sorted(
-    p.name
-    for p in ROOT.iterdir()
-    if (p / "__init__.py").is_file() and p.name not in {"tests", "testing", "bench", "root"}
-)
+PACKAGES = setup.TOPS  # the installed folders, as setup.py finds them
 
 
 def test_every_installed_package_has_a_layer() -> None:

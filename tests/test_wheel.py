@@ -18,19 +18,10 @@ from pathlib import Path
 
 import pytest
 
+import setup
 from testing.helpers import ROOT
 
-PACKAGES = (
-    "protocol",
-    "state",
-    "board",
-    "listener",
-    "agents",
-    "hooks",
-    "cli",
-    "mcpserver",
-    "top",
-)  # paneboard.protocol, …
+PACKAGES = tuple(setup.TOPS)  # protocol, state, …: installed as paneboard.protocol, …
 ROOT_PACKAGE = "root"  # installed as `paneboard` itself: `python -m paneboard`
 
 
@@ -98,8 +89,9 @@ def _tree_files() -> set[str]:
 
 
 def test_every_package_of_the_tree_is_found() -> None:
-    """The folders installed are exactly those holding an `__init__.py`, the tests, their
-    counterparts (testing/) and the benchmarks aside: a new one is found without a list to keep."""
+    """The folders installed (setup.py's one list) are exactly those holding an `__init__.py`, the
+    tests, their counterparts (testing/) and the benchmarks aside: a new one is found without a
+    list to keep."""
     tops = {p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
     assert {*PACKAGES, ROOT_PACKAGE, "tests", "testing", "bench"} == tops
 

@@ -32,7 +32,7 @@ from typing import Any, Literal, TypeAlias
 import anyio
 
 from paneboard.listener.seen import HEADER, NEEDLE, content_texts, field, prompt_ids
-from paneboard.state.transcript import FileWatch, SharedLines, watch_file
+from paneboard.state.panes.transcript import FileWatch, SharedLines, watch_file
 
 AdmissionVerdict: TypeAlias = Literal["admitted", "held"]
 BUCKET = 30  # Claude Code's peer-message bucket: this many at once ...

@@ -23,7 +23,7 @@ import anyio
 import msgspec
 
 from paneboard.protocol.errors import BadInput
-from paneboard.state.transcript import FileWatch
+from paneboard.state.panes.transcript import FileWatch
 from paneboard.state.watch import POLL_INTERVAL, Watch
 
 _HEX = "[0-9a-fA-F]"

@@ -13,8 +13,8 @@ from bench.baselines import SqliteMailbox
 from bench.harness import listener, peak_rss_mb, summary
 from paneboard.protocol.posts import Ack, Answer, Delivered, Post, Prompt, encode
 from paneboard.protocol.signing import seal
-from paneboard.state.append import append_payloads
-from paneboard.state.compact import compact
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.filelog.compact import compact
 
 AGENTS = [f"agent{i}" for i in range(20)]
 

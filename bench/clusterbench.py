@@ -42,7 +42,7 @@ def leader_loss(home: Path, trials: int) -> dict[str, Any]:
     (retrying) until a new leader stores it; the node is restarted between trials."""
     import subprocess
 
-    from paneboard.state.natsstore import NatsStore
+    from paneboard.state.nats.store import NatsStore
 
     waits, codes = [], []
     with cluster(home / "cluster") as nodes:

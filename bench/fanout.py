@@ -8,7 +8,7 @@ from typing import Any
 
 from bench.harness import Proc, cpu_seconds, listener, signed, summary, wait_ready
 from bench.latency import prompt
-from paneboard.state.append import append_payloads
+from paneboard.state.filelog.append import append_payloads
 
 
 def _start(home: Path, n: int) -> list[Proc]:
@@ -57,7 +57,7 @@ def _settle(log: Path) -> None:
     """Wait until every delivered prompt's receipt is on the board and the listeners have read them,
     so one phase's receipts (each wakes every listener) do not delay the next phase."""
     from paneboard.protocol.posts import Delivered, Prompt
-    from paneboard.state.log import read_posts
+    from paneboard.state.filelog.log import read_posts
 
     while True:
         posts = [p for _, p in read_posts(log)]

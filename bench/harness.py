@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from paneboard.protocol.posts import Post
-    from paneboard.state.sealing import Sealer
+    from paneboard.state.trust.sealing import Sealer
 
 PY = sys.executable
 TICK = os.sysconf("SC_CLK_TCK")
@@ -43,7 +43,7 @@ def signed(home: Path, posts: Sequence[Post]) -> list[bytes]:
     """*posts* as their senders' paneboard commands in *home* write them: encoded and signed
     (a listener holds an unsigned prompt, and counts no unsigned receipt)."""
     from paneboard.protocol.posts import encode
-    from paneboard.state.sealing import Sealer
+    from paneboard.state.trust.sealing import Sealer
 
     sealer = _sealers.get(home) or _sealers.setdefault(home, Sealer(home, "bench"))
     return [sealer.seal(encode(p), p.sender) for p in posts]
@@ -55,7 +55,7 @@ _sealers: dict[Path, Sealer] = {}
 def unlimited(home: Path, *agents: str) -> None:
     """Turn the rate limit off for *agents* (a benchmark sends one sender's prompts faster
     than 30 a minute, which their policy would hold)."""
-    from paneboard.state.policy import Policy, write_policy
+    from paneboard.state.trust.policy import Policy, write_policy
 
     (home / "bench" / "panes").mkdir(parents=True, exist_ok=True, mode=0o700)
     for agent in agents:

@@ -12,7 +12,7 @@ from bench.baselines import Maildir, SqliteMailbox
 from bench.harness import cpu_seconds, listener, signed, summary, wait_ready
 from paneboard.protocol.ids import new_id
 from paneboard.protocol.posts import Prompt
-from paneboard.state.append import append_payloads
+from paneboard.state.filelog.append import append_payloads
 
 
 def prompt(to: tuple[str, ...], body: str = "bench") -> Prompt:

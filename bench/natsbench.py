@@ -54,8 +54,8 @@ def wake(home: Path, samples: int) -> dict[str, Any]:
 
 def wake_on(url: str, home: Path, samples: int) -> dict[str, Any]:
     """Append to the board at *url* in-process; time until bob's listener prints the prompt."""
-    from paneboard.state.natsstore import NatsStore
-    from paneboard.state.sealing import Sealer
+    from paneboard.state.nats.store import NatsStore
+    from paneboard.state.trust.sealing import Sealer
 
     env = env_for(home, PANEBOARD_STORE=url)
     unlimited(home, "bob")
@@ -84,7 +84,7 @@ def append_rate(home: Path, n: int, batch: int) -> dict[str, Any]:
 
 def append_rate_on(url: str, n: int, batch: int) -> dict[str, Any]:
     """Acknowledged publishes per second to the board at *url*, one by one and in batches."""
-    from paneboard.state.natsstore import NatsStore
+    from paneboard.state.nats.store import NatsStore
 
     store = NatsStore(url, "bench")
     try:

@@ -30,9 +30,9 @@ from paneboard.agents.claude_transcript import user_texts
 from paneboard.listener.seen import NEEDLE, prompt_ids
 from paneboard.protocol.ids import new_id
 from paneboard.protocol.posts import Delivered, Prompt, Seen
-from paneboard.state.append import append_payloads
-from paneboard.state.log import read_posts
-from paneboard.state.transcript import LineReader
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.filelog.log import read_posts
+from paneboard.state.panes.transcript import LineReader
 from testing.clients import ClaudeSession, free_port
 from testing.helpers import ScriptServer, wait_until
 

@@ -1,6 +1,6 @@
 """Signing's cost, side by side with the unsigned path: `post`, sign, verify, imports.
 
-`paneboard post` signs every prompt (the store's sealer, state/sealing.py). The variants
+`paneboard post` signs every prompt (the store's sealer, state/trust/sealing.py). The variants
 measured beside it run the same command line (`paneboard.cli.main`) with one thing changed:
 *unsigned* turns the seal off (the store appends the bytes as encoded), and the two
 cryptography variants sign with cryptography's public Ed25519 API, or with its Rust binding
@@ -25,15 +25,15 @@ from bench.latency import prompt
 from paneboard.protocol import ed25519
 from paneboard.protocol.posts import encode
 from paneboard.protocol.signing import fingerprint, seal, signed_part, verdict
-from paneboard.state.keys import open_key, verify
-from paneboard.state.verdicts import Verdicts
+from paneboard.state.trust.keys import open_key, verify
+from paneboard.state.trust.verdicts import Verdicts
 
 BOARD = "bench"  # the board of `bench.latency.prompt`'s posts
 
 _PROTOTYPE = """
 import sys
 from paneboard.cli import main
-from paneboard.state import keys, sealing
+from paneboard.state.trust import keys, sealing
 SIGNER = {signer!r}
 if not SIGNER:
     sealing.sealed = lambda sealer, payload, sender=None: payload
@@ -52,7 +52,7 @@ sys.exit(main(sys.argv[1:]))
 SIGNERS = ("", "stdlib", "cryptography", "rust-binding")
 IMPORTS = {
     "stdlib signer": (
-        "paneboard.state.keys, paneboard.protocol._ed25519_table",
+        "paneboard.state.trust.keys, paneboard.protocol._ed25519_table",
         "open_key(Path(home), 'alice').sign(b'x')",
     ),
     "cryptography Ed25519 API": (
@@ -72,7 +72,7 @@ home = sys.argv[1]
 t0 = time.perf_counter()
 import {modules}
 t1 = time.perf_counter()
-from paneboard.state.keys import open_key
+from paneboard.state.trust.keys import open_key
 {first_signature}
 t2 = time.perf_counter()
 print((t1 - t0) * 1000, (t2 - t1) * 1000)
@@ -174,7 +174,8 @@ def in_process(n: int) -> dict[str, Any]:
 
 
 def _home_verdicts(public: bytes, sealed: list[bytes]) -> dict[str, Any]:
-    """A reader's verdict per delivery as a home gives it (`state.verdicts`: its pins read once)."""
+    """A reader's verdict per delivery as a home gives it (`state.trust.verdicts`: its pins read
+    once)."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:

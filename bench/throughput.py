@@ -12,9 +12,9 @@ from typing import Any
 from bench.harness import PY, env_for, listener, summary, wait_ready
 from bench.latency import prompt
 from paneboard.protocol.posts import encode
-from paneboard.state.append import append_payloads
-from paneboard.state.framing import OVERHEAD
-from paneboard.state.log import read_posts
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.filelog.framing import OVERHEAD
+from paneboard.state.filelog.log import read_posts
 
 
 def _wall(argv: list[str], env: dict[str, str], runs: int) -> list[float]:
@@ -121,7 +121,7 @@ import sys
 from pathlib import Path
 from bench.latency import prompt
 from paneboard.protocol.posts import encode
-from paneboard.state.append import append_payloads
+from paneboard.state.filelog.append import append_payloads
 log, me, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 for i in range(n):
     append_payloads(log, [encode(prompt(("bob",), f"{me} {i}"))])

@@ -24,7 +24,7 @@ from typing import Any
 from bench.harness import PY, cpu_seconds, env_for, peak_rss_mb, summary
 from paneboard.protocol.ids import new_id
 from paneboard.protocol.posts import Ack, Delivered, Post, Prompt
-from paneboard.state.log import append_posts, read_posts
+from paneboard.state.filelog.log import append_posts, read_posts
 
 AGENTS = ("ann", "ben", "cal", "dee", "eve")
 PRIORITIES = ("low", "normal", "normal", "normal", "high", "urgent")

@@ -10,7 +10,6 @@ from pathlib import Path
 from paneboard.protocol import ids
 from paneboard.protocol.names import check_name, to_name
 from paneboard.state.paths import BoardPaths, default_board, open_home, user_data_dir
-from paneboard.state.sealing import Sealer
 from paneboard.state.stores import (
     check_url,
     connect_url,
@@ -20,6 +19,7 @@ from paneboard.state.stores import (
     store_environment,
     store_options,
 )
+from paneboard.state.trust.sealing import Sealer
 
 TYPE_CHECKING = False  # typing's import is a cost `post` does not pay
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from paneboard.protocol.posts import Approved, Post, Prompt, Refused
 from paneboard.protocol.visible import one_line
 from paneboard.protocol.words import OPEN_STAGES
 from paneboard.state.fold import BoardState, LazyVerdict, fold_checked, order_key, stage
-from paneboard.state.verdicts import checked
+from paneboard.state.trust.verdicts import checked
 
 __all__ = [
     "BODY_LINES",

@@ -1,4 +1,4 @@
-"""A recipient's policy on a board, as operations every front end shares (state/policy.py)."""
+"""A recipient's policy on a board, as operations every front end shares (state/trust/policy.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import msgspec
 from paneboard.board.context import Context
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.names import check_name
-from paneboard.state.policy import Policy, read_policy, write_policy
+from paneboard.state.trust.policy import Policy, read_policy, write_policy
 
 __all__ = ["changed", "policy_lines", "policy_of", "rates", "set_policy"]
 

@@ -15,9 +15,9 @@ from paneboard.board.trust import verdicts_for
 from paneboard.protocol.compose import provenance_lines
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.posts import Post, Prompt
-from paneboard.state import presence, wakes
+from paneboard.state import wakes
 from paneboard.state.abc import Compactable, Store
-from paneboard.state.compact import Compacted
+from paneboard.state.filelog.compact import Compacted
 from paneboard.state.fold import (
     BoardState,
     Doubt,
@@ -29,9 +29,10 @@ from paneboard.state.fold import (
     open_for,
     stage,
 )
-from paneboard.state.panelock import holder
-from paneboard.state.policy import rate_reason, rate_waits, read_policy
-from paneboard.state.verdicts import checked, read_checked
+from paneboard.state.panes import presence
+from paneboard.state.panes.lock import holder
+from paneboard.state.trust.policy import rate_reason, rate_waits, read_policy
+from paneboard.state.trust.verdicts import checked, read_checked
 
 
 class OpenPrompt(msgspec.Struct, frozen=True):

@@ -2,7 +2,7 @@
 
 The deliverer (listener/deliverer.py: the listener's and the Stop hook's) asks one
 `PolicyScreen` about every prompt it would hand over (`admit`), so both decide alike
-(state/policy.py `decide`): a prompt let through comes back
+(state/trust/policy.py `decide`): a prompt let through comes back
 with what the door tells the agent about it (`Provenance`); one the policy holds gets a
 `held` post (``by: policy``) and one it refuses a `refused` post, both under the agent's
 name, and neither reaches the door. A held prompt waits for a decision: once the fold reads the
@@ -28,8 +28,8 @@ from paneboard.protocol.compose import Provenance
 from paneboard.protocol.posts import Held, Post, Prompt, Refused
 from paneboard.protocol.signing import UNSIGNED, VERIFIED
 from paneboard.state.fold import PromptState, is_open, order_key
-from paneboard.state.pane import Pane
-from paneboard.state.policy import (
+from paneboard.state.panes.pane import Pane
+from paneboard.state.trust.policy import (
     Decision,
     Facts,
     Policy,

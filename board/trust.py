@@ -16,10 +16,10 @@ from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Approved, Post, Prompt
 from paneboard.protocol.signing import fingerprint, signed_part
 from paneboard.state.fold import BoardState, Doubt, fold_checked
-from paneboard.state.keys import open_key, own_keys
 from paneboard.state.paths import open_home
-from paneboard.state.policy import FIRST_KEY
-from paneboard.state.verdicts import Verdicts, checked, read_checked
+from paneboard.state.trust.keys import open_key, own_keys
+from paneboard.state.trust.policy import FIRST_KEY
+from paneboard.state.trust.verdicts import Verdicts, checked, read_checked
 
 __all__ = [
     "KeyRow",

@@ -17,8 +17,8 @@ from paneboard.protocol.posts import Delivered, Post, Prompt
 from paneboard.protocol.signing import VERIFIED
 from paneboard.state.abc import Store
 from paneboard.state.fold import BoardState, PromptState, apply
-from paneboard.state.policy import WINDOW, Traffic
-from paneboard.state.verdicts import Verdicts
+from paneboard.state.trust.policy import WINDOW, Traffic
+from paneboard.state.trust.verdicts import Verdicts
 
 
 class Refresh(msgspec.Struct, frozen=True):
@@ -39,7 +39,7 @@ class BoardView:
     With *verdicts*, only verified posts move a stage (a forged answer ends no `wait`), and
     the stored bytes of each prompt the fold keeps for its recipient are kept beside it
     (`payload`), so a deliverer checks the signature of what it hands over, and of nothing
-    else. Every record is noted in log order (state/verdicts.py: how a name's key is pinned).
+    else. Every record is noted in log order (state/trust/verdicts.py: how a name's key is pinned).
     *verify* narrows the checks to the posts about the prompts it accepts (the one a `wait`
     follows); the others move stages unchecked, for a reader that looks at none of them.
     With *traffic*, every prompt read is noted there (the loop limit, and when it arrived), and

@@ -9,7 +9,7 @@ from paneboard.board.context import Context
 from paneboard.protocol.errors import PaneboardError
 from paneboard.protocol.posts import Post, Prompt
 from paneboard.protocol.words import OPEN_STAGES
-from paneboard.state import tally
+from paneboard.state.filelog import tally
 from paneboard.state.fold import BoardState, apply, stage
 
 
@@ -28,7 +28,7 @@ def write(ctx: Context, post: Post, state: BoardState | None = None) -> None:
 
 
 def rebuild_tally(ctx: Context, state: BoardState, sender: str) -> None:
-    """The sender's open prompts per recipient, from the fold (see state/tally.py).
+    """The sender's open prompts per recipient, from the fold (see state/filelog/tally.py).
 
     Best effort: it runs after the post is written, so a tally that cannot be written is a
     warning (`TallyNotWritten`), never the operation's failure.

@@ -10,9 +10,9 @@ from pathlib import Path
 from paneboard.agents import AGENTS, DoctorRequest
 from paneboard.board.context import Context
 from paneboard.protocol.errors import PaneboardError
-from paneboard.state import presence
 from paneboard.state.health import Check
-from paneboard.state.panelock import holder
+from paneboard.state.panes import presence
+from paneboard.state.panes.lock import holder
 from paneboard.state.stores import exposure
 
 

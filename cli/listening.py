@@ -21,7 +21,7 @@ from paneboard.listener.listen import Listener, Settings, run_listener
 from paneboard.listener.seen import Sighting
 from paneboard.listener.sleep import Sleeper, WakeDoor
 from paneboard.protocol.errors import BadInput
-from paneboard.state.policy import read_policy
+from paneboard.state.trust.policy import read_policy
 
 
 def door_values(args: Namespace) -> dict[str, DoorValue]:

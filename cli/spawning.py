@@ -37,7 +37,7 @@ from paneboard.protocol.errors import BadInput, PaneLocked
 from paneboard.protocol.names import check_body, check_name, to_name
 from paneboard.state import spawned
 from paneboard.state.files import read_private, refuse_links
-from paneboard.state.panelock import holder
+from paneboard.state.panes.lock import holder
 from paneboard.state.paths import PaneFiles
 from paneboard.state.proc import alive
 from paneboard.state.stores import refuse_secret

@@ -23,9 +23,10 @@ from paneboard.listener.doors.process import child_env
 from paneboard.listener.sleep import asleep_holder
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.names import to_name
-from paneboard.state import presence, proc
-from paneboard.state.panelock import holder
-from paneboard.state.policy import read_policy
+from paneboard.state import proc
+from paneboard.state.panes import presence
+from paneboard.state.panes.lock import holder
+from paneboard.state.trust.policy import read_policy
 
 
 def read_hook_input() -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """One agent's deliverer on one board, built once for the listener and the Stop hook alike.
 
-A `Deliverer` is a pane (its lock, keys, checkpoint and receipts: state/pane.py), the fold it
+A `Deliverer` is a pane (its lock, keys, checkpoint and receipts: state/panes/pane.py), the fold it
 delivers from (a `BoardView` with the agent's verdicts and traffic), the policy over it
 (`PolicyScreen`), how a prompt is composed for the agent (`Composer`), and the door it
 delivers through, one replaceable value (`use_door`): the loops around it (listen.py, stop.py)
@@ -23,9 +23,9 @@ from paneboard.board.view import BoardView, Refresh
 from paneboard.protocol.compose import Provenance, compose
 from paneboard.protocol.posts import Prompt
 from paneboard.state.fold import BoardState, PromptState
-from paneboard.state.pane import Pane
-from paneboard.state.policy import Traffic
-from paneboard.state.verdicts import Verdicts
+from paneboard.state.panes.pane import Pane
+from paneboard.state.trust.policy import Traffic
+from paneboard.state.trust.verdicts import Verdicts
 
 __all__ = ["Composer", "Deliverer", "Named", "Refresh"]
 

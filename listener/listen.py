@@ -42,11 +42,11 @@ from paneboard.listener.seen import SeenTask, Sighting
 from paneboard.listener.sleep import Sleeper, WakeDoor, take_over
 from paneboard.protocol.errors import BoardIOError, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Approved, Delivered, Post, Prompt, Undelivered
-from paneboard.state import presence
 from paneboard.state.abc import Store
 from paneboard.state.failpoint import failpoint
 from paneboard.state.fold import PromptState, is_open, order_key
-from paneboard.state.pane import Pane
+from paneboard.state.panes import presence
+from paneboard.state.panes.pane import Pane
 from paneboard.state.paths import BoardPaths
 from paneboard.state.proc import wait_process_gone
 

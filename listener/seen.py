@@ -25,7 +25,7 @@ from paneboard.board.context import header
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.posts import Prompt, Seen
 from paneboard.state.fold import BoardState, PromptState, is_open
-from paneboard.state.transcript import (
+from paneboard.state.panes.transcript import (
     FileWatch,
     LineReader,
     Lines,

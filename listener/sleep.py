@@ -34,11 +34,12 @@ import anyio
 from paneboard.listener.doors.base import Door, DoorWaits, Outcome
 from paneboard.protocol.errors import DoorUnavailable, PaneLocked
 from paneboard.protocol.posts import Prompt
-from paneboard.state import presence, wakes
-from paneboard.state.panelock import holder
+from paneboard.state import wakes
+from paneboard.state.panes import presence
+from paneboard.state.panes.lock import holder
 from paneboard.state.paths import PaneFiles
-from paneboard.state.policy import Policy
 from paneboard.state.proc import wait_process_gone
+from paneboard.state.trust.policy import Policy
 
 if TYPE_CHECKING:
     from paneboard.listener.listen import Listener

@@ -32,7 +32,7 @@ from paneboard.protocol.posts import Prompt
 from paneboard.protocol.words import STOP_HOOK_DOOR
 from paneboard.state.files import read_private, write_atomic
 from paneboard.state.fold import PromptState
-from paneboard.state.pane import Pane
+from paneboard.state.panes.pane import Pane
 
 __all__ = ["REASON_LIMIT", "StopDoor", "Transcript", "deliver_at_stop"]
 

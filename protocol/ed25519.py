@@ -3,8 +3,8 @@
 `post` runs once per message and must start fast: importing ``cryptography`` costs more
 than the interpreter's own start, while one signature here costs about half a millisecond.
 This module signs, derives public keys and tells a weak key (``is_weak_key``: small order, or
-not canonical); every verification is ``cryptography``'s (``state.keys.verify``), which refuses
-a weak key first. Ed25519 is deterministic, so the tests check that every
+not canonical); every verification is ``cryptography``'s (``state.trust.keys.verify``), which
+refuses a weak key first. Ed25519 is deterministic, so the tests check that every
 signature made here is byte for byte the one ``cryptography`` makes for the same seed
 and message.
 

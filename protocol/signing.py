@@ -25,7 +25,7 @@ entry was ``a3 "sig" c4 40`` (108 bytes) and the message ``paneboard post signat
 and a newline, then ``payload[:-64]``: no board. Readers still verify those, so a board
 written then keeps its posts' verdicts. What that leaves: a version-1 signature does not
 name a board, but it covers the post's ``board`` field, and a record whose ``board`` is not
-the board read is damaged before any verdict (state/log.py, state/natsfollow.py); so a
+the board read is damaged before any verdict (state/filelog/log.py, state/nats/follow.py); so a
 version-1 post copied to another board is skipped there, as any damaged record, and only a
 reader that skipped that check would take it. A version-2 post cannot be passed off as
 version 1 (the message differs, so its signature does not check as one), and every post
@@ -66,7 +66,7 @@ an unsigned post starts no turn unless the recipient's policy says so, and moves
 A record that is not msgpack at all is damaged (``msgspec.DecodeError``), before any
 verdict. What a signature does not say: that the post was not copied on its own board. A
 pane remembers every prompt id it has seen closed or delivered (state/fold.py,
-state/delivered.py), so a copy is never new to it.
+state/panes/delivered.py), so a copy is never new to it.
 
 **What it costs, and who pays.** `post` seals with the standard library's integers
 (``protocol.ed25519``) and never imports ``cryptography``. A reader recognises the trailer

@@ -1,7 +1,7 @@
 """Where a board's posts live, as one interface; the stores themselves live beside it.
 
-`state.filestore.FileStore` is the embedded default (the board's log file);
-`state.natsstore.NatsStore` keeps a board on NATS JetStream, for agents on several machines;
+`state.filelog.store.FileStore` is the embedded default (the board's log file);
+`state.nats.store.NatsStore` keeps a board on NATS JetStream, for agents on several machines;
 `state.stores.open_store` picks one from a `--store` URL. A position is where a post sits,
 increasing in log order: a byte offset in the file log, a stream sequence in JetStream.
 Catch-up, order, delivered keys and receipts are the same code for every store; only these
@@ -21,10 +21,10 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from paneboard.protocol.posts import Post
-    from paneboard.state.compact import Compacted
+    from paneboard.state.filelog.compact import Compacted
     from paneboard.state.health import Check
     from paneboard.state.limit import OpenLimit
-    from paneboard.state.sealing import Sealer
+    from paneboard.state.trust.sealing import Sealer
 
 __all__ = ["Compactable", "Follower", "HealthReport", "Log", "PresenceStore", "Store"]
 

@@ -10,7 +10,7 @@ byte for byte, or another body under that id): ignored, so every reader keeps th
 record and what it says, body and signature alike. The fold knows the prompts it keeps
 and, in a pane's fold (``keep_closed=False`` with a ``recipient``), the ids of the
 prompts it dropped once finished (`BoardState.finished`): a closed prompt published
-again is never new to it. The pane keeps those ids across restarts (state/pane.py)
+again is never new to it. The pane keeps those ids across restarts (state/panes/pane.py)
 without relying on any store's own dedupe, which on NATS is the publisher's header.
 
 A post that does not fit the rules (an ack by someone who is not a recipient, a
@@ -114,7 +114,7 @@ class BoardState(msgspec.Struct):
     receive it (every one closed it, or it was cancelled); with ``recipient`` set,
     only prompts addressed to that agent are kept: what a listener needs. Such a pane's
     fold remembers the ids it dropped in ``finished`` (`prune` leaves them out: the pane
-    keeps them, state/pane.py).
+    keeps them, state/panes/pane.py).
     """
 
     prompts: dict[str, PromptState] = msgspec.field(default_factory=dict)

@@ -1,7 +1,7 @@
 """`--max-open`: at most so many prompts open from one sender to each recipient.
 
 Each store holds the limit in one step with the append (`state.abc.Log.append`): the file
-log checks its per-sender tally (`state.tally`) under the log's lock; NATS checks the fold
+log checks its per-sender tally (`state.filelog.tally`) under the log's lock; NATS checks the fold
 of the stream and publishes only if no post landed since (JetStream's expected last
 sequence), folding again and checking again when one did. Standard library only at import:
 `paneboard post` builds one.

@@ -15,7 +15,7 @@ from pathlib import Path
 TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
 if TYPE_CHECKING:
     from paneboard.state.abc import Store
-    from paneboard.state.sealing import Sealer
+    from paneboard.state.trust.sealing import Sealer
 
 
 SECRETS = ".nats-secrets"  # in the home: a board's name never starts with "."
@@ -24,7 +24,7 @@ SECRETS = ".nats-secrets"  # in the home: a board's name never starts with "."
 def check_url(url: str) -> str:
     """*url* if it names a store ("" is the file log); `BadInput` otherwise."""
     if url:
-        from paneboard.state.natsurl import parse_url
+        from paneboard.state.nats.url import parse_url
 
         parse_url(url)  # every part checked before anything is written
     return url
@@ -45,13 +45,13 @@ def open_store(
     A command fails at once when NATS is unreachable; a listener (*reconnect*) keeps trying.
     """
     if not url:
-        from paneboard.state.filestore import FileStore
+        from paneboard.state.filelog.store import FileStore
 
         return FileStore(folder, sealer)
     from paneboard.protocol.lazy import require_extra
 
     require_extra("nats", "nats", "a board on NATS (--store nats://…)")
-    from paneboard.state.natsstore import NatsStore
+    from paneboard.state.nats.store import NatsStore
 
     return NatsStore(
         url,
@@ -81,7 +81,7 @@ def split_secret(url: str) -> tuple[str, str]:
     """*url* without its secret, and the secret ("" for none, and for the file log)."""
     if not url:
         return "", ""
-    from paneboard.state.natsurl import split_secret
+    from paneboard.state.nats.url import split_secret
 
     return split_secret(url)
 
@@ -90,7 +90,7 @@ def refuse_secret(url: str | None) -> None:
     """`BadInput` if *url* holds a secret, which `hook install` would write into project files."""
     if url and split_secret(url)[1]:
         from paneboard.protocol.errors import BadInput
-        from paneboard.state.natsurl import shown
+        from paneboard.state.nats.url import shown
 
         raise BadInput(
             f"--store holds a password or token, which hooks would write into project files and "
@@ -104,7 +104,7 @@ def connect_url(home: Path, url: str, secret: str) -> str:
     """The URL to connect with: *url* with *secret*, or with the one kept for its servers."""
     if not url:
         return url
-    from paneboard.state.natsurl import with_secret
+    from paneboard.state.nats.url import with_secret
 
     return with_secret(url, secret or recall_secret(home, url))
 
@@ -137,7 +137,7 @@ def remember_secret(home: Path, url: str, secret: str) -> None:
 
 
 def _servers(url: str) -> str:
-    from paneboard.state.natsurl import parse_url
+    from paneboard.state.nats.url import parse_url
 
     return parse_url(url).shown
 
@@ -178,7 +178,7 @@ def exposure(home: Path, url: str, secret: str, nats: Mapping[str, str]) -> str:
     or TLS with credentials), for `doctor`."""
     if not url:
         return ""
-    from paneboard.state.natsurl import parse_url
+    from paneboard.state.nats.url import parse_url
 
     address = parse_url(url)
     remote = [s for s in address.servers if not _loopback(s)]
@@ -220,6 +220,6 @@ def shown_word(word: str) -> str:
     """A command-line word as messages show it: a store URL without its secret."""
     if "://" not in word:
         return word
-    from paneboard.state.natsurl import shown
+    from paneboard.state.nats.url import shown
 
     return shown(word)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from paneboard.state.panelock import holder
+from paneboard.state.panes.lock import holder
 from testing.helpers import ROOT, Listening, LoadedThread, Tmux, cli_env, wait_until
 
 TOOLS = ROOT / ".ci" / "tools"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Self, TypeVar
 
 from paneboard.protocol.posts import Undelivered
-from paneboard.state.log import read_posts
+from paneboard.state.filelog.log import read_posts
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from paneboard.state.panelock import holder
+from paneboard.state.panes.lock import holder
 from testing.clients import PINNED, TOOLS, free_port
 from testing.helpers import ScriptServer, Tmux, run_cli, wait_until
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from paneboard.board.context import Context, header
 from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered, Post, Refused
-from paneboard.state.sealing import Sealer
+from paneboard.state.trust.sealing import Sealer
 from testing.helpers import run_cli
 
 

@@ -33,9 +33,9 @@ from paneboard.board.view import BoardView, Refresh
 from paneboard.protocol.errors import PaneboardError
 from paneboard.protocol.posts import Post
 from paneboard.protocol.words import OPEN_STAGES
+from paneboard.state.filelog.tail import FolderWatcher
 from paneboard.state.fold import BoardState, PromptState, stage
-from paneboard.state.presence import Presence
-from paneboard.state.tail import FolderWatcher
+from paneboard.state.panes.presence import Presence
 from paneboard.top.model import TopModel
 from paneboard.top.rows import AgentSource, PostSource, PromptSource, fitted
 from paneboard.top.screens import (

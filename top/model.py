@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from paneboard.protocol.posts import PRIORITY_RANK, Post, Prompt
 from paneboard.state.fold import BoardState, PromptState, is_open, stage
-from paneboard.state.policy import RATE, rate_waits
+from paneboard.state.trust.policy import RATE, rate_waits
 
 RowKey = tuple[int, int, str]  # (priority rank, log position, prompt id): catch-up order
 STALE_STAGES: frozenset[str] = frozenset({"delivered", "seen"})  # handed over, not yet closed

@@ -21,8 +21,8 @@ from paneboard.listener.doors import HeldByAgent
 from paneboard.protocol.compose import compose
 from paneboard.protocol.errors import DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Delivered, Undelivered
-from paneboard.state.log import read_posts
-from paneboard.state.transcript import LineReader, save_mark
+from paneboard.state.filelog.log import read_posts
+from paneboard.state.panes.transcript import LineReader, save_mark
 from testing.helpers import Listening, SocketServer, post
 from tests.factories import prompt
 

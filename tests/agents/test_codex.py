@@ -19,7 +19,7 @@ from paneboard.agents.codex_thread import (
 )
 from paneboard.protocol.errors import BadInput
 from paneboard.state import watch
-from paneboard.state.panelock import holder
+from paneboard.state.panes.lock import holder
 from testing.helpers import LoadedThread, post, run_cli, wait_until
 from tests.listener.test_doors import _codex_env, fake_codex
 

@@ -16,7 +16,7 @@ from paneboard.agents.qwen import QWEN
 from paneboard.listener.doors import HeldByAgent
 from paneboard.protocol.errors import DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt, Undelivered
-from paneboard.state.log import read_posts
+from paneboard.state.filelog.log import read_posts
 from testing.helpers import Listening, SocketServer, cli_env, run_cli
 from testing.sessions import post
 from tests.factories import prompt

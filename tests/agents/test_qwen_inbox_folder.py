@@ -10,7 +10,7 @@ from pathlib import Path
 
 from paneboard.agents.qwen_inbox import inbox_folder
 from paneboard.protocol.posts import Undelivered
-from paneboard.state.log import read_posts
+from paneboard.state.filelog.log import read_posts
 from testing.helpers import Listening, cli_env, post
 from tests.agents.test_qwen_inbox import Inbox, _record
 

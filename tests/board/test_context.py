@@ -15,7 +15,7 @@ def test_context_closes_its_store_and_reopens_it_to_reconnect(
 ) -> None:
     """A store opened without reconnecting is opened again when asked to reconnect; leaving
     the context closes it, and its event loop's thread is gone."""
-    from paneboard.state.natsstore import NatsStore
+    from paneboard.state.nats.store import NatsStore
 
     url = f"{nats_server.url}/t{uuid.uuid4().hex[:12]}"
     before = set(threading.enumerate())

@@ -13,7 +13,7 @@ from paneboard.board import decide
 from paneboard.board.context import Context, header
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Held, Prompt
-from paneboard.state.sealing import Sealer
+from paneboard.state.trust.sealing import Sealer
 from testing.helpers import post, run_cli
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from paneboard.board.context import header
 from paneboard.protocol.posts import Held, Post, Seen, Undelivered, encode
-from paneboard.state.append import append_payloads
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.filelog.log import read_posts
 from paneboard.state.fold import fold
-from paneboard.state.log import read_posts
-from paneboard.state.sealing import Sealer
+from paneboard.state.trust.sealing import Sealer
 from testing.helpers import post, run_cli
 
 REASON = "crossSessionInbound: hold"

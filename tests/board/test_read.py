@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.board.context import Context
-from paneboard.state.keys import Pins
+from paneboard.state.trust.keys import Pins
 from testing.helpers import post, run_cli
 
 
@@ -77,7 +77,7 @@ def test_a_board_signed_before_signatures_named_it_reads_with_its_verdicts(home:
     import time
 
     from paneboard.state.fold import BoardState, fold_checked, open_for
-    from paneboard.state.verdicts import Verdicts, read_checked
+    from paneboard.state.trust.verdicts import Verdicts, read_checked
 
     expected = json.loads((V1 / "expected.json").read_text())
     (home / "b").mkdir(mode=0o700)
@@ -115,7 +115,7 @@ def test_a_board_signed_before_signatures_named_it_is_damaged_as_another_board()
     import warnings
 
     from paneboard.protocol.errors import DamagedRecord
-    from paneboard.state.log import LogReader
+    from paneboard.state.filelog.log import LogReader
 
     reader = LogReader(V1 / "log", board="c")
     with warnings.catch_warnings(record=True) as caught:

@@ -8,9 +8,9 @@ import anyio
 import pytest
 
 from paneboard.board.view import BoardView
-from paneboard.state.delivered import DeliveredKeys
-from paneboard.state.filestore import FileStore
-from paneboard.state.log import append_posts
+from paneboard.state.filelog.log import append_posts
+from paneboard.state.filelog.store import FileStore
+from paneboard.state.panes.delivered import DeliveredKeys
 from tests.factories import prompt
 
 pytestmark = pytest.mark.anyio

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from paneboard.board.confirm import NOTE
-from paneboard.state.policy import Policy, write_policy
+from paneboard.state.trust.policy import Policy, write_policy
 from testing.helpers import PANEBOARD, cli_env, post, run_cli, run_hook
 from tests.cli.agentpty import Shown, on_pty
 

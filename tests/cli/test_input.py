@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from paneboard.cli import main
-from paneboard.state.log import read_posts
+from paneboard.state.filelog.log import read_posts
 from testing.helpers import PANEBOARD, Listening, cli_env, post, run_cli
 
 

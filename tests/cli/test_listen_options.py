@@ -22,7 +22,7 @@ from paneboard.cli.listening import door_values, make_door
 from paneboard.cli.parser import LISTENER_DOORS, command_parser, options_first
 from paneboard.listener.doors import Door, StdoutDoor
 from paneboard.protocol.errors import BadInput
-from paneboard.state import presence
+from paneboard.state.panes import presence
 from testing.helpers import ROOT, Listening, SocketServer, run_cli
 
 LISTENER_FLAGS = ("--parent-pid", "--transcript")  # the listener's own, whatever the door

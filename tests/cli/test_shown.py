@@ -14,8 +14,8 @@ from paneboard.board.read import status_of
 from paneboard.board.text import status_lines, who_line
 from paneboard.board.who import WhoRow
 from paneboard.protocol.posts import Delivered, Prompt
+from paneboard.state.filelog.log import read_posts
 from paneboard.state.fold import fold
-from paneboard.state.log import read_posts
 from testing.helpers import PANEBOARD, Listening, cli_env, post, python_door, run_cli
 
 # Retitles the terminal, clears it, and starts a line that imitates one of paneboard's.

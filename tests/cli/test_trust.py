@@ -17,8 +17,8 @@ import pytest
 
 from paneboard.board.context import Context, header
 from paneboard.protocol.posts import Ack, Held, Post
-from paneboard.state.keys import open_key
-from paneboard.state.sealing import Sealer
+from paneboard.state.trust.keys import open_key
+from paneboard.state.trust.sealing import Sealer
 from testing.helpers import PANEBOARD, cli_env, post, run_cli
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from paneboard.state.policy import read_policy
+from paneboard.state.trust.policy import read_policy
 from testing.helpers import PANEBOARD, cli_env, run_cli
 from tests.cli.agentpty import on_pty
 

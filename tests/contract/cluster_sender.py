@@ -15,7 +15,7 @@ import time
 
 import nats.js  # noqa: F401  # imported once here, by every forked post
 
-import paneboard.state.natsstore  # noqa: F401
+import paneboard.state.nats.store  # noqa: F401
 from paneboard.cli import main
 
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from paneboard.state.natsstore import RETRY_FOR, NatsStore
-from paneboard.state.natsurl import shown
-from paneboard.state.policy import Policy, write_policy
+from paneboard.state.nats.store import RETRY_FOR, NatsStore
+from paneboard.state.nats.url import shown
+from paneboard.state.trust.policy import Policy, write_policy
 from testing.helpers import ROOT, Listening, cli_env, run_cli, wait_until
 from testing.natscluster import NAMES, NatsCluster
 

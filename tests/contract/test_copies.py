@@ -17,11 +17,11 @@ import pytest
 
 from paneboard.board.context import header
 from paneboard.protocol.posts import Post, Prompt, encode
-from paneboard.state.append import append_payloads
-from paneboard.state.keys import Pins, open_key
-from paneboard.state.log import LogReader
-from paneboard.state.natsstore import NatsStore
-from paneboard.state.sealing import Sealer
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.filelog.log import LogReader
+from paneboard.state.nats.store import NatsStore
+from paneboard.state.trust.keys import Pins, open_key
+from paneboard.state.trust.sealing import Sealer
 from testing.helpers import Listening, post, run_cli
 from tests.faults.hostile import Hostile, file_warning, nats_warning, publish
 

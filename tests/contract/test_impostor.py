@@ -17,9 +17,9 @@ import anyio
 import nats
 
 from paneboard.protocol.posts import Ack, Post, Prompt, encode
-from paneboard.state.keys import Pins, open_key
-from paneboard.state.natsstore import NatsStore
-from paneboard.state.verdicts import Verdicts, read_checked
+from paneboard.state.nats.store import NatsStore
+from paneboard.state.trust.keys import Pins, open_key
+from paneboard.state.trust.verdicts import Verdicts, read_checked
 from testing.helpers import Listening, NatsServer, cli_env, run_cli
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.state.keys import Pins
-from paneboard.state.natsstore import NatsStore
-from paneboard.state.natsurl import FORM
+from paneboard.state.nats.store import NatsStore
+from paneboard.state.nats.url import FORM
+from paneboard.state.trust.keys import Pins
 from testing.helpers import Listening, NatsServer, cli_env, run_cli
 from tests.contract.test_contract import REFUSED, posting_at_once
 from tests.factories import prompt

@@ -23,11 +23,11 @@ from paneboard.board.context import header
 from paneboard.protocol import ed25519
 from paneboard.protocol.posts import Answer, Approved, Cancel, Held, Post, Prompt, encode
 from paneboard.protocol.signing import fingerprint, seal
-from paneboard.state.append import append_payloads
-from paneboard.state.keys import Pins, open_key
-from paneboard.state.natsstore import NatsStore
-from paneboard.state.policy import Policy, write_policy
-from paneboard.state.sealing import Sealer
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.nats.store import NatsStore
+from paneboard.state.trust.keys import Pins, open_key
+from paneboard.state.trust.policy import Policy, write_policy
+from paneboard.state.trust.sealing import Sealer
 from testing.helpers import PANEBOARD, Listening, NatsServer, cli_env, post, run_cli, run_hook
 from tests.cli.test_trust import on_terminal
 from tests.mcpserver.test_tools import board_client, text

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from paneboard.state.natsurl import FORM
+from paneboard.state.nats.url import FORM
 from testing.helpers import PANEBOARD, Listening, NatsServer, SocketServer, cli_env, run_cli
 from tests.contract.test_nats import _certs
 from tests.hooks.test_hooks import PARENT

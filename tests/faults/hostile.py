@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import msgspec
 
-from paneboard.state.framing import OVERHEAD
+from paneboard.state.filelog.framing import OVERHEAD
 
 
 class Hostile(NamedTuple):

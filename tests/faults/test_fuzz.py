@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from paneboard.cli import main
 from paneboard.protocol.errors import DamagedRecord
 from paneboard.protocol.posts import Ack, encode
-from paneboard.state.framing import frame
-from paneboard.state.log import read_posts
+from paneboard.state.filelog.framing import frame
+from paneboard.state.filelog.log import read_posts
 
 words = st.text(st.characters(exclude_categories=("Cs",)), max_size=70)
 names = st.one_of(

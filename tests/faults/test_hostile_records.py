@@ -12,8 +12,8 @@ from typing import NamedTuple
 
 import pytest
 
-from paneboard.state.append import append_payloads
-from paneboard.state.natsstore import NatsStore
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.nats.store import NatsStore
 from testing.helpers import Listening, post, run_cli, run_hook
 from tests.faults.hostile import (
     CORPUS,

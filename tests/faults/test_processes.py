@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from paneboard.protocol.posts import Prompt
-from paneboard.state.log import read_posts
+from paneboard.state.filelog.log import read_posts
 from testing.helpers import Listening, cli_env, wait_until
 
 WRITER = """
 import os, sys, time
 from pathlib import Path
 from paneboard.protocol.posts import Prompt
-from paneboard.state.log import append_posts
+from paneboard.state.filelog.log import append_posts
 log, me = Path(sys.argv[1]), sys.argv[2]
 i = 0
 while True:
@@ -108,8 +108,8 @@ import sys, time
 from pathlib import Path
 from paneboard.protocol.ids import new_id
 from paneboard.protocol.posts import Prompt, encode
-from paneboard.state.append import append_payloads
-from paneboard.state.sealing import Sealer
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.trust.sealing import Sealer
 import os
 log, me, n, listeners = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 sealer = Sealer(Path(os.environ["PANEBOARD_HOME"]), me)

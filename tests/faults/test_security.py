@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.state import presence
+from paneboard.state.panes import presence
 from testing.helpers import Listening, post, run_cli
 
 

@@ -14,11 +14,11 @@ import pytest
 from paneboard.protocol.errors import DamagedRecord
 from paneboard.protocol.posts import Prompt, encode
 from paneboard.protocol.signing import verdict
-from paneboard.state.framing import frame
-from paneboard.state.keys import verify
-from paneboard.state.log import LogReader, read_posts
-from paneboard.state.policy import Policy, write_policy
-from paneboard.state.sealing import Sealer
+from paneboard.state.filelog.framing import frame
+from paneboard.state.filelog.log import LogReader, read_posts
+from paneboard.state.trust.keys import verify
+from paneboard.state.trust.policy import Policy, write_policy
+from paneboard.state.trust.sealing import Sealer
 from testing.helpers import Listening, run_cli
 from tests.factories import prompt
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.state import presence
-from paneboard.state.panelock import holder
+from paneboard.state.panes import presence
+from paneboard.state.panes.lock import holder
 from testing.helpers import Listening, SocketServer, run_cli, wait_until
 
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from paneboard.state.panelock import holder
+from paneboard.state.panes.lock import holder
 from testing.helpers import PANEBOARD, SocketServer, cli_env, post, wait_until
 
 # The agent: runs the Stop hook each time a turn ends (a line on its stdin).

@@ -13,10 +13,10 @@ import trio.testing
 from paneboard.listener.listen import Listener, Settings
 from paneboard.protocol.errors import DoorFailed
 from paneboard.protocol.posts import Delivered, Prompt, Undelivered, encode
-from paneboard.state.append import append_payloads
-from paneboard.state.filestore import FileStore
-from paneboard.state.log import read_posts
-from paneboard.state.sealing import Sealer
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.filelog.log import read_posts
+from paneboard.state.filelog.store import FileStore
+from paneboard.state.trust.sealing import Sealer
 from tests.factories import prompt
 
 START = 1_800_000_000.0  # the virtual wall clock's start

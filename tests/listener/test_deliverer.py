@@ -19,14 +19,14 @@ from paneboard.listener.deliverer import Composer, Deliverer
 from paneboard.listener.listen import Listener, Settings
 from paneboard.listener.stop import StopDoor, deliver_at_stop
 from paneboard.protocol.posts import Delivered, Prompt, encode
-from paneboard.state.append import append_payloads
-from paneboard.state.compact import compact
-from paneboard.state.delivered import DeliveredKeys
-from paneboard.state.filestore import FileStore
-from paneboard.state.log import append_posts, read_posts
-from paneboard.state.pane import Pane
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.filelog.compact import compact
+from paneboard.state.filelog.log import append_posts, read_posts
+from paneboard.state.filelog.store import FileStore
+from paneboard.state.panes.delivered import DeliveredKeys
+from paneboard.state.panes.pane import Pane
 from paneboard.state.paths import BoardPaths
-from paneboard.state.sealing import Sealer
+from paneboard.state.trust.sealing import Sealer
 from tests.factories import prompt
 
 NOW = time.time()

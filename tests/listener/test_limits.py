@@ -15,7 +15,7 @@ import msgspec
 
 from paneboard.board.context import Context, header
 from paneboard.protocol.posts import Prompt
-from paneboard.state.policy import Policy, write_policy
+from paneboard.state.trust.policy import Policy, write_policy
 from testing.helpers import Listening, post, run_cli, wait_until
 
 PANEBOARD = f"{sys.executable} -m paneboard"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.state.log import read_posts
+from paneboard.state.filelog.log import read_posts
 from testing.helpers import Listening, post, run_cli
 
 
@@ -111,7 +111,7 @@ def test_the_pane_lock_is_portalockers_lock(home: Path) -> None:
     import portalocker
 
     from paneboard.protocol.errors import PaneLocked
-    from paneboard.state.panelock import take_pane_lock
+    from paneboard.state.panes.lock import take_pane_lock
 
     path = home / "pane.lock"
     exclusive = portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING
@@ -132,7 +132,7 @@ def test_asking_who_holds_a_pane_creates_and_writes_nothing(home: Path) -> None:
     a symlink is refused."""
     from paneboard.protocol.errors import BoardIOError
     from paneboard.state import watch
-    from paneboard.state.panelock import holder, take_pane_lock
+    from paneboard.state.panes.lock import holder, take_pane_lock
 
     path = home / "pane.lock"
     assert (None, False) == (holder(path), path.exists())

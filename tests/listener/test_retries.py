@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from paneboard.protocol.posts import Undelivered
-from paneboard.state.log import read_posts
+from paneboard.state.filelog.log import read_posts
 from testing.helpers import Listening, post, python_door, run_cli, wait_until
 
 # An exec door that refuses any prompt whose body says FAIL and records the others' ids.

@@ -19,7 +19,7 @@ from paneboard.agents.gemini import GEMINI
 from paneboard.board.text import ago
 from paneboard.listener.seen import prompt_ids
 from paneboard.protocol.compose import compose
-from paneboard.state.panelock import holder
+from paneboard.state.panes.lock import holder
 from testing.helpers import (
     PANEBOARD,
     Listening,

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from paneboard.protocol.posts import Delivered, Held, Undelivered
-from paneboard.state.log import read_posts
-from paneboard.state.panelock import holder
-from paneboard.state.policy import Policy, write_policy
+from paneboard.state.filelog.log import read_posts
+from paneboard.state.panes.lock import holder
+from paneboard.state.trust.policy import Policy, write_policy
 from testing.helpers import ROOT, Listening, cli_env, post, run_cli, wait_until
 
 AGENT = "bob"

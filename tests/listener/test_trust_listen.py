@@ -12,8 +12,8 @@ from pathlib import Path
 
 from paneboard.board.context import Context, header
 from paneboard.protocol.posts import Answer, Prompt
-from paneboard.state.policy import Policy, write_policy
-from paneboard.state.sealing import Sealer
+from paneboard.state.trust.policy import Policy, write_policy
+from paneboard.state.trust.sealing import Sealer
 from testing.helpers import Listening, post, run_cli, run_hook, wait_until
 from tests.cli.test_trust import on_terminal
 

@@ -22,7 +22,7 @@ from paneboard.listener.listen import Listener, Settings, run_listener
 from paneboard.listener.sleep import Sleeper, WakeDoor
 from paneboard.protocol.errors import DoorFailed
 from paneboard.protocol.posts import Outcome, Prompt
-from paneboard.state.policy import read_policy
+from paneboard.state.trust.policy import read_policy
 
 SESSION = "sess-1"
 

@@ -9,8 +9,8 @@ import pytest
 
 from paneboard.board.context import header
 from paneboard.protocol.posts import Held, Prompt, encode
-from paneboard.state.append import append_payloads
-from paneboard.state.sealing import Sealer
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.trust.sealing import Sealer
 from testing.helpers import post, run_cli
 from tests.mcpserver.test_tools import board_client, call, text
 

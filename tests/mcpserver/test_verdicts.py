@@ -11,8 +11,8 @@ import pytest
 
 from paneboard.board.context import header
 from paneboard.protocol.posts import Approved, Prompt, encode
-from paneboard.state.append import append_payloads
-from paneboard.state.sealing import Sealer
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.trust.sealing import Sealer
 from testing.helpers import post, run_cli
 from tests.forgeries import forged_board
 from tests.mcpserver.test_tools import board_client, call, text

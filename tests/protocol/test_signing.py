@@ -26,8 +26,8 @@ from paneboard.protocol.signing import (
     verdict,
 )
 from paneboard.protocol.wire import pack_post
-from paneboard.state.keys import verify
-from paneboard.state.log import LogReader
+from paneboard.state.filelog.log import LogReader
+from paneboard.state.trust.keys import verify
 from tests.factories import prompt
 from tests.strategies import posts
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from paneboard.state.panelock import holder
+from paneboard.state.panes.lock import holder
 from testing.clients import free_port
 from testing.helpers import run_cli, wait_until
 from tests.real.codex_session import CodexHome, CodexTui, StandIn

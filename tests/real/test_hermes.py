@@ -3,8 +3,8 @@ door."""
 
 from __future__ import annotations
 
-from paneboard.state.panelock import holder
-from paneboard.state.policy import Policy, write_policy
+from paneboard.state.panes.lock import holder
+from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import PINNED
 from testing.helpers import Listening, cli_env, notices, run_cli, wait_until
 from testing.sessions import one_shot, post, status

@@ -18,9 +18,9 @@ import pytest
 
 from paneboard.board.context import Context, header
 from paneboard.protocol.posts import Prompt, Undelivered
-from paneboard.state.log import read_posts
-from paneboard.state.panelock import holder
-from paneboard.state.policy import Policy, write_policy
+from paneboard.state.filelog.log import read_posts
+from paneboard.state.panes.lock import holder
+from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import ClaudeSession, free_port
 from testing.helpers import Listening, ScriptServer, cli_env, post, run_cli, wait_until
 

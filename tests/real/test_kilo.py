@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from paneboard.protocol.posts import Delivered
-from paneboard.state.log import read_posts
-from paneboard.state.panelock import holder
+from paneboard.state.filelog.log import read_posts
+from paneboard.state.panes.lock import holder
 from testing.clients import PINNED
 from testing.helpers import run_cli, wait_until
 from testing.sessions import one_shot, post, running

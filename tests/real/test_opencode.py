@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from paneboard.protocol.posts import Undelivered
-from paneboard.state.log import read_posts
-from paneboard.state.panelock import holder
+from paneboard.state.filelog.log import read_posts
+from paneboard.state.panes.lock import holder
 from testing.clients import PINNED
 from testing.helpers import Listening, cli_env, run_cli, wait_until
 from testing.sessions import OpenCodeSession, one_shot, opencode_plugin_deps, post, running, status

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from paneboard.state.panelock import holder
+from paneboard.state.panes.lock import holder
 from testing.clients import PINNED
 from testing.helpers import Listening, cli_env, notices, run_cli, wait_until
 from testing.sessions import one_shot, post, running, status

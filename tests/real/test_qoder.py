@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from paneboard.state.panelock import holder
+from paneboard.state.panes.lock import holder
 from testing.clients import PINNED
 from testing.helpers import run_cli, wait_until
 from testing.sessions import post, running

@@ -13,10 +13,10 @@ import pytest
 
 from paneboard.agents import qwen_inbox as qwen
 from paneboard.protocol.posts import Delivered, Held, Post, Undelivered
-from paneboard.state import presence
-from paneboard.state.log import read_posts
-from paneboard.state.panelock import holder
-from paneboard.state.policy import Policy, write_policy
+from paneboard.state.filelog.log import read_posts
+from paneboard.state.panes import presence
+from paneboard.state.panes.lock import holder
+from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import PINNED
 from testing.helpers import run_cli, wait_until
 from testing.sessions import post, status

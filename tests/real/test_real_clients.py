@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from paneboard.protocol.posts import Undelivered
-from paneboard.state.log import read_posts
-from paneboard.state.panelock import holder
+from paneboard.state.filelog.log import read_posts
+from paneboard.state.panes.lock import holder
 from testing.clients import ClaudeSession, codex_env, offline_codex_thread, queue_listener
 from testing.helpers import Listening, LoadedThread, cli_env, post, run_cli, wait_until
 

@@ -19,8 +19,8 @@ import pytest
 from paneboard.agents.claude_transcript import user_texts as claude_texts
 from paneboard.agents.pi import PI
 from paneboard.protocol.posts import Seen
-from paneboard.state.log import read_posts
-from paneboard.state.panelock import holder
+from paneboard.state.filelog.log import read_posts
+from paneboard.state.panes.lock import holder
 from testing.clients import PINNED, free_port
 from testing.helpers import PANEBOARD, ROOT, ScriptServer, cli_env, run, wait_until
 from testing.sessions import StandIn, base_env, running, user_records

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from paneboard.protocol.posts import Delivered, Seen
-from paneboard.state.log import read_posts
-from paneboard.state.panelock import holder
-from paneboard.state.policy import Policy, write_policy
+from paneboard.state.filelog.log import read_posts
+from paneboard.state.panes.lock import holder
+from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import ClaudeSession, free_port
 from testing.helpers import ScriptServer, cli_env, run_cli, wait_until
 

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.state.log import read_posts
+from paneboard.state.filelog.log import read_posts
 from testing.helpers import cli_env, run_cli
 
 WRITER = """
 import os, sys, time
 from pathlib import Path
 from paneboard.protocol.posts import Prompt, encode
-from paneboard.state.append import append_payloads
+from paneboard.state.filelog.append import append_payloads
 log, me, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 for i in range(n):
     p = Prompt(id=f"{me}{i:024d}", board="b", sender=me, ts=time.time(), to=("bob",), \

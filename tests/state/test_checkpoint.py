@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from paneboard.board.view import BoardView
 from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt, Undelivered
-from paneboard.state import checkpoint
-from paneboard.state.filestore import FileStore
+from paneboard.state.filelog.log import append_posts, read_posts
+from paneboard.state.filelog.store import FileStore
 from paneboard.state.fold import BoardState, fold, open_for, prune
-from paneboard.state.log import append_posts, read_posts
+from paneboard.state.panes import checkpoint
 from tests.factories import prompt
 
 AGENTS = ["alice", "bob", "carol"]
@@ -128,7 +128,7 @@ def test_a_log_made_again_in_the_same_inode_is_not_the_old_one(tmp_path: Path) -
 
 def test_each_compaction_is_a_new_log_even_in_the_old_inode(tmp_path: Path) -> None:
     """Across two compactions, a log put back in its first inode is still not the first log."""
-    from paneboard.state.compact import compact
+    from paneboard.state.filelog.compact import compact
 
     tmp_path = tmp_path / "b"  # board `b`'s folder: compaction keeps only its posts
     tmp_path.mkdir()
@@ -148,7 +148,7 @@ def test_each_compaction_is_a_new_log_even_in_the_old_inode(tmp_path: Path) -> N
 def test_the_checkpoint_keeps_the_traffic_for_a_deliverer_started_later(tmp_path: Path) -> None:
     """The handovers of the last minute, the links and the arrivals a pane counted come back
     with its checkpoint (a cold start begins with none)."""
-    from paneboard.state.pane import Pane
+    from paneboard.state.panes.pane import Pane
     from paneboard.state.paths import BoardPaths
 
     p = prompt(1, ts=1.0)

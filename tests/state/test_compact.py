@@ -9,10 +9,10 @@ import zlib
 from pathlib import Path
 
 from paneboard.protocol.posts import Ack, Cancel, Prompt
-from paneboard.state.compact import compact
+from paneboard.state.filelog.compact import compact
+from paneboard.state.filelog.log import append_posts, read_posts
 from paneboard.state.fold import fold, open_for
-from paneboard.state.log import append_posts, read_posts
-from paneboard.state.policy import Policy, write_policy
+from paneboard.state.trust.policy import Policy, write_policy
 from testing.helpers import Listening, cli_env, post, run_cli
 from tests.factories import prompt
 
@@ -62,8 +62,8 @@ WRITER = """
 import os, sys, time
 from pathlib import Path
 from paneboard.protocol.posts import Prompt, encode
-from paneboard.state.append import append_payloads
-from paneboard.state.sealing import Sealer
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.trust.sealing import Sealer
 log, n = Path(sys.argv[1]), int(sys.argv[2])
 sealer = Sealer(Path(os.environ["PANEBOARD_HOME"]), "alice")
 for i in range(n):

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from paneboard.protocol.errors import DamagedRecord
 from paneboard.protocol.posts import Post, encode
-from paneboard.state.append import append_payloads
-from paneboard.state.framing import frame, scan
-from paneboard.state.log import read_posts
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.filelog.framing import frame, scan
+from paneboard.state.filelog.log import read_posts
 from tests.factories import prompt
 from tests.strategies import posts
 

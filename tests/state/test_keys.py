@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.posts import encode
 from paneboard.protocol.signing import FORGED, UNSIGNED, VERIFIED, fingerprint, seal
-from paneboard.state.append import append_payloads
-from paneboard.state.framing import generation_of, scan
-from paneboard.state.keys import MAGIC, Pins, key_path, open_key, verify
-from paneboard.state.log import read_posts
-from paneboard.state.verdicts import Verdicts
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.filelog.framing import generation_of, scan
+from paneboard.state.filelog.log import read_posts
+from paneboard.state.trust.keys import MAGIC, Pins, key_path, open_key, verify
+from paneboard.state.trust.verdicts import Verdicts
 from testing.helpers import NatsServer
 from tests.factories import prompt
 
@@ -127,7 +127,7 @@ def test_invalid_agent_name_builds_no_path(home: Path) -> None:
 MAKE = """
 import sys
 from pathlib import Path
-from paneboard.state.keys import open_key
+from paneboard.state.trust.keys import open_key
 sys.stdin.readline()
 print(open_key(Path(sys.argv[1]), "alice").public.hex())
 """
@@ -164,7 +164,7 @@ def test_first_pin_holds_and_persists(home: Path) -> None:
 PIN = """
 import sys
 from pathlib import Path
-from paneboard.state.keys import Pins
+from paneboard.state.trust.keys import Pins
 sys.stdin.readline()
 print(Pins(Path(sys.argv[1])).pin_first("alice", sys.argv[2]))
 """
@@ -315,7 +315,7 @@ def test_log_of_signed_and_unsigned_posts_reads_whole(home: Path) -> None:
 def test_nats_stream_keeps_a_signed_post_byte_for_byte(home: Path, nats_server: NatsServer) -> None:
     """Published as written, a signed post reads with today's NATS reader and verifies from
     the stream's own copy of the bytes."""
-    from paneboard.state.natsstore import NatsStore
+    from paneboard.state.nats.store import NatsStore
 
     post = prompt(id="3" * 26, board="test", ts=3.0, body="over NATS")
     pair = open_key(home, "alice")

@@ -7,12 +7,12 @@ from pathlib import Path
 from paneboard.board.context import Context, header
 from paneboard.protocol.posts import Ack, Delivered, Post, encode
 from paneboard.protocol.signing import fingerprint, signed_part
-from paneboard.state.append import append_payloads
-from paneboard.state.filestore import FileStore
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.filelog.store import FileStore
 from paneboard.state.fold import BoardState, fold_checked
-from paneboard.state.keys import Pins, open_key
-from paneboard.state.sealing import Sealer
-from paneboard.state.verdicts import Verdicts, checked, read_checked
+from paneboard.state.trust.keys import Pins, open_key
+from paneboard.state.trust.sealing import Sealer
+from paneboard.state.trust.verdicts import Verdicts, checked, read_checked
 from tests.factories import prompt
 
 
@@ -53,9 +53,9 @@ def test_no_store_is_opened_but_with_a_sealer_and_none_appends_around_it() -> No
     import inspect
 
     import paneboard
-    from paneboard.state.natsstore import NatsStore
-    from paneboard.state.sealing import SealingAppends
+    from paneboard.state.nats.store import NatsStore
     from paneboard.state.stores import open_store
+    from paneboard.state.trust.sealing import SealingAppends
 
     assert inspect.Parameter.empty == inspect.signature(open_store).parameters["sealer"].default
     built, opened = set(), []

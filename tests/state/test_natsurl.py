@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from paneboard.protocol.errors import BadInput
-from paneboard.state.natsurl import FORM, NatsAddress, parse_url, shown, split_secret, with_secret
+from paneboard.state.nats.url import FORM, NatsAddress, parse_url, shown, split_secret, with_secret
 from testing.helpers import run_cli
 
 

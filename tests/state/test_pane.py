@@ -10,13 +10,13 @@ import pytest
 from paneboard.board.view import BoardView
 from paneboard.protocol.errors import BoardIOError, PaneLocked
 from paneboard.protocol.posts import Ack, Delivered, Held
-from paneboard.state.delivered import DeliveredKeys
-from paneboard.state.filestore import FileStore
+from paneboard.state.filelog.log import read_posts
+from paneboard.state.filelog.store import FileStore
 from paneboard.state.fold import BoardState
-from paneboard.state.log import read_posts
-from paneboard.state.pane import Pane, key
+from paneboard.state.panes.delivered import DeliveredKeys
+from paneboard.state.panes.pane import Pane, key
 from paneboard.state.paths import BoardPaths
-from paneboard.state.policy import Traffic
+from paneboard.state.trust.policy import Traffic
 from tests.factories import prompt
 
 

@@ -12,7 +12,7 @@ import pytest
 from paneboard.protocol.errors import BoardIOError
 from paneboard.protocol.posts import Ack, Delivered, Post, Prompt
 from paneboard.state.fold import BoardState, fold
-from paneboard.state.policy import (
+from paneboard.state.trust.policy import (
     Decision,
     Facts,
     Policy,

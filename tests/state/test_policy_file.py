@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from paneboard.protocol.errors import BoardIOError
-from paneboard.state.policy import Policy, policy_path, read_policy, write_policy
+from paneboard.state.trust.policy import Policy, policy_path, read_policy, write_policy
 from testing.helpers import Listening, post, run_cli
 
 NOBODY = 65534

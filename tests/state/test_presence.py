@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from paneboard.protocol.errors import DamagedRecord
-from paneboard.state import checkpoint, presence
-from paneboard.state.filestore import FileStore
+from paneboard.state.filelog.store import FileStore
+from paneboard.state.panes import checkpoint, presence
 
 
 def test_a_presence_is_read_back() -> None:

@@ -14,10 +14,10 @@ from paneboard.protocol.errors import BadInput
 from paneboard.protocol.posts import Prompt, encode
 from paneboard.protocol.signing import VERIFIED, seal
 from paneboard.state.abc import Compactable, HealthReport, Store
-from paneboard.state.filestore import FileStore
-from paneboard.state.keys import open_key
+from paneboard.state.filelog.store import FileStore
 from paneboard.state.limit import OpenLimit
-from paneboard.state.verdicts import Verdicts
+from paneboard.state.trust.keys import open_key
+from paneboard.state.trust.verdicts import Verdicts
 from testing.helpers import NatsServer
 from tests.factories import prompt
 
@@ -31,7 +31,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
         with FileStore(folder) as store:
             yield store
         return
-    from paneboard.state.natsstore import NatsStore
+    from paneboard.state.nats.store import NatsStore
 
     server: NatsServer = request.getfixturevalue("nats_server")
     with NatsStore(f"{server.url}/t{uuid.uuid4().hex[:12]}", "test") as nats:
@@ -89,7 +89,7 @@ def test_capabilities_are_what_each_store_can_do(store: Store) -> None:
 
 def test_closing_a_nats_store_stops_its_event_loop(nats_server: NatsServer) -> None:
     """A NATS store closed stops the thread its event loop ran in."""
-    from paneboard.state.natsstore import NatsStore
+    from paneboard.state.nats.store import NatsStore
 
     before = set(threading.enumerate())
     with NatsStore(f"{nats_server.url}/t{uuid.uuid4().hex[:12]}", "test") as store:

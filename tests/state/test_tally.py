@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from paneboard.protocol.errors import BadInput, BoardIOError
-from paneboard.state import tally
+from paneboard.state.filelog import tally
 
 
 @pytest.mark.parametrize("sender", ["../../../target/remote", "a/b", ".hidden", "x\ny", ""])

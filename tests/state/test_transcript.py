@@ -11,7 +11,7 @@ import pytest
 
 from paneboard.protocol.errors import BadInput
 from paneboard.state import watch as watching
-from paneboard.state.transcript import (
+from paneboard.state.panes.transcript import (
     MAX_LINE,
     FileWatch,
     LineReader,

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from paneboard.protocol.posts import Post, encode
-from paneboard.state.keys import Pins, open_key
-from paneboard.state.sealing import Sealer
-from paneboard.state.verdicts import Verdicts, checked, lookalike_key
+from paneboard.state.trust.keys import Pins, open_key
+from paneboard.state.trust.sealing import Sealer
+from paneboard.state.trust.verdicts import Verdicts, checked, lookalike_key
 from tests.factories import prompt
 
 

@@ -14,9 +14,9 @@ from paneboard.board.context import header
 from paneboard.protocol import ed25519
 from paneboard.protocol.posts import Answer, encode
 from paneboard.protocol.signing import DOMAIN_V1, FORGED, seal, signed_part
-from paneboard.state.append import append_payloads
-from paneboard.state.keys import Pins, verify
-from paneboard.state.verdicts import Verdicts
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.trust.keys import Pins, verify
+from paneboard.state.trust.verdicts import Verdicts
 from testing.helpers import post, run_cli
 
 P = 2**255 - 19

@@ -18,9 +18,9 @@ from textual.pilot import Pilot
 
 from paneboard.board.context import Context
 from paneboard.protocol.posts import Cancel, Prompt
-from paneboard.state.filestore import FileStore
-from paneboard.state.log import append_posts
-from paneboard.state.natsurl import parse_url
+from paneboard.state.filelog.log import append_posts
+from paneboard.state.filelog.store import FileStore
+from paneboard.state.nats.url import parse_url
 from paneboard.top.app import TopApp
 from testing.helpers import Listening, NatsServer, cli_env, run_cli, wait_until_async
 

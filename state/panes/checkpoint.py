@@ -12,10 +12,10 @@ from pathlib import Path
 import msgspec
 
 from paneboard.state.abc import Store
+from paneboard.state.filelog.log import open_regular
 from paneboard.state.files import write_atomic
 from paneboard.state.fold import BoardState
-from paneboard.state.log import open_regular
-from paneboard.state.policy import TrafficState
+from paneboard.state.trust.policy import TrafficState
 
 VERSION = 4  # 3: recipients carry `seen`; 4: the traffic (the rate and the loop limit), the pins
 # of every name before `position` taken, and the prompts the pane saw finished

@@ -46,12 +46,12 @@ from anyio.from_thread import start_blocking_portal
 
 from paneboard.protocol.errors import BoardIOError, DamagedRecord, PaneboardError
 from paneboard.protocol.posts import Post
-from paneboard.state.natsclient import RECONNECT_WAIT, connect, quiet, transient
-from paneboard.state.natsfollow import NatsFollower
-from paneboard.state.natspresence import NatsPresence
-from paneboard.state.natsreport import StreamReport, stream_report
-from paneboard.state.natsurl import parse_url, shown
-from paneboard.state.sealing import Sealer, SealingAppends
+from paneboard.state.nats.client import RECONNECT_WAIT, connect, quiet, transient
+from paneboard.state.nats.follow import NatsFollower
+from paneboard.state.nats.presence import NatsPresence
+from paneboard.state.nats.report import StreamReport, stream_report
+from paneboard.state.nats.url import parse_url, shown
+from paneboard.state.trust.sealing import Sealer, SealingAppends
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -205,8 +205,8 @@ class NatsStore(SealingAppends):
 
         The fold starts from the one the sender's last post kept (`OpenLimit.kept`).
         """
-        from paneboard.state import checkpoint
         from paneboard.state.fold import BoardState, prune
+        from paneboard.state.panes import checkpoint
 
         try:
             state = checkpoint.load(limit.kept, self) or BoardState(keep_closed=False)

@@ -4,7 +4,7 @@ asked only when needed.
 **Pins.** A home's own agents' keys (``HOME/.keys``) are its pins for those names on every
 board. Any other name is pinned from its first post in log order whose signature checks:
 every reader hands `note` each record it reads, in log order, and the first such post of a
-name not pinned yet pins its key (state/keys.py ``pin_first``). Readers of one home racing on
+name not pinned yet pins its key (state/trust/keys.py ``pin_first``). Readers of one home racing on
 a new name thus pin the same key, the first in the log, whichever post each goes on to check.
 A name's pin costs one signature check, once per home (the pins file keeps it); a pinned name
 costs a set lookup per record.
@@ -33,7 +33,7 @@ from paneboard.protocol.signing import (
     signed_part,
     verdict,
 )
-from paneboard.state.keys import KEYS_DIR, Pin, Pins, open_key, own_keys, stamp, verify
+from paneboard.state.trust.keys import KEYS_DIR, Pin, Pins, open_key, own_keys, stamp, verify
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

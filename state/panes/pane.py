@@ -23,14 +23,14 @@ from collections.abc import Callable, Sequence
 from paneboard.protocol.errors import BoardIOError
 from paneboard.protocol.ids import header
 from paneboard.protocol.posts import Delivered, Header, Held, Outcome, Post, Prompt, delivered_key
-from paneboard.state import checkpoint
 from paneboard.state.abc import Store
-from paneboard.state.delivered import DeliveredKeys
 from paneboard.state.failpoint import failpoint
 from paneboard.state.fold import BoardState, PromptState, open_for, prune
-from paneboard.state.panelock import PaneLock, take_pane_lock
+from paneboard.state.panes import checkpoint
+from paneboard.state.panes.delivered import DeliveredKeys
+from paneboard.state.panes.lock import PaneLock, take_pane_lock
 from paneboard.state.paths import BoardPaths
-from paneboard.state.policy import Traffic
+from paneboard.state.trust.policy import Traffic
 
 
 def key(prompt: Prompt) -> str:

@@ -17,7 +17,7 @@ from paneboard.protocol.errors import DamagedRecord
 from paneboard.protocol.posts import Post, damage_reason, decode_on
 
 if TYPE_CHECKING:
-    from paneboard.state.natsstore import NatsStore
+    from paneboard.state.nats.store import NatsStore
 
 __all__ = ["NatsFollower"]
 
@@ -121,7 +121,7 @@ class NatsFollower:
             yield chunk
 
     async def _subscribe(self) -> int:
-        from paneboard.state.natstail import OrderedTail
+        from paneboard.state.nats.tail import OrderedTail
 
         last = await self._aim()
         store = self.store

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from paneboard.protocol.signing import seal, signed_part
-from paneboard.state.keys import KeyPair, open_key
+from paneboard.state.trust.keys import KeyPair, open_key
 
 TYPE_CHECKING = False  # typing's import is a cost `paneboard post` does not pay
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ The decision for a prompt, in order:
 1. a prompt that is not verified is held (``unverified``; the reason names a key conflict) or
    refused, as ``unverified`` says;
 2. a sender whose name looks like another this home knows (``lookalike``: by case,
-   ``l``/``I``/``1``, ``0``/``O`` or trailing punctuation; state/verdicts.py) is held, the reason
-   naming the other; a sender on a store other machines write to (NATS) whose key neither this
-   home owns nor a person pinned (*first contact*) gets ``first_contact`` (``hold`` by default;
+   ``l``/``I``/``1``, ``0``/``O`` or trailing punctuation; state/trust/verdicts.py) is held, the
+   reason naming the other; a sender on a store other machines write to (NATS) whose key neither
+   this home owns nor a person pinned (*first contact*) gets ``first_contact`` (``hold`` by default;
    ``deliver`` turns it off). Both reasons start ``first key seen for NAME``; a person's
    `trust` of that key lets the held prompts through (board/trust.py);
 3. a sender not on the allow list gets ``others`` (``deliver`` by default; held or refused:

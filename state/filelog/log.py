@@ -13,8 +13,8 @@ import msgspec
 
 from paneboard.protocol.errors import BoardIOError, DamagedRecord
 from paneboard.protocol.posts import Post, damage_reason, decode, decode_on, encode
-from paneboard.state.append import append_payloads
-from paneboard.state.framing import OVERHEAD, generation_of, scan
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.filelog.framing import OVERHEAD, generation_of, scan
 
 CHUNK = 4 << 20
 

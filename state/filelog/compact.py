@@ -20,10 +20,10 @@ import msgspec
 from paneboard.protocol.errors import BoardIOError
 from paneboard.protocol.posts import Prompt
 from paneboard.protocol.words import CLOSED_STAGES
+from paneboard.state.filelog.framing import frame, generation_record
+from paneboard.state.filelog.log import LogReader, open_regular
 from paneboard.state.files import write_atomic
 from paneboard.state.fold import BoardState, apply, expired
-from paneboard.state.framing import frame, generation_record
-from paneboard.state.log import LogReader, open_regular
 
 
 class Compacted(msgspec.Struct):

@@ -12,7 +12,7 @@ from typing import Any
 from nats import errors as nats_errors
 
 from paneboard.protocol.errors import BadInput, BoardIOError
-from paneboard.state.natsurl import NatsAddress
+from paneboard.state.nats.url import NatsAddress
 
 __all__ = ["CONNECT_WITHIN", "RECONNECT_WAIT", "NotTls", "connect", "quiet", "transient"]
 

@@ -14,7 +14,7 @@ not import ``cryptography``; verifying uses ``cryptography``.
 A home's own agents' keys are its pins for those names, on every board, from the moment each
 key is made (`own_keys`): nothing in a pins file stands for them. Any other name is pinned in
 a board's pins file from its first signed post in log order (``pin_first``, by the reader that
-reads it first: state/verdicts.py), or by a person (``trust``, a line ending ``trusted``). The
+reads it first: state/trust/verdicts.py), or by a person (``trust``, a line ending ``trusted``). The
 last line for an agent is its pin. Appends are serialized by ``flock`` on the file.
 """
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from paneboard.state.natsstore import NatsStore
+    from paneboard.state.nats.store import NatsStore
 
 __all__ = ["PRESENCE_TTL", "NatsPresence"]
 

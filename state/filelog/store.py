@@ -16,10 +16,10 @@ if TYPE_CHECKING:
 
     from paneboard.protocol.posts import Post
     from paneboard.state.abc import Follower
-    from paneboard.state.compact import Compacted
+    from paneboard.state.filelog.compact import Compacted
     from paneboard.state.health import Check
     from paneboard.state.limit import OpenLimit
-from paneboard.state.framing import (
+from paneboard.state.filelog.framing import (
     GENERATION_RECORD_SIZE,
     HEAD,
     OVERHEAD,
@@ -27,7 +27,7 @@ from paneboard.state.framing import (
     frame_at,
     generation_of,
 )
-from paneboard.state.sealing import Sealer, SealingAppends
+from paneboard.state.trust.sealing import Sealer, SealingAppends
 
 
 class FilePresence:
@@ -63,22 +63,22 @@ class FileStore(SealingAppends):
     # -- the log -------------------------------------------------------------------------
 
     def _append(self, payloads: Sequence[bytes], limit: OpenLimit | None) -> list[int]:
-        """The log's lock makes the limit's check and the write one step (`state.tally`)."""
-        from paneboard.state.append import append_payloads
+        """The log's lock makes the limit's check and the write one step (`state.filelog.tally`)."""
+        from paneboard.state.filelog.append import append_payloads
 
         if limit is None:
             return append_payloads(self.log, payloads)
-        from paneboard.state.tally import admit
+        from paneboard.state.filelog.tally import admit
 
         return append_payloads(self.log, payloads, guard=lambda: admit(limit))
 
     def read_all(self) -> list[tuple[int, Post]]:
-        from paneboard.state.log import read_posts
+        from paneboard.state.filelog.log import read_posts
 
         return read_posts(self.log, board=self.folder.name)
 
     def follow(self, position: int) -> Follower:
-        from paneboard.state.follow import FileFollower
+        from paneboard.state.filelog.follow import FileFollower
 
         return FileFollower(self.folder, position)
 
@@ -130,7 +130,7 @@ class FileStore(SealingAppends):
 
     def compact(self, now: float, archive: Path | None = None) -> Compacted:
         from paneboard.protocol.errors import BadInput
-        from paneboard.state.compact import compact
+        from paneboard.state.filelog.compact import compact
 
         if not self.log.exists():
             raise BadInput(f"board `{self.folder.name}` has no log to compact")
@@ -141,8 +141,8 @@ class FileStore(SealingAppends):
         import warnings
 
         from paneboard.protocol.errors import DamagedRecord
+        from paneboard.state.filelog.log import LogReader
         from paneboard.state.health import Check, Level
-        from paneboard.state.log import LogReader
 
         if not self.log.exists():
             return Check("warn", "board", f"`{self.folder.name}` has no posts yet ({self.log})")

@@ -14,8 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from paneboard.protocol.errors import BoardIOError
-from paneboard.state.files import sync_dir
-from paneboard.state.framing import (
+from paneboard.state.filelog.framing import (
     MAX_PAYLOAD,
     OVERHEAD,
     TAIL,
@@ -25,6 +24,7 @@ from paneboard.state.framing import (
     scan,
     valid_end,
 )
+from paneboard.state.files import sync_dir
 
 _WINDOW = 2 * (MAX_PAYLOAD + OVERHEAD)
 _OPEN_FLAGS = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from paneboard.protocol.posts import Post
-from paneboard.state.log import LogReader
-from paneboard.state.tail import LogWatcher
+from paneboard.state.filelog.log import LogReader
+from paneboard.state.filelog.tail import LogWatcher
 
 
 class FileFollower:

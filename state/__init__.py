@@ -1,5 +1,7 @@
-"""What the board lives in: the stores (the file log, NATS JetStream), the fold of posts into
-board state, paths and the home folder, the pane lock, delivered keys, checkpoints.
+"""What the board lives in, by concern: the file log (`filelog/`), NATS JetStream (`nats/`), a
+pane's own files (`panes/`), trust (`trust/`: keys, seals, verdicts, policy); and, flat, what
+they share: the store interface (`abc`), the fold, the limit, paths and the home folder, files,
+processes, the one file watcher.
 
 Import the module that holds a name (`paneboard.state.filelog.log`, …).
 """

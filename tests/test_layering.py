@@ -10,6 +10,11 @@
 | hooks | what the hooks run: session start and end, the Stop-hook door | + agents |
 | cli, mcpserver, top | front ends: parse, call `board/`, show; never each other | + hooks |
 
+Inside `state/`, each concern is a sub-package: `trust/` (keys, seals, verdicts, policy) knows no
+store; the file log (`filelog/`) and NATS (`nats/`) never import each other; `panes/` (a pane's
+own files) reads the file log's regular-file opener. The flat modules (the store interface, the
+fold, paths, files, processes, the watch) are open to all of them.
+
 The front ends name each other only as strings (the parser runs `top` and `mcp` by name).
 The MCP server is `mcpserver/`: a folder `mcp/` in the checkout would hide the MCP SDK (`mcp`)
 from any code run there.
@@ -38,6 +43,15 @@ PACKAGES = setup.TOPS  # the installed folders, as setup.py finds them
 def test_every_installed_package_has_a_layer() -> None:
     """A folder added beside the others is placed in the order before anything may import it."""
     assert sorted(ALLOWED) == PACKAGES
+
+
+# Each concern of state/, with the other concerns it may import.
+STATE_CONCERNS = {
+    "trust": set(),
+    "filelog": {"trust"},
+    "panes": {"trust", "filelog"},
+    "nats": {"trust", "panes"},
+}
 
 
 def _layer(module: str) -> str | None:
@@ -76,6 +90,49 @@ def test_imports_only_go_down(package: str) -> None:
         if upward:
             bad[str(path.relative_to(ROOT))] = sorted(upward)
     assert {} == bad
+
+
+def _imported_concerns(path: Path) -> set[str]:
+    """The concerns of state/ (its sub-packages) that the module at *path* imports."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        for parts in (name.split(".") for name in names):
+            if parts[:2] == ["paneboard", "state"] and len(parts) > 2:
+                found.add(parts[2])
+    return found & set(STATE_CONCERNS)
+
+
+def test_every_sub_package_of_state_has_its_rule() -> None:
+    """A concern added to state/ says which others it may import before it imports any."""
+    folders = [p.name for p in (ROOT / "state").iterdir() if (p / "__init__.py").is_file()]
+    assert sorted(STATE_CONCERNS) == sorted(folders)
+
+
+@pytest.mark.parametrize("concern", sorted(STATE_CONCERNS))
+def test_a_concern_of_state_imports_only_the_concerns_it_may(concern: str) -> None:
+    """trust/ imports no store; the file log, NATS and panes only what STATE_CONCERNS allows."""
+    bad = {}
+    for path in (ROOT / "state" / concern).rglob("*.py"):
+        other = _imported_concerns(path) - STATE_CONCERNS[concern] - {concern}
+        if other:
+            bad[str(path.relative_to(ROOT))] = sorted(other)
+    assert {} == bad
+
+
+def test_the_file_log_and_nats_never_import_each_other() -> None:
+    """Two stores side by side: what both need (the fold, the limit, seals) lives below them."""
+    crossing = {
+        str(path.relative_to(ROOT)): sorted(_imported_concerns(path) & {"filelog", "nats"})
+        for concern, other in (("filelog", "nats"), ("nats", "filelog"))
+        for path in (ROOT / "state" / concern).rglob("*.py")
+        if other in _imported_concerns(path)
+    }
+    assert {} == crossing
 
 
 def _imported_tops(folder: str) -> dict[str, set[str]]:

@@ -15,7 +15,6 @@ from paneboard.board.trust import verdicts_for
 from paneboard.protocol.compose import provenance_lines
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.posts import Post, Prompt
-from paneboard.state import wakes
 from paneboard.state.abc import Compactable, Store
 from paneboard.state.filelog.compact import Compacted
 from paneboard.state.fold import (
@@ -29,7 +28,7 @@ from paneboard.state.fold import (
     open_for,
     stage,
 )
-from paneboard.state.panes import presence
+from paneboard.state.panes import presence, wakes
 from paneboard.state.panes.lock import holder
 from paneboard.state.trust.policy import rate_reason, rate_waits, read_policy
 from paneboard.state.trust.verdicts import checked, read_checked
@@ -147,7 +146,8 @@ def waits_for(ctx: Context, state: BoardState, recipient: str, now: float) -> di
 
 
 def _wake_waits(ctx: Context, state: BoardState, recipient: str, now: float) -> dict[str, Wait]:
-    """prompt id -> its wait for an asleep *recipient*'s wake budget, spent (state/wakes.py)."""
+    """prompt id -> its wait for an asleep *recipient*'s wake budget, spent
+    (state/panes/wakes.py)."""
     try:
         files = ctx.paths.pane(recipient)
         limit = read_policy(ctx.paths.dir, recipient).wake_limit

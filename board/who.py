@@ -19,10 +19,9 @@ import msgspec
 from paneboard.board.context import Context
 from paneboard.board.trust import read_board
 from paneboard.protocol.errors import BoardIOError
-from paneboard.state import spawned
 from paneboard.state.abc import Store
 from paneboard.state.fold import BoardState, stage
-from paneboard.state.panes import presence
+from paneboard.state.panes import presence, spawned
 from paneboard.state.panes.lock import holder
 from paneboard.state.paths import BoardPaths
 from paneboard.state.proc import alive

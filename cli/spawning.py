@@ -6,7 +6,7 @@ listener, no spawned session still running), the project is a folder, `--first` 
 body, and the project's hooks, if it has paneboard's already, act as NAME on this home and
 board (hooks acting for another name are the person's and are left alone: spawn refuses).
 Then it installs the hooks as `hook install KIND --as NAME --home … --board …` does, starts the
-session through the agent (`Agent.spawn`), keeps its record (`state/spawned.py`), and waits
+session through the agent (`Agent.spawn`), keeps its record (`state/panes/spawned.py`), and waits
 until the session's listener holds NAME's pane. A spawn that fails puts the project's files
 back as they were and ends a session it started.
 
@@ -35,8 +35,8 @@ from paneboard.cli.hooks import project_folder
 from paneboard.cli.posting import read_text
 from paneboard.protocol.errors import BadInput, PaneLocked
 from paneboard.protocol.names import check_body, check_name, to_name
-from paneboard.state import spawned
 from paneboard.state.files import read_private, refuse_links
+from paneboard.state.panes import spawned
 from paneboard.state.panes.lock import holder
 from paneboard.state.paths import PaneFiles
 from paneboard.state.proc import alive

@@ -12,7 +12,7 @@ it, `delivered` once the woken session admitted it (its receipt names the sessio
   prompts behind the one that woke it wait (`DoorWaits`) for that listener, which takes the
   pane over (`take_over`): two sessions of one agent never run at once. Where the wake door
   names the woken process, the listener falls asleep again when it ends.
-- **The budget.** At most ``wake_limit`` wakes an hour (state/wakes.py); past it the prompts
+- **The budget.** At most ``wake_limit`` wakes an hour (state/panes/wakes.py); past it the prompts
   wait, and `status` says until when.
 - **Exactly once.** Each wake is recorded before the resume runs. A listener that finds a
   wake of the same prompt begun within `RESUME_WITHIN` seconds (its predecessor was killed in
@@ -34,8 +34,7 @@ import anyio
 from paneboard.listener.doors.base import Door, DoorWaits, Outcome
 from paneboard.protocol.errors import DoorUnavailable, PaneLocked
 from paneboard.protocol.posts import Prompt
-from paneboard.state import wakes
-from paneboard.state.panes import presence
+from paneboard.state.panes import presence, wakes
 from paneboard.state.panes.lock import holder
 from paneboard.state.paths import PaneFiles
 from paneboard.state.proc import wait_process_gone

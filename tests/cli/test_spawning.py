@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.state import spawned
+from paneboard.state.panes import spawned
 from paneboard.state.paths import BoardPaths
 from testing.helpers import PANEBOARD, ROOT, Listening, cli_env, ended_pid, run, run_cli
 

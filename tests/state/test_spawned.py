@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from paneboard.protocol.errors import BoardIOError
-from paneboard.state import spawned
+from paneboard.state.panes import spawned
 
 
 def test_a_record_round_trips_and_is_private(tmp_path: Path) -> None:

@@ -24,6 +24,17 @@ ROOT = Path(__file__).resolve().parent.parent
 PANEBOARD = (sys.executable, "-m", "paneboard")  # the command line, as a process
 
 
+def package_modules() -> list[tuple[str, Path]]:
+    """Every module of the installed package, as (its path inside `paneboard/`, its file in the
+    checkout): `root/` is the package itself, each of setup.py's folders a package under it."""
+    import setup
+
+    found = [(p.name, p) for p in sorted((ROOT / "root").glob("*.py"))]
+    for top in setup.TOPS:
+        found += [(p.relative_to(ROOT).as_posix(), p) for p in sorted((ROOT / top).rglob("*.py"))]
+    return found
+
+
 def cli_env(home: Path, **extra: str) -> dict[str, str]:
     """The environment of a paneboard process in a test: its home, board `test`,
     and the store under test."""

@@ -4,18 +4,14 @@ and the paths that once had copies go through it (trio's export test, for our ow
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-import paneboard
-
-ROOT = Path(paneboard.__path__[0])
+from testing.helpers import package_modules
 
 
 def _definitions() -> dict[str, list[str]]:
     """name -> the modules defining it at their top level (a class, a function or an alias)."""
     found: dict[str, list[str]] = {}
-    for path in sorted(ROOT.glob("**/*.py")):
-        where = path.relative_to(ROOT).as_posix()
+    for where, path in package_modules():
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, ast.ClassDef | ast.FunctionDef):
                 names = [node.name]
@@ -41,8 +37,8 @@ def test_every_new_posts_header_is_built_in_one_place() -> None:
     """Only protocol/ids.py's `header` makes a post id from a clock and entropy: no module of
     the package calls `new_id` but it."""
     callers = set()
-    for path in sorted(ROOT.glob("**/*.py")):
+    for where, path in package_modules():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "new_id":
-                callers.add(path.relative_to(ROOT).as_posix())
+                callers.add(where)
     assert {"protocol/ids.py"} == callers

@@ -13,6 +13,7 @@ from paneboard.state.fold import BoardState, fold_checked
 from paneboard.state.trust.keys import Pins, open_key
 from paneboard.state.trust.sealing import Sealer
 from paneboard.state.trust.verdicts import Verdicts, checked, read_checked
+from testing.helpers import package_modules
 from tests.factories import prompt
 
 
@@ -52,19 +53,16 @@ def test_no_store_is_opened_but_with_a_sealer_and_none_appends_around_it() -> No
     import ast
     import inspect
 
-    import paneboard
     from paneboard.state.nats.store import NatsStore
     from paneboard.state.stores import open_store
     from paneboard.state.trust.sealing import SealingAppends
 
     assert inspect.Parameter.empty == inspect.signature(open_store).parameters["sealer"].default
     built, opened = set(), []
-    root = Path(paneboard.__path__[0]).resolve().parent
-    for path in sorted(root.glob("paneboard/**/*.py")):
+    for where, path in package_modules():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute):
                 name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
-                where = path.relative_to(root / "paneboard").as_posix()
                 if name in ("FileStore", "NatsStore"):
                     built.add(where)
                 elif name == "open_store":

@@ -171,6 +171,7 @@ def test_a_bystander_in_to_does_not_escape_the_loop_limit(home: Path, store_url:
     assert 5 <= len(carol)
 
 
+@pytest.mark.slow  # waits out the rate's 60 s window
 def test_a_batch_of_45_is_delivered_whole_with_no_person(home: Path) -> None:
     """45 prompts from one sender: 30 go out at once, the other 15 wait for the window (`open`
     and `status` say until when, and why) and go out a minute later, when the listener wakes

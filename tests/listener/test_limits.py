@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from paneboard.board.context import Context, header
 from paneboard.protocol.posts import Prompt

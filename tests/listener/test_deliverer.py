@@ -144,7 +144,7 @@ async def _delivered_by_listener(home: Path, door: RecordingDoor) -> list[str]:
     settings = Settings("b", "bob", home, FileStore(home / "b"), "paneboard")
     listener = Listener(settings, door)
     door.taken = anyio.Event()
-    with anyio.fail_after(10):
+    with anyio.fail_after(30):
         async with anyio.create_task_group() as tg:
             await tg.start(listener.run)
             await door.taken.wait()
@@ -182,7 +182,7 @@ async def test_a_swapped_door_takes_the_next_prompts_and_names_itself_in_their_r
     first.taken, second.taken = anyio.Event(), anyio.Event()
     _append(home, p1)
     listener = Listener(Settings("b", "bob", home, FileStore(home / "b"), "paneboard"), first)
-    with anyio.fail_after(10):
+    with anyio.fail_after(30):
         async with anyio.create_task_group() as tg:
             await tg.start(listener.run)
             await first.taken.wait()
@@ -204,7 +204,7 @@ async def test_a_listener_on_a_home_not_made_yet_makes_it_and_listens(tmp_path: 
     settings = Settings("b", "bob", home, FileStore(home / "b"), "paneboard")
     listener = Listener(settings, RecordingDoor("stdout", 1))
     assert not home.exists()
-    with anyio.fail_after(10):
+    with anyio.fail_after(30):
         async with anyio.create_task_group() as tg:
             await tg.start(listener.run)
             tg.cancel_scope.cancel()

@@ -173,7 +173,9 @@ class ClaudeSession(Tmux):
     def wait_listener(self, agent: str, pb_home: Path) -> int:
         """The pid of the listener that holds *agent*'s pane lock, once one does."""
         lock = pb_home / "test" / "panes" / f"{agent}.lock"
-        return wait_until(lambda: holder(lock), f"{agent}'s listener", 60, self.screen, every=0.1)
+        return wait_until(
+            lambda: _pid(holder(lock)), f"{agent}'s listener", 60, self.screen, every=0.1
+        )
 
     def transcript(self) -> str:
         """The session's transcript (found by session id: the folder name mangles the project
@@ -203,3 +205,8 @@ class ClaudeSession(Tmux):
 
         what = f"a user turn with {needle!r}"
         return wait_until(turns, what, timeout, self.screen, every=0.25)
+
+
+def _pid(held: int | None) -> int | None:
+    """A lock holder's pid once it has written it (-1: held, the pid not written yet)."""
+    return held if held is not None and held > 0 else None

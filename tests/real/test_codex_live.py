@@ -117,7 +117,10 @@ def test_codex_live_round_trip_busy_unload_and_resume(live: Live, tmp_path: Path
     tui = live.tui(project)
     live.submit(tui, "ready")
     listener = wait_until(
-        lambda: holder(lock), "the SessionStart listener", 30, lambda: live.pane_log("codex-bob")
+        lambda: held if (held := holder(lock)) is not None and held > 0 else None,
+        "the SessionStart listener",
+        30,
+        lambda: live.pane_log("codex-bob"),
     )
     [thread] = live.codex.threads() - before
     argv = Path(f"/proc/{listener}/cmdline").read_text().split("\0")

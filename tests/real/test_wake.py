@@ -222,13 +222,13 @@ def test_a_prompt_wakes_the_ended_session_which_answers_from_its_shell_and_ends_
     )
     assert 0 == waited.returncode, waited.stderr + pane_log(home)
     assert "42" in waited.stdout
-    [woke] = [d for d in posts(home, Delivered) if d.prompt == pid]
+    [woke] = [d for d in posts(home, Delivered) if d.prompt_id == pid]
     assert agent.sid == woke.woke
     status = run_cli(home, "status", "--as", "alice", pid)
     assert f"woke {agent.sid} at" in status.stdout, status.stdout
     assert 1 == agent.model_saw(pid)
     wait_until(
-        lambda: any(p.prompt == pid for p in posts(home, Seen)),
+        lambda: any(p.prompt_id == pid for p in posts(home, Seen)),
         "seen",
         60,
         lambda: pane_log(home),
@@ -319,7 +319,7 @@ def test_a_listener_killed_in_the_middle_of_a_wake_leaves_the_prompt_delivered_o
     home = agent.home
     pid = post(home, "delivered once")
     wait_stage(home, pid, "seen", 120)
-    [receipt] = [d for d in posts(home, Delivered) if d.prompt == pid]
+    [receipt] = [d for d in posts(home, Delivered) if d.prompt_id == pid]
     assert receipt.woke is None  # written by the woken session's listener, not the killed one
     assert 1 == agent.model_saw(pid)
     assert 1 == len(agent.woken())

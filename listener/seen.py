@@ -153,13 +153,19 @@ def due(
 ) -> tuple[list[PromptState], list[str]]:
     """Of the prompt ids found: those to receipt now, and those found before their delivery.
 
-    Prompts that are not *agent*'s, not open, or already seen are dropped.
+    Prompts that are not *agent*'s, already seen, or closed but by the agent itself are
+    dropped: one it acked or answered still gets its `seen` (a woken agent can answer before
+    its listener has read its turn in the file; the fold records a late `seen` without
+    undoing the close).
     """
     ready: list[PromptState] = []
     early: list[str] = []
     for pid in dict.fromkeys(ids):
         ps = state.prompts.get(pid)
-        if ps is None or not is_open(ps, agent, now) or ps.recipients[agent].seen_at is not None:
+        r = None if ps is None else ps.recipients.get(agent)
+        if ps is None or r is None or r.seen_at is not None:
+            continue
+        if not is_open(ps, agent, now) and r.stage not in ("acked", "answered"):
             continue
         if delivered(ps.prompt):
             ready.append(ps)

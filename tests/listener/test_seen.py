@@ -278,3 +278,32 @@ def test_claude_clear_moves_the_listener_to_the_new_transcript(home: Path, tmp_p
         agent.stdin.close()
         agent.stdout.close()
         server.close()
+
+
+def test_a_prompt_the_agent_answered_before_its_turn_was_read_is_still_seen() -> None:
+    """A woken agent can answer before its listener reads the turn in its file: the prompt it
+    acked or answered still gets its `seen`; one the sender cancelled, or another recipient's,
+    does not."""
+    from paneboard.listener.seen import due
+    from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered
+    from paneboard.state.fold import BoardState, fold
+
+    def head(n: int, sender: str) -> dict[str, Any]:
+        return {"id": f"r{n}", "board": "b", "sender": sender, "ts": 2.0}
+
+    posts = [
+        prompt(1, id="a", to=("bob",)),
+        prompt(2, id="b", to=("bob",)),
+        prompt(3, id="c", to=("bob",)),
+        prompt(4, id="d", to=("carol",)),
+        *(
+            Delivered(**head(n, "bob"), prompt_id=p, door="claude-wake")
+            for n, p in enumerate("abc")
+        ),
+        Answer(**head(5, "bob"), prompt_id="a", body="42"),
+        Ack(**head(6, "bob"), prompt_id="b"),
+        Cancel(**head(7, "alice"), prompt_id="c"),
+    ]
+    state = fold(enumerate(posts), BoardState(keep_closed=True))
+    ready, early = due(state, "bob", ["a", "b", "c", "d"], lambda _: True, 3.0)
+    assert (["a", "b"], []) == ([ps.prompt.id for ps in ready], early)

@@ -24,16 +24,7 @@ class PiSession(DoorSession):
         super().__init__(root, bin_path, "pi", name, "tests.real.pi_stand_in")
         self.env.update(PI_OFFLINE="1", PI_SKIP_VERSION_CHECK="1")
         self.env["PI_TELEMETRY"] = "0"
-        agent_dir = root / "home" / ".pi" / "agent"
-        agent_dir.mkdir(parents=True)
-        provider = {
-            "baseUrl": f"http://127.0.0.1:{self.stand_in.port}/v1",
-            "api": "openai-completions",
-            "apiKey": "stand-in",
-            "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-            "models": [{"id": "stand-in", "reasoning": False}],
-        }
-        (agent_dir / "models.json").write_text(json.dumps({"providers": {"pb": provider}}))
+        pi_agent_dir(root / "home", self.stand_in.port)
         argv = [str(bin_path), "--provider", "pb", "--model", "stand-in"]
         self.open(argv, ("no pi door registry", 60), 30)
 
@@ -43,3 +34,19 @@ class PiSession(DoorSession):
     def user_records(self, needle: str) -> list[dict[str, Any]]:
         """The session file's user messages whose text holds *needle*."""
         return user_records(Path(self.registry["sessionFile"]), PI.user_texts, needle)
+
+
+def pi_agent_dir(home: Path, port: int) -> Path:
+    """pi's agent folder under *home*, made, with a provider `pb` whose one model `stand-in` is
+    the stand-in on *port* (pi's `models.json`); returns the folder."""
+    agent_dir = home / ".pi" / "agent"
+    agent_dir.mkdir(parents=True)
+    provider = {
+        "baseUrl": f"http://127.0.0.1:{port}/v1",
+        "api": "openai-completions",
+        "apiKey": "stand-in",
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [{"id": "stand-in", "reasoning": False}],
+    }
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {"pb": provider}}))
+    return agent_dir

@@ -24,6 +24,7 @@ from paneboard.state.panes.lock import holder
 from testing.clients import PINNED, free_port
 from testing.helpers import PANEBOARD, ROOT, ScriptServer, cli_env, run, wait_until
 from testing.sessions import StandIn, base_env, running, user_records
+from tests.real.pi_session import pi_agent_dir
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
 FIRST = "what is six times seven?\nMOCK-ANSWER: forty-two"
@@ -188,16 +189,7 @@ def pi_setup(tmp_path: Path) -> Iterator[tuple[Path, Path, dict[str, str], Stand
     project.mkdir()
     env = base_env(tmp_path / "home", found.parent, pb_home)
     stand_in = StandIn(tmp_path, "tests.real.pi_stand_in")
-    agent_dir = tmp_path / "home" / ".pi" / "agent"
-    agent_dir.mkdir(parents=True)
-    provider = {
-        "baseUrl": f"http://127.0.0.1:{stand_in.port}/v1",
-        "api": "openai-completions",
-        "apiKey": "stand-in",
-        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-        "models": [{"id": "stand-in", "reasoning": False}],
-    }
-    (agent_dir / "models.json").write_text(json.dumps({"providers": {"pb": provider}}))
+    agent_dir = pi_agent_dir(tmp_path / "home", stand_in.port)
     (agent_dir / "settings.json").write_text(
         json.dumps({"defaultProvider": "pb", "defaultModel": "stand-in"})
     )

@@ -35,6 +35,7 @@ from tests.factories import prompt
 from tests.real.codex_session import CodexHome
 from tests.real.codex_session import StandIn as CodexStandIn
 from tests.real.kilo_session import kilo_config
+from tests.real.pi_session import pi_agent_dir
 from tests.real.qwen_session import QwenStandIn
 
 TEXT = 'wake up: "check the flaky test"\nsecond line'
@@ -238,16 +239,7 @@ def pi(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
     env.update(PI_OFFLINE="1", PI_SKIP_VERSION_CHECK="1", PI_TELEMETRY="0")
     stand_in = StandIn(tmp_path, "tests.real.pi_stand_in")
     closing.append(stand_in.close)
-    agent_dir = tmp_path / "home" / ".pi" / "agent"
-    agent_dir.mkdir(parents=True)
-    provider = {
-        "baseUrl": f"http://127.0.0.1:{stand_in.port}/v1",
-        "api": "openai-completions",
-        "apiKey": "stand-in",
-        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-        "models": [{"id": "stand-in", "reasoning": False}],
-    }
-    (agent_dir / "models.json").write_text(json.dumps({"providers": {"pb": provider}}))
+    agent_dir = pi_agent_dir(tmp_path / "home", stand_in.port)
     argv = [str(binary), "--provider", "pb", "--model", "stand-in", "--mode", "json"]
     session = str(_first([*argv, "-p", "the first turn"], env, project)[0]["id"])
 

@@ -164,12 +164,12 @@ async def take_over(
         take_lock()
         return
     except PaneLocked as exc:
-        pid = holder(files.lock)
-        record = presence.read(files.presence)
-        if not (pid and pid > 0 and record and record.pid == pid and record.sleep):
+        sleeping = _sleeping(files)
+        if sleeping is None:
             raise
         locked = exc
-    log(f"the pane is held by {record.sleep} listener pid {pid}: taking it over")
+    pid, state = sleeping
+    log(f"the pane is held by {state} listener pid {pid}: taking it over")
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
@@ -186,8 +186,17 @@ async def take_over(
 
 def asleep_holder(files: PaneFiles) -> int | None:
     """The pid of the asleep or woken listener holding the pane (None for none, or a live one)."""
+    sleeping = _sleeping(files)
+    return None if sleeping is None else sleeping[0]
+
+
+def _sleeping(files: PaneFiles) -> tuple[int, presence.Sleep] | None:
+    """The pane's holder and its state, where the holder is an asleep or woken listener (its
+    presence record, written by that same process, says so)."""
     pid = holder(files.lock)
+    if not (pid and pid > 0):
+        return None
     record = presence.read(files.presence)
-    if pid and pid > 0 and record and record.pid == pid and record.sleep:
-        return pid
-    return None
+    if record is None or record.pid != pid or not record.sleep:
+        return None
+    return pid, record.sleep

@@ -20,8 +20,9 @@ from paneboard.state.fold import PromptState, stage
 # The stages that count as having reached each stage waited for.
 _REACHED = {
     "closed": CLOSED_STAGES,
-    "seen": ("seen", *CLOSED_STAGES),
-    "delivered": ("delivered", "seen", *CLOSED_STAGES),
+    "read": ("read", *CLOSED_STAGES),
+    "seen": ("seen", "read", *CLOSED_STAGES),
+    "delivered": ("delivered", "seen", "read", *CLOSED_STAGES),
 }
 
 Progress = Callable[[PromptState], Awaitable[None]]

@@ -41,8 +41,9 @@ Kind = Literal[
     "held",
     "approved",
     "refused",
+    "read",
 ]
-Until = Literal["delivered", "seen", "closed"]
+Until = Literal["delivered", "seen", "read", "closed"]
 Id = Annotated[str, Field(description="a post id, or a unique prefix of at least 4 characters")]
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Tool = ToolContext[Context, Any]

@@ -63,6 +63,7 @@ class Prompt(_Post, frozen=True, tag="prompt"):
     thread: Name | None = None
     reply_to: Id | None = None
     expires: Time | None = None
+    notice: bool = False  # the sender asks that only a notice reach the agent, never the body
 
 
 class Ack(_Post, frozen=True, tag="ack"):
@@ -114,6 +115,18 @@ class Seen(_Post, frozen=True, tag="seen"):
     source: Word
 
 
+class Read(_Post, frozen=True, tag="read"):
+    """Receipt: the recipient read the prompt's body (`paneboard read`, the MCP `read` tool).
+
+    Written under the recipient's name by the command that printed the body to it; *via*
+    names that command (``cli``, ``mcp``). For a prompt that reached the agent as a notice,
+    `seen` is the notice reaching the model and `read` the body reaching it.
+    """
+
+    prompt_id: Id = msgspec.field(name="prompt")
+    via: Word
+
+
 HeldBy: TypeAlias = Literal["agent", "policy"]
 
 
@@ -158,7 +171,17 @@ class Header(TypedDict):
 
 # A new kind goes last here and in words.KINDS; an older reader skips its posts, with a warning.
 Post: TypeAlias = (
-    Prompt | Ack | Answer | Cancel | Delivered | Undelivered | Seen | Held | Approved | Refused
+    Prompt
+    | Ack
+    | Answer
+    | Cancel
+    | Delivered
+    | Undelivered
+    | Seen
+    | Held
+    | Approved
+    | Refused
+    | Read
 )
 KINDS = words.KINDS
 PRIORITY_RANK = words.PRIORITY_RANK

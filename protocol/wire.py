@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Mapping, Sequence
 
-Value = str | float | int | None | Sequence[str]
+Value = str | float | int | bool | None | Sequence[str]
 
 
 def pack_post(fields: Mapping[str, Value]) -> bytes:
@@ -32,8 +32,8 @@ def _value(out: bytearray, value: Value) -> None:
     elif isinstance(value, float):
         out.append(0xCB)
         out += struct.pack(">d", value)
-    elif isinstance(value, bool):
-        raise TypeError("booleans are not part of any post")
+    elif isinstance(value, bool):  # before int: a bool is an int to Python, not to msgpack
+        out.append(0xC3 if value else 0xC2)
     elif isinstance(value, int):
         _int(out, value)
     else:

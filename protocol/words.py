@@ -20,16 +20,18 @@ KINDS = (
     "held",
     "approved",
     "refused",
+    "read",
 )
 OUTCOMES = ("accepted", "unknown")
 HELD_BY = ("agent", "policy")  # who holds a prompt back: the agent itself, or paneboard's policy
 # A recipient may still close it:
-OPEN_STAGES = ("posted", "held", "approved", "delivered", "undelivered", "seen")
+OPEN_STAGES = ("posted", "held", "approved", "delivered", "undelivered", "seen", "read")
 HANDED_STAGES = ("delivered", "undelivered")  # a listener has tried the door
 CLOSED_STAGES = ("acked", "answered")  # the recipient closed it
 ENDED_STAGES = ("cancelled", "expired", "refused")  # ended for the recipient without a close
 VERDICTS = ("verified", "unsigned", "forged")  # what a post's signature says (protocol/signing.py)
-WAIT_UNTIL = ("delivered", "seen", "closed")
+WAIT_UNTIL = ("delivered", "seen", "read", "closed")
+READ_VIA = ("cli", "mcp")  # the commands that print a body to its recipient (a `read` receipt)
 STOP_HOOK_DOOR = "stop-hook"  # the door a Stop hook's receipts name
 # Doors whose agent keeps a conversation file that paneboard reads to prove `seen`.
 SEEING_DOORS = (

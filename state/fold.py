@@ -41,6 +41,7 @@ from paneboard.protocol.posts import (
     Held,
     Post,
     Prompt,
+    Read,
     Refused,
     Seen,
     Undelivered,
@@ -55,6 +56,7 @@ Stage: TypeAlias = Literal[
     "delivered",
     "undelivered",
     "seen",
+    "read",
     "acked",
     "answered",
     "cancelled",
@@ -63,7 +65,7 @@ Stage: TypeAlias = Literal[
 ]
 Verdict: TypeAlias = Literal["verified", "unsigned", "forged"]  # protocol/signing.py's words
 AboutPrompt: TypeAlias = (
-    Ack | Answer | Cancel | Delivered | Undelivered | Seen | Held | Approved | Refused
+    Ack | Answer | Cancel | Delivered | Undelivered | Seen | Held | Approved | Refused | Read
 )
 # The verdict on the post being applied, computed late.
 LazyVerdict: TypeAlias = Callable[[], Verdict]
@@ -84,6 +86,8 @@ class Recipient(msgspec.Struct):
     delivered_at: float | None = None  # the last `delivered` receipt's time
     seen_at: float | None = None  # the first `seen` receipt's time
     source: str | None = None  # the conversation file `seen` was read from
+    read_at: float | None = None  # the first `read` receipt's time: the body reached the agent
+    read_via: str | None = None  # the command that printed it (`cli`, `mcp`)
     held_by: str | None = None  # who holds it back (`agent` or `policy`), while held
     approved_at: float | None = None  # when a person let it through, after it was held
     woke: str | None = None  # the session this prompt started again, and when
@@ -189,6 +193,9 @@ def _apply_to(ps: PromptState, post: AboutPrompt, check: LazyVerdict | None) -> 
     if isinstance(post, Delivered):
         _delivered(r, post, ps.cancelled is None)
         return
+    if isinstance(post, Read):
+        _read(r, post, ps.cancelled is None)
+        return
     if r.stage in FINAL or ps.cancelled is not None:
         return
     if isinstance(post, Refused):
@@ -205,7 +212,7 @@ def _apply_to(ps: PromptState, post: AboutPrompt, check: LazyVerdict | None) -> 
         if r.stage in ("posted", "undelivered"):  # held before it reached the model
             r.stage, r.ts, r.door, r.reason = "held", post.ts, post.door, post.reason
             r.held_by = post.by
-    elif r.stage not in ("delivered", "seen"):
+    elif r.stage not in ("delivered", "seen", "read"):
         r.stage, r.ts, r.door, r.reason = "undelivered", post.ts, post.door, post.reason
         r.held_by = None
 
@@ -217,7 +224,7 @@ def _delivered(r: Recipient, post: Delivered, still_open: bool) -> None:
     r.delivered_at = post.ts
     if post.woke is not None and r.woke is None:
         r.woke, r.woke_at = post.woke, post.ts
-    if still_open and r.stage not in FINAL and r.stage != "seen":
+    if still_open and r.stage not in FINAL and r.stage not in ("seen", "read"):
         r.stage, r.ts, r.door, r.reason = "delivered", post.ts, post.door, None
         r.outcome, r.held_by = post.outcome, None
     elif r.door is None:
@@ -229,9 +236,20 @@ def _seen(r: Recipient, post: Seen, still_open: bool) -> None:
     if r.seen_at is not None:
         return
     r.seen_at, r.source = post.ts, post.source
-    if still_open and r.stage not in FINAL:
+    if still_open and r.stage not in FINAL and r.stage != "read":
         r.stage, r.ts, r.door, r.reason = "seen", post.ts, post.door, None
         r.held_by = None
+
+
+def _read(r: Recipient, post: Read, still_open: bool) -> None:
+    """The first `read` counts, and is recorded after a close too; it moves an open prompt to
+    `read` from any stage short of a close but `held` (the body can be read before its notice is
+    seen; a held prompt waits for a person, whatever its recipient read)."""
+    if r.read_at is not None:
+        return
+    r.read_at, r.read_via = post.ts, post.via
+    if still_open and r.stage not in FINAL and r.stage != "held":
+        r.stage, r.ts, r.reason, r.held_by = "read", post.ts, None, None
 
 
 def _finished(ps: PromptState) -> bool:

@@ -24,7 +24,9 @@ from paneboard.state.fold import BoardState, PromptState, is_open, stage
 from paneboard.state.trust.policy import RATE, rate_waits
 
 RowKey = tuple[int, int, str]  # (priority rank, log position, prompt id): catch-up order
-STALE_STAGES: frozenset[str] = frozenset({"delivered", "seen"})  # handed over, not yet closed
+STALE_STAGES: frozenset[str] = frozenset(
+    {"delivered", "seen", "read"}
+)  # handed over, not yet closed
 RECENT = 2000  # posts kept for the posts pane
 
 

@@ -75,6 +75,7 @@ def test_json_field_names_are_stable() -> None:
         "thread",
         "reply_to",
         "expires",
+        "notice",
     ]
     assert expected == list(msgspec.json.decode(to_json(p)))
 

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt, Seen, Undelivered
+from paneboard.protocol.posts import (
+    Ack,
+    Answer,
+    Cancel,
+    Delivered,
+    Held,
+    Post,
+    Prompt,
+    Read,
+    Seen,
+    Undelivered,
+)
 from paneboard.state.fold import BoardState, fold, open_for, prune, stage
 from tests import factories
 
@@ -186,3 +197,51 @@ def test_a_delivered_receipt_after_an_answer_names_the_door_and_keeps_it_answere
     late = Delivered(id="2", board="b", sender="bob", ts=4.0, prompt_id="a", door="claude-inbox")
     r = _fold(prompt("a"), answer, late).prompts["a"].recipients["bob"]
     assert ("answered", "claude-inbox", 4.0, "42") == (r.stage, r.door, r.delivered_at, r.answer)
+
+
+def _read(pid: str, ts: float, sender: str = "bob") -> Read:
+    return Read(id=f"r{ts}", board="b", sender=sender, ts=ts, prompt_id=pid, via="cli")
+
+
+def test_read_follows_seen_and_a_later_seen_or_delivered_does_not_unread_it() -> None:
+    """posted -> delivered -> seen -> read, the prompt still open; the first `read` counts."""
+    state = _fold(
+        prompt("a"),
+        _delivered("a", 2.0),
+        _seen("a", 3.0),
+        _read("a", 4.0),
+        _read("a", 5.0),
+        _delivered("a", 6.0),
+        _seen("a", 7.0),
+    )
+    r = state.prompts["a"].recipients["bob"]
+    assert ("read", 4.0, 4.0, "cli", 3.0) == (r.stage, r.ts, r.read_at, r.read_via, r.seen_at)
+    assert ["a"] == [ps.prompt.id for ps in open_for(state, "bob", now=8.0)]
+
+
+def test_a_notices_seen_after_its_read_keeps_it_read() -> None:
+    """The body can be read before the notice's turn is found in the file: `read` stays."""
+    state = _fold(prompt("a"), _delivered("a", 2.0), _read("a", 3.0), _seen("a", 4.0))
+    r = state.prompts["a"].recipients["bob"]
+    assert ("read", 3.0, 4.0) == (r.stage, r.read_at, r.seen_at)
+
+
+def test_read_after_a_close_is_kept_and_a_held_prompt_stays_held() -> None:
+    """A `read` after an ack is recorded without reopening; one of a held prompt moves nothing
+    (it waits for a person); one by a non-recipient changes nothing."""
+    ack = Ack(id="k", board="b", sender="bob", ts=2.0, prompt_id="a")
+    held = Held(
+        id="h", board="b", sender="bob", ts=2.0, prompt_id="c", door="d", by="policy", reason="r"
+    )
+    state = _fold(
+        prompt("a"),
+        prompt("c"),
+        ack,
+        _read("a", 3.0),
+        held,
+        _read("c", 4.0),
+        _read("c", 5.0, sender="eve"),
+    )
+    a, c = state.prompts["a"].recipients["bob"], state.prompts["c"].recipients["bob"]
+    assert ("acked", 3.0) == (a.stage, a.read_at)
+    assert ("held", 4.0) == (c.stage, c.read_at)

@@ -271,7 +271,7 @@ REFUSALS = [
         (
             "paneboard: bad arguments: kind: Input should be "
             "'prompt', 'ack', 'answer', 'cancel', 'delivered', 'undelivered', 'seen', 'held', "
-            "'approved' or 'refused'"
+            "'approved', 'refused' or 'read'"
         ),
     ),
     (

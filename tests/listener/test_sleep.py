@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.protocol.posts import Delivered, Held, Undelivered
+from paneboard.protocol.posts import Delivered, Held, Seen, Undelivered
 from paneboard.state.filelog.log import read_posts
 from paneboard.state.panes.lock import holder
 from paneboard.state.trust.policy import Policy, write_policy
@@ -30,14 +30,21 @@ SEP = "\n\x1e\n"
 class Asleep:
     """The stand-in listener beside a real agent process (`sleep`), in *folder*."""
 
-    def __init__(self, home: Path, folder: Path) -> None:
+    def __init__(
+        self, home: Path, folder: Path, transcript: Path | None = None, *, wait: bool = True
+    ) -> None:
+        """*transcript*: the agent's conversation file, for `seen`; unless *wait*, it returns
+        before the listener holds the pane."""
         self.home, self.folder = home, folder
+        folder.mkdir(exist_ok=True)
         self.agent = subprocess.Popen(["sleep", "300"])
         argv = [sys.executable, "-m", "tests.listener.wake_stand_in"]
         argv += [str(home), AGENT, str(self.agent.pid), str(folder)]
+        argv += [] if transcript is None else [str(transcript)]
         self.log = (folder / "listener.log").open("w")
         self.proc = subprocess.Popen(argv, cwd=ROOT, env=cli_env(home), stderr=self.log)
-        wait_until(lambda: self.said("listening via"), "the listener started", 20, self.text)
+        if wait:
+            wait_until(lambda: self.said("listening via"), "the listener started", 20, self.text)
 
     def text(self) -> str:
         return (self.folder / "listener.log").read_text()
@@ -190,3 +197,44 @@ def test_wake_by_hand_posts_a_prompt_the_asleep_listener_wakes_for(
     wait_until(lambda: asleep.wakes(), "a wake", 20, asleep.text)
     assert done.stdout.strip() in asleep.wakes()[0]
     assert "woke you by hand" in asleep.wakes()[0]
+
+
+def _turn(text: str) -> str:
+    """A user turn of Claude Code's transcript holding *text*, as one line."""
+    return json.dumps({"type": "user", "message": {"role": "user", "content": text}}) + "\n"
+
+
+def test_a_turn_the_woken_session_answers_before_the_handover_ends_is_seen_once(
+    home: Path, tmp_path: Path
+) -> None:
+    """The woken session's listener asks the asleep one to stop while its resume is still
+    under way; the turn then shows in the conversation file and the agent answers at once,
+    before the new listener has read the board or the file. The turn is still `seen`, once."""
+    (home / "test" / "panes").mkdir(mode=0o700, parents=True)
+    write_policy(home / "test", AGENT, Policy(wake="resume"))
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(_turn("an earlier turn"))
+    asleep = Asleep(home, tmp_path / "asleep", transcript)
+    new: Asleep | None = None
+    try:
+        (asleep.folder / "hold").touch()
+        fall_asleep(asleep)
+        pid = post(home, "--to", AGENT, "--", "what is six times seven?")
+        wait_until(lambda: asleep.wakes(), "the resume", 20, asleep.text)
+        # The woken session starts, and its listener takes the pane over.
+        new = Asleep(home, tmp_path / "woken", transcript, wait=False)
+        wait_until(lambda: asleep.said("SIGTERM: stopping"), "the handover", 20, asleep.text)
+        with transcript.open("a") as f:
+            f.write(_turn(asleep.wakes()[0]))
+        done = run_cli(home, "answer", "--as", AGENT, pid, "42")
+        assert 0 == done.returncode, done.stderr
+        (asleep.folder / "go").touch()
+        assert 0 == asleep.proc.wait(timeout=20)
+        wait_until(lambda: new.said("listening via"), "the new listener", 20, new.text)
+        # Both listeners have read the file by now: the one stopping, and the new one's start.
+        assert [pid] == [s.prompt_id for s in receipts(home, Seen)], asleep.text() + new.text()
+        assert [pid] == [d.prompt_id for d in receipts(home, Delivered)]
+    finally:
+        asleep.close()
+        if new is not None:
+            new.close()

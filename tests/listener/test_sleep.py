@@ -31,18 +31,28 @@ class Asleep:
     """The stand-in listener beside a real agent process (`sleep`), in *folder*."""
 
     def __init__(
-        self, home: Path, folder: Path, transcript: Path | None = None, *, wait: bool = True
+        self,
+        home: Path,
+        folder: Path,
+        transcript: Path | None = None,
+        *,
+        wait: bool = True,
+        ended: bool = False,
+        **env: str,
     ) -> None:
         """*transcript*: the agent's conversation file, for `seen`; unless *wait*, it returns
-        before the listener holds the pane."""
+        before the listener holds the pane; *ended*: the agent's process has ended already
+        (the listener starts asleep); *env*: the listener's environment beside its home."""
         self.home, self.folder = home, folder
         folder.mkdir(exist_ok=True)
-        self.agent = subprocess.Popen(["sleep", "300"])
+        self.agent = subprocess.Popen(["true" if ended else "sleep", "300"])
+        if ended:
+            self.agent.wait()
         argv = [sys.executable, "-m", "tests.listener.wake_stand_in"]
         argv += [str(home), AGENT, str(self.agent.pid), str(folder)]
         argv += [] if transcript is None else [str(transcript)]
         self.log = (folder / "listener.log").open("w")
-        self.proc = subprocess.Popen(argv, cwd=ROOT, env=cli_env(home), stderr=self.log)
+        self.proc = subprocess.Popen(argv, cwd=ROOT, env=cli_env(home, **env), stderr=self.log)
         if wait:
             wait_until(lambda: self.said("listening via"), "the listener started", 20, self.text)
 
@@ -238,3 +248,49 @@ def test_a_turn_the_woken_session_answers_before_the_handover_ends_is_seen_once(
         asleep.close()
         if new is not None:
             new.close()
+
+
+def kept_wakes(home: Path) -> list[list[object]]:
+    path = home / "test" / "panes" / f"{AGENT}.wakes"
+    return list(json.loads(path.read_text())) if path.exists() else []
+
+
+def stage_of(home: Path, pid: str) -> str:
+    done = run_cli(home, "status", "--as", "alice", "--json", pid)
+    assert 0 == done.returncode, done.stderr
+    return str(json.loads(done.stdout.splitlines()[0])["recipients"][AGENT]["stage"])
+
+
+@pytest.mark.parametrize(
+    "restart",
+    ["asleep", pytest.param("live, then the session ends", marks=pytest.mark.slow)],
+)
+def test_a_listener_killed_between_the_wake_record_and_the_resume_leaves_one_wake(
+    home: Path, tmp_path: Path, restart: str
+) -> None:
+    """SIGKILL once the wake is recorded, before the resume runs: the prompt stays open, and
+    the listener started again wakes the session for it once, under the same record (one
+    wake charged), whether it starts asleep or live and falls asleep (after the begun wake's
+    `RESUME_WITHIN` wait)."""
+    (home / "test" / "panes").mkdir(mode=0o700, parents=True)
+    write_policy(home / "test", AGENT, Policy(wake="resume"))
+    first = Asleep(home, tmp_path / "first", PANEBOARD_FAILPOINT="wake-recorded")
+    again: Asleep | None = None
+    try:
+        fall_asleep(first)
+        pid = post(home, "--to", AGENT, "--", "woken once")
+        assert -signal.SIGKILL == first.proc.wait(timeout=20)
+        assert ([pid], []) == ([w[2] for w in kept_wakes(home)], first.wakes())
+        assert ("posted", []) == (stage_of(home, pid), receipts(home, Delivered))
+        again = Asleep(home, tmp_path / "again", ended=restart == "asleep")
+        if restart != "asleep":
+            fall_asleep(again)
+        wait_until(lambda: receipts(home, Delivered), "the wake's receipt", 40, again.text)
+        assert [(pid, "sess-1")] == [(d.prompt_id, d.woke) for d in receipts(home, Delivered)]
+        assert 1 == len(again.wakes()) and pid in again.wakes()[0]
+        assert [pid] == [w[2] for w in kept_wakes(home)]
+        assert not (again.folder / "live.txt").exists()
+    finally:
+        first.close()
+        if again is not None:
+            again.close()

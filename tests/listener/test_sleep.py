@@ -294,3 +294,36 @@ def test_a_listener_killed_between_the_wake_record_and_the_resume_leaves_one_wak
         first.close()
         if again is not None:
             again.close()
+
+
+@pytest.mark.parametrize("store_url", ["nats"], indirect=True)
+def test_wake_by_hand_on_nats_from_another_machine(
+    home: Path, tmp_path: Path, store_url: str
+) -> None:
+    """On NATS, `paneboard wake` run from another home (another machine) finds the agent
+    asleep through the store's presence, and its prompt wakes the session there (a sender
+    whose key this home has not met yet is let through, as a person would after pinning it)."""
+    (home / "test" / "panes").mkdir(mode=0o700, parents=True)
+    write_policy(home / "test", AGENT, Policy(wake="resume", first_contact="deliver"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    asleep = Asleep(home, tmp_path / "listener")
+    try:
+        live = run_cli(elsewhere, "wake", "--as", "alice", AGENT)
+        assert 1 == live.returncode and "is not asleep (live)" in live.stderr, live.stderr
+        fall_asleep(asleep)
+        done = run_cli(elsewhere, "wake", "--as", "alice", AGENT)
+        assert 0 == done.returncode, done.stderr
+        pid = done.stdout.strip()
+        wait_until(lambda: asleep.wakes(), "a wake", 20, asleep.text)
+        assert 1 == len(asleep.wakes()) and pid in asleep.wakes()[0]
+        assert "woke you by hand" in asleep.wakes()[0]
+
+        def status() -> str:
+            return run_cli(elsewhere, "status", "--as", "alice", pid).stdout
+
+        wait_until(lambda: "woke sess-1 at" in status(), "the wake's receipt", 20, status)
+        gone = run_cli(elsewhere, "wake", "--as", "alice", "nobody")
+        assert 1 == gone.returncode and "is not asleep (no listener)" in gone.stderr, gone.stderr
+    finally:
+        asleep.close()

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -325,5 +326,39 @@ def test_wake_by_hand_on_nats_from_another_machine(
         wait_until(lambda: "woke sess-1 at" in status(), "the wake's receipt", 20, status)
         gone = run_cli(elsewhere, "wake", "--as", "alice", "nobody")
         assert 1 == gone.returncode and "is not asleep (no listener)" in gone.stderr, gone.stderr
+    finally:
+        asleep.close()
+
+
+def test_the_mark_stays_before_a_turn_whose_delivery_is_not_recorded_yet(
+    home: Path, tmp_path: Path
+) -> None:
+    """The turn shows in the conversation file while the resume is still under way (its
+    delivery not recorded): the listener killed then leaves the pane's mark before that turn,
+    so the next listener reads it again and owes its `seen`."""
+    from paneboard.listener.seen import SAVE_EVERY
+
+    (home / "test" / "panes").mkdir(mode=0o700, parents=True)
+    write_policy(home / "test", AGENT, Policy(wake="resume"))
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(_turn("an earlier turn"))
+    before = transcript.stat().st_size
+    asleep = Asleep(home, tmp_path / "asleep", transcript)
+    started = time.monotonic()
+    try:
+        (asleep.folder / "hold").touch()
+        fall_asleep(asleep)
+        post(home, "--to", AGENT, "--", "what is six times seven?")
+        wait_until(lambda: asleep.wakes(), "the resume", 20, asleep.text)
+        time.sleep(max(0.0, started + SAVE_EVERY + 0.5 - time.monotonic()))  # a save is due
+        with transcript.open("a") as f:
+            f.write(_turn(asleep.wakes()[0]))
+        with transcript.open("a") as f:  # a later line: the listener has read past the turn
+            f.write(_turn("later"))
+        time.sleep(1.0)  # the listener has read both lines by now (it follows the file)
+        asleep.proc.kill()
+        asleep.proc.wait()
+        mark = home / "test" / "panes" / f"{AGENT}.transcript"
+        assert before == json.loads(mark.read_text())["offset"]
     finally:
         asleep.close()

@@ -362,3 +362,37 @@ def test_the_mark_stays_before_a_turn_whose_delivery_is_not_recorded_yet(
         assert before == json.loads(mark.read_text())["offset"]
     finally:
         asleep.close()
+
+
+def test_a_listener_killed_after_its_record_leaves_the_seen_of_an_answered_turn_to_the_next(
+    home: Path, tmp_path: Path
+) -> None:
+    """SIGKILL just after the woken prompt's delivered key (no receipt, no last read): the
+    agent has answered before the next listener starts, whose fold has closed the prompt; it
+    still finds the turn in the file and posts its `seen`."""
+    (home / "test" / "panes").mkdir(mode=0o700, parents=True)
+    write_policy(home / "test", AGENT, Policy(wake="resume"))
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(_turn("an earlier turn"))
+    first = Asleep(home, tmp_path / "first", transcript, PANEBOARD_FAILPOINT="after-record")
+    again: Asleep | None = None
+    try:
+        (first.folder / "hold").touch()
+        fall_asleep(first)
+        pid = post(home, "--to", AGENT, "--", "what is six times seven?")
+        wait_until(lambda: first.wakes(), "the resume", 20, first.text)
+        with transcript.open("a") as f:
+            f.write(_turn(first.wakes()[0]))
+        done = run_cli(home, "answer", "--as", AGENT, pid, "42")
+        assert 0 == done.returncode, done.stderr
+        (first.folder / "go").touch()
+        assert -signal.SIGKILL == first.proc.wait(timeout=20)
+        assert ([], []) == (receipts(home, Delivered), receipts(home, Seen))
+        again = Asleep(home, tmp_path / "again", transcript)
+        wait_until(lambda: receipts(home, Seen), "seen", 10, again.text)
+        assert [pid] == [s.prompt_id for s in receipts(home, Seen)]
+        assert 1 == len(first.wakes()) and not (again.folder / "wakes.txt").exists()
+    finally:
+        first.close()
+        if again is not None:
+            again.close()

@@ -151,6 +151,8 @@ class Listener:
                         task_status.started()
                         await self._loop()
                 finally:
+                    if self.seen is not None:  # the delivery in flight is recorded by now
+                        self.seen.finish()
                     self._checkpoint(force=True)
         finally:
             self.pane.release()

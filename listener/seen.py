@@ -132,8 +132,9 @@ class Sighting:
         except (OSError, BadInput):
             pass  # only an optimisation (a planted link is refused): a later reader reads more
 
-    def close(self) -> None:
-        self.save(force=True)
+    def close(self, *, save: bool = True) -> None:
+        if save:
+            self.save(force=True)
         if self.reader is not None:
             self.reader.close()
 
@@ -156,12 +157,12 @@ def due(
     Prompts that are not *agent*'s, already seen, or closed but by the agent itself are
     dropped: one it acked or answered still gets its `seen` (a woken agent can answer before
     its listener has read its turn in the file; the fold records a late `seen` without
-    undoing the close).
+    undoing the close). A pane's fold has dropped such a prompt: it keeps it in `unseen`.
     """
     ready: list[PromptState] = []
     early: list[str] = []
     for pid in dict.fromkeys(ids):
-        ps = state.prompts.get(pid)
+        ps = state.prompts.get(pid) or state.unseen.get(pid)
         r = None if ps is None else ps.recipients.get(agent)
         if ps is None or r is None or r.seen_at is not None:
             continue
@@ -189,6 +190,11 @@ class SeenTask:
     runs after each delivery, since the agent may show a prompt before its delivery was
     recorded. The deliverer's door names it in a receipt when the board does not know it;
     *log*, if given, hears of each receipt and of a receipt that could not be posted.
+
+    The mark is never kept past a prompt still waiting for its delivery to be recorded (a
+    listener stopped then leaves it to the next one to find), and `finish()`, once the
+    delivery in flight is recorded at a listener's stop, reads the file a last time: a
+    listener handing the pane over owes the `seen` of the turn it delivered.
     """
 
     def __init__(
@@ -212,20 +218,36 @@ class SeenTask:
             where = self.sighting.path or "the thread's rollout, once Codex writes it"
             self._say(f"following {where} for seen")
             self.found(await anyio.to_thread.run_sync(self.sighting.read_new))
-            self.sighting.save(force=True)
+            self._save(force=True)
             task_status.started()
             while True:
                 await watch.wait_changed()
                 had = self.sighting.path
                 self.found(await anyio.to_thread.run_sync(self.sighting.read_new))
-                self.sighting.save()
+                self._save()
                 if self.sighting.path != had:  # the rollout appeared: watch it from now on
                     watch.close()
                     watch = self.sighting.watch()
                     self.found(await anyio.to_thread.run_sync(self.sighting.read_new))
         finally:
             watch.close()
-            self.sighting.close()
+
+    def finish(self) -> None:
+        """The last read of the file, at the listener's stop (after the delivery in flight is
+        recorded): the `seen` of what it shows is posted, then the mark kept; never raises
+        for the file (a receipt not posted is told to *log*)."""
+        try:
+            self.found(self.sighting.read_new())
+        except OSError as exc:
+            self._say(f"warning: could not read {self.sighting.path} a last time: {exc}")
+        finally:
+            self._save(force=True)
+            self.sighting.close(save=False)
+
+    def _save(self, *, force: bool = False) -> None:
+        """Keep the mark, unless a prompt read before it waits for its delivery's record."""
+        if not self.waiting:
+            self.sighting.save(force=force)
 
     def found(self, ids: list[str]) -> None:
         """Note the prompt ids the file showed, and receipt those whose delivery is recorded."""
@@ -255,7 +277,7 @@ class SeenTask:
             self.log(f"warning: could not post the seen notice: {exc}")
         for ps in ready:
             self._say(f"seen {ps.prompt.id} in {self.sighting.source}")
-        self.sighting.save(force=True)
+        self._save(force=True)
 
     def _say(self, message: str) -> None:
         if self.log is not None:

@@ -18,7 +18,10 @@ it, `delivered` once the woken session admitted it (its receipt names the sessio
   wake of the same prompt begun within `RESUME_WITHIN` seconds (its predecessor was killed in
   the middle of it) lets the prompt wait out that time before any door has it: by then the
   woken session shows it in its conversation, and the door finds it there instead of sending
-  it again.
+  it again. Asleep, it hands the prompt to the resume door under that same record, which looks
+  for the prompt in the session first. A prompt is charged to the budget once: a wake of a
+  prompt recorded in the last hour (a predecessor killed before its resume ran, or a resume
+  that failed) is not recorded again.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import anyio
 from paneboard.listener.doors.base import Door, DoorWaits, Outcome
 from paneboard.protocol.errors import DoorUnavailable, PaneLocked
 from paneboard.protocol.posts import Prompt
+from paneboard.state.failpoint import failpoint
 from paneboard.state.panes import presence, wakes
 from paneboard.state.panes.lock import holder
 from paneboard.state.paths import PaneFiles
@@ -89,9 +93,8 @@ class WakeDoor:
     async def deliver(self, prompt: Prompt, text: str, agent: str) -> Outcome:
         now = self.now()
         kept = wakes.read(self.files.wakes)
-        began = next(
-            (w for w in kept if w.prompt == prompt.id and now - RESUME_WITHIN < w.ts <= now), None
-        )
+        of_it = [w for w in wakes.last_hour(kept, now) if w.prompt == prompt.id and w.ts <= now]
+        began = next((w for w in of_it if now - RESUME_WITHIN < w.ts), None)
         if not self.state:
             if began is not None:  # a wake of it was under way when its listener stopped
                 at = time.strftime("%H:%M:%S", time.localtime(began.ts))
@@ -104,11 +107,12 @@ class WakeDoor:
         policy = self.policy()
         if policy.wake != "resume":
             raise DoorUnavailable(self.name, "the policy says --wake never: asleep, not woken")
-        if began is None:
+        if not of_it:
             until = wakes.spent_until(kept, policy.wake_limit, now)
             if until is not None:
                 raise DoorWaits(self.name, until, wakes.budget_reason(policy.wake_limit))
             wakes.record(self.files.wakes, wakes.Wake(now, self.session, prompt.id))
+            failpoint("wake-recorded")
         # With a wake begun, the agent's door looks for the prompt in the session first.
         outcome = await self.wake.deliver(prompt, text, agent)
         self.woke[prompt.id] = self.session

@@ -11,7 +11,10 @@ record and what it says, body and signature alike. The fold knows the prompts it
 and, in a pane's fold (``keep_closed=False`` with a ``recipient``), the ids of the
 prompts it dropped once finished (`BoardState.finished`): a closed prompt published
 again is never new to it. The pane keeps those ids across restarts (state/panes/pane.py)
-without relying on any store's own dedupe, which on NATS is the publisher's header.
+without relying on any store's own dedupe, which on NATS is the publisher's header. Such a
+fold also keeps, a while, the prompts its recipient closed before any `seen` of theirs
+(`BoardState.unseen`): an agent can answer before its listener has read the turn in its
+conversation file, and that listener still owes the `seen`.
 
 A post that does not fit the rules (an ack by someone who is not a recipient, a
 cancel by someone who is not the sender, anything about an unknown prompt) changes
@@ -71,6 +74,8 @@ AboutPrompt: TypeAlias = (
 LazyVerdict: TypeAlias = Callable[[], Verdict]
 CLOSED = frozenset(CLOSED_STAGES)
 FINAL = CLOSED | {"refused"}  # a recipient's stages that nothing after them changes
+UNSEEN_MAX = 64  # prompts a pane's fold keeps for a `seen` owed after their close, at most
+UNSEEN_FOR = 600.0  # seconds after its close a checkpoint keeps one (a turn shows in seconds)
 
 
 class Recipient(msgspec.Struct):
@@ -126,6 +131,9 @@ class BoardState(msgspec.Struct):
     keep_closed: bool = True
     recipient: str | None = None
     finished: set[str] = msgspec.field(default_factory=set)
+    # In a pane's fold: finished prompts its recipient closed (acked, answered) with no `seen`
+    # yet, oldest first, for the `seen` its listener may still find (listener/seen.py `due`).
+    unseen: dict[str, PromptState] = msgspec.field(default_factory=dict)
 
 
 def fold(posts: Iterable[tuple[int, Post]], state: BoardState | None = None) -> BoardState:
@@ -167,8 +175,31 @@ def apply(
                 del state.prompts[post.prompt_id]
                 if state.recipient is not None:
                     state.finished.add(post.prompt_id)
+                    _keep_unseen(state, ps)
+        elif post.prompt_id in state.unseen:
+            kept = state.unseen[post.prompt_id]
+            _apply_to(kept, post, check)  # a late `delivered` names its door, a `seen` ends it
+            if _owes_seen(kept, state.recipient) is None:
+                del state.unseen[post.prompt_id]
     state.position = max(state.position, position + 1)
     return state
+
+
+def _owes_seen(ps: PromptState, agent: str | None) -> Recipient | None:
+    """*agent*'s side of *ps* if *agent* closed it themself and no `seen` of theirs is in."""
+    r = None if agent is None else ps.recipients.get(agent)
+    if r is None or r.seen_at is not None or r.stage not in CLOSED:
+        return None
+    return r
+
+
+def _keep_unseen(state: BoardState, ps: PromptState) -> None:
+    """Keep *ps*, just dropped, if its recipient closed it before its `seen` (a bounded few)."""
+    if _owes_seen(ps, state.recipient) is None:
+        return
+    state.unseen[ps.prompt.id] = ps
+    while len(state.unseen) > UNSEEN_MAX:
+        del state.unseen[next(iter(state.unseen))]
 
 
 def _trusted(ps: PromptState, post: AboutPrompt, check: LazyVerdict | None) -> bool:
@@ -294,4 +325,13 @@ def prune(state: BoardState, now: float) -> BoardState:
     keep = {
         pid: ps for pid, ps in state.prompts.items() if not _finished(ps) and not expired(ps, now)
     }
-    return BoardState(keep, state.position, keep_closed=False, recipient=state.recipient)
+    unseen = {pid: ps for pid, ps in state.unseen.items() if _closed_since(ps, state, now)}
+    return BoardState(
+        keep, state.position, keep_closed=False, recipient=state.recipient, unseen=unseen
+    )
+
+
+def _closed_since(ps: PromptState, state: BoardState, now: float) -> bool:
+    """Whether *ps*'s recipient closed it less than `UNSEEN_FOR` seconds ago."""
+    r = _owes_seen(ps, state.recipient)
+    return r is not None and r.ts is not None and r.ts > now - UNSEEN_FOR

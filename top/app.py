@@ -270,6 +270,7 @@ class TopApp(App[None]):
                 await watcher.wait_changed()
                 self._read_agents()
                 self.table("agents").rows_changed()
+                self._status()  # its counts of listening and asleep agents
                 await anyio.sleep(0.05)  # a burst of pane writes is read once
         finally:
             watcher.close()
@@ -313,10 +314,12 @@ class TopApp(App[None]):
 
     def _status(self) -> None:
         """The status line: where, who, and the counts (one line drawn again, not a pane)."""
-        listening = sum(1 for row in self.agent_rows.rows if row.listening)
+        listening = sum(1 for row in self.agent_rows.rows if row.listening and not row.sleep)
+        asleep = sum(1 for row in self.agent_rows.rows if row.listening and row.sleep)
         store = self._view.store.label if self._view is not None else "file log"
         text = Text(f" board {self.ctx.board}  ·  as {self.ctx.agent}  ·  {store}  │  ")
-        text.append(f"agents {len(self.agent_rows)}, listening {listening}  │  ")
+        text.append(f"agents {len(self.agent_rows)}, listening {listening}")
+        text.append(f", asleep {asleep}  │  " if asleep else "  │  ")
         text.append(f"open prompts {len(self.model.rows)}", "bold")
         f = self.model.filter
         if f:

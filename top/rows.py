@@ -57,8 +57,15 @@ def time_of_day(ts: float) -> str:
         return "?"
 
 
+SLEEP_LABELS = {  # a listener whose session ended: it wakes the session for the next prompt
+    "asleep": ("◐ asleep     ", "bold yellow"),
+    "woken": ("◑ woken      ", "bold cyan"),  # it started the session again; its own takes over
+}
+
+
 class AgentSource:
-    """One line per agent: listening or not, pid, door, last delivery, open prompts."""
+    """One line per agent: listening (or asleep, or woken) or not, pid, door, last delivery,
+    open prompts."""
 
     def __init__(self, model: TopModel) -> None:
         self.model = model
@@ -80,7 +87,8 @@ class AgentSource:
         text.append(f"open {count:<6}", "bold" if count else "dim")
         if row.listening:
             pid = "?" if row.pid is None else str(row.pid)
-            text.append("● listening  ", "bold green")
+            label, style = SLEEP_LABELS.get(row.sleep, ("● listening  ", "bold green"))
+            text.append(label, style)
             text.append(f"pid {pid:<8} door {fitted(row.door or '?', 14):<14}")
         else:
             text.append(f"{'○ no listener':<45}", "dim")

@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from paneboard.agents import AGENTS
 from paneboard.agents.claude import CLAUDE
 from paneboard.agents.codex import CODEX
@@ -280,10 +282,11 @@ def test_claude_clear_moves_the_listener_to_the_new_transcript(home: Path, tmp_p
         server.close()
 
 
-def test_a_prompt_the_agent_answered_before_its_turn_was_read_is_still_seen() -> None:
+@pytest.mark.parametrize("pane", [False, True], ids=["board", "pane"])
+def test_a_prompt_the_agent_answered_before_its_turn_was_read_is_still_seen(pane: bool) -> None:
     """A woken agent can answer before its listener reads the turn in its file: the prompt it
     acked or answered still gets its `seen`; one the sender cancelled, or another recipient's,
-    does not."""
+    does not. In a pane's fold too, which drops a prompt once it is closed."""
     from paneboard.listener.seen import due
     from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered
     from paneboard.state.fold import BoardState, fold
@@ -304,6 +307,8 @@ def test_a_prompt_the_agent_answered_before_its_turn_was_read_is_still_seen() ->
         Ack(**head(6, "bob"), prompt_id="b"),
         Cancel(**head(7, "alice"), prompt_id="c"),
     ]
-    state = fold(enumerate(posts), BoardState(keep_closed=True))
+    start = BoardState(keep_closed=False, recipient="bob") if pane else BoardState()
+    state = fold(enumerate(posts), start)
     ready, early = due(state, "bob", ["a", "b", "c", "d"], lambda _: True, 3.0)
     assert (["a", "b"], []) == ([ps.prompt.id for ps in ready], early)
+    assert "claude-wake" == ready[0].recipients["bob"].door

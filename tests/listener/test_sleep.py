@@ -12,12 +12,13 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from paneboard.protocol.posts import Delivered, Held, Undelivered
+from paneboard.protocol.posts import Delivered, Held, Seen, Undelivered
 from paneboard.state.filelog.log import read_posts
 from paneboard.state.panes.lock import holder
 from paneboard.state.trust.policy import Policy, write_policy
@@ -30,14 +31,31 @@ SEP = "\n\x1e\n"
 class Asleep:
     """The stand-in listener beside a real agent process (`sleep`), in *folder*."""
 
-    def __init__(self, home: Path, folder: Path) -> None:
+    def __init__(
+        self,
+        home: Path,
+        folder: Path,
+        transcript: Path | None = None,
+        *,
+        wait: bool = True,
+        ended: bool = False,
+        **env: str,
+    ) -> None:
+        """*transcript*: the agent's conversation file, for `seen`; unless *wait*, it returns
+        before the listener holds the pane; *ended*: the agent's process has ended already
+        (the listener starts asleep); *env*: the listener's environment beside its home."""
         self.home, self.folder = home, folder
-        self.agent = subprocess.Popen(["sleep", "300"])
+        folder.mkdir(exist_ok=True)
+        self.agent = subprocess.Popen(["true" if ended else "sleep", "300"])
+        if ended:
+            self.agent.wait()
         argv = [sys.executable, "-m", "tests.listener.wake_stand_in"]
         argv += [str(home), AGENT, str(self.agent.pid), str(folder)]
+        argv += [] if transcript is None else [str(transcript)]
         self.log = (folder / "listener.log").open("w")
-        self.proc = subprocess.Popen(argv, cwd=ROOT, env=cli_env(home), stderr=self.log)
-        wait_until(lambda: self.said("listening via"), "the listener started", 20, self.text)
+        self.proc = subprocess.Popen(argv, cwd=ROOT, env=cli_env(home, **env), stderr=self.log)
+        if wait:
+            wait_until(lambda: self.said("listening via"), "the listener started", 20, self.text)
 
     def text(self) -> str:
         return (self.folder / "listener.log").read_text()
@@ -190,3 +208,191 @@ def test_wake_by_hand_posts_a_prompt_the_asleep_listener_wakes_for(
     wait_until(lambda: asleep.wakes(), "a wake", 20, asleep.text)
     assert done.stdout.strip() in asleep.wakes()[0]
     assert "woke you by hand" in asleep.wakes()[0]
+
+
+def _turn(text: str) -> str:
+    """A user turn of Claude Code's transcript holding *text*, as one line."""
+    return json.dumps({"type": "user", "message": {"role": "user", "content": text}}) + "\n"
+
+
+def test_a_turn_the_woken_session_answers_before_the_handover_ends_is_seen_once(
+    home: Path, tmp_path: Path
+) -> None:
+    """The woken session's listener asks the asleep one to stop while its resume is still
+    under way; the turn then shows in the conversation file and the agent answers at once,
+    before the new listener has read the board or the file. The turn is still `seen`, once."""
+    (home / "test" / "panes").mkdir(mode=0o700, parents=True)
+    write_policy(home / "test", AGENT, Policy(wake="resume"))
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(_turn("an earlier turn"))
+    asleep = Asleep(home, tmp_path / "asleep", transcript)
+    new: Asleep | None = None
+    try:
+        (asleep.folder / "hold").touch()
+        fall_asleep(asleep)
+        pid = post(home, "--to", AGENT, "--", "what is six times seven?")
+        wait_until(lambda: asleep.wakes(), "the resume", 20, asleep.text)
+        # The woken session starts, and its listener takes the pane over.
+        new = Asleep(home, tmp_path / "woken", transcript, wait=False)
+        wait_until(lambda: asleep.said("SIGTERM: stopping"), "the handover", 20, asleep.text)
+        with transcript.open("a") as f:
+            f.write(_turn(asleep.wakes()[0]))
+        done = run_cli(home, "answer", "--as", AGENT, pid, "42")
+        assert 0 == done.returncode, done.stderr
+        (asleep.folder / "go").touch()
+        assert 0 == asleep.proc.wait(timeout=20)
+        wait_until(lambda: new.said("listening via"), "the new listener", 20, new.text)
+        # Both listeners have read the file by now: the one stopping, and the new one's start.
+        assert [pid] == [s.prompt_id for s in receipts(home, Seen)], asleep.text() + new.text()
+        assert [pid] == [d.prompt_id for d in receipts(home, Delivered)]
+    finally:
+        asleep.close()
+        if new is not None:
+            new.close()
+
+
+def kept_wakes(home: Path) -> list[list[object]]:
+    path = home / "test" / "panes" / f"{AGENT}.wakes"
+    return list(json.loads(path.read_text())) if path.exists() else []
+
+
+def stage_of(home: Path, pid: str) -> str:
+    done = run_cli(home, "status", "--as", "alice", "--json", pid)
+    assert 0 == done.returncode, done.stderr
+    return str(json.loads(done.stdout.splitlines()[0])["recipients"][AGENT]["stage"])
+
+
+@pytest.mark.parametrize(
+    "restart",
+    ["asleep", pytest.param("live, then the session ends", marks=pytest.mark.slow)],
+)
+def test_a_listener_killed_between_the_wake_record_and_the_resume_leaves_one_wake(
+    home: Path, tmp_path: Path, restart: str
+) -> None:
+    """SIGKILL once the wake is recorded, before the resume runs: the prompt stays open, and
+    the listener started again wakes the session for it once, under the same record (one
+    wake charged), whether it starts asleep or live and falls asleep (after the begun wake's
+    `RESUME_WITHIN` wait)."""
+    (home / "test" / "panes").mkdir(mode=0o700, parents=True)
+    write_policy(home / "test", AGENT, Policy(wake="resume"))
+    first = Asleep(home, tmp_path / "first", PANEBOARD_FAILPOINT="wake-recorded")
+    again: Asleep | None = None
+    try:
+        fall_asleep(first)
+        pid = post(home, "--to", AGENT, "--", "woken once")
+        assert -signal.SIGKILL == first.proc.wait(timeout=20)
+        assert ([pid], []) == ([w[2] for w in kept_wakes(home)], first.wakes())
+        assert ("posted", []) == (stage_of(home, pid), receipts(home, Delivered))
+        again = Asleep(home, tmp_path / "again", ended=restart == "asleep")
+        if restart != "asleep":
+            fall_asleep(again)
+        wait_until(lambda: receipts(home, Delivered), "the wake's receipt", 40, again.text)
+        assert [(pid, "sess-1")] == [(d.prompt_id, d.woke) for d in receipts(home, Delivered)]
+        assert 1 == len(again.wakes()) and pid in again.wakes()[0]
+        assert [pid] == [w[2] for w in kept_wakes(home)]
+        assert not (again.folder / "live.txt").exists()
+    finally:
+        first.close()
+        if again is not None:
+            again.close()
+
+
+@pytest.mark.parametrize("store_url", ["nats"], indirect=True)
+def test_wake_by_hand_on_nats_from_another_machine(
+    home: Path, tmp_path: Path, store_url: str
+) -> None:
+    """On NATS, `paneboard wake` run from another home (another machine) finds the agent
+    asleep through the store's presence, and its prompt wakes the session there (a sender
+    whose key this home has not met yet is let through, as a person would after pinning it)."""
+    (home / "test" / "panes").mkdir(mode=0o700, parents=True)
+    write_policy(home / "test", AGENT, Policy(wake="resume", first_contact="deliver"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    asleep = Asleep(home, tmp_path / "listener")
+    try:
+        live = run_cli(elsewhere, "wake", "--as", "alice", AGENT)
+        assert 1 == live.returncode and "is not asleep (live)" in live.stderr, live.stderr
+        fall_asleep(asleep)
+        done = run_cli(elsewhere, "wake", "--as", "alice", AGENT)
+        assert 0 == done.returncode, done.stderr
+        pid = done.stdout.strip()
+        wait_until(lambda: asleep.wakes(), "a wake", 20, asleep.text)
+        assert 1 == len(asleep.wakes()) and pid in asleep.wakes()[0]
+        assert "woke you by hand" in asleep.wakes()[0]
+
+        def status() -> str:
+            return run_cli(elsewhere, "status", "--as", "alice", pid).stdout
+
+        wait_until(lambda: "woke sess-1 at" in status(), "the wake's receipt", 20, status)
+        gone = run_cli(elsewhere, "wake", "--as", "alice", "nobody")
+        assert 1 == gone.returncode and "is not asleep (no listener)" in gone.stderr, gone.stderr
+    finally:
+        asleep.close()
+
+
+def test_the_mark_stays_before_a_turn_whose_delivery_is_not_recorded_yet(
+    home: Path, tmp_path: Path
+) -> None:
+    """The turn shows in the conversation file while the resume is still under way (its
+    delivery not recorded): the listener killed then leaves the pane's mark before that turn,
+    so the next listener reads it again and owes its `seen`."""
+    from paneboard.listener.seen import SAVE_EVERY
+
+    (home / "test" / "panes").mkdir(mode=0o700, parents=True)
+    write_policy(home / "test", AGENT, Policy(wake="resume"))
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(_turn("an earlier turn"))
+    before = transcript.stat().st_size
+    asleep = Asleep(home, tmp_path / "asleep", transcript)
+    started = time.monotonic()
+    try:
+        (asleep.folder / "hold").touch()
+        fall_asleep(asleep)
+        post(home, "--to", AGENT, "--", "what is six times seven?")
+        wait_until(lambda: asleep.wakes(), "the resume", 20, asleep.text)
+        time.sleep(max(0.0, started + SAVE_EVERY + 0.5 - time.monotonic()))  # a save is due
+        with transcript.open("a") as f:
+            f.write(_turn(asleep.wakes()[0]))
+        with transcript.open("a") as f:  # a later line: the listener has read past the turn
+            f.write(_turn("later"))
+        time.sleep(1.0)  # the listener has read both lines by now (it follows the file)
+        asleep.proc.kill()
+        asleep.proc.wait()
+        mark = home / "test" / "panes" / f"{AGENT}.transcript"
+        assert before == json.loads(mark.read_text())["offset"]
+    finally:
+        asleep.close()
+
+
+def test_a_listener_killed_after_its_record_leaves_the_seen_of_an_answered_turn_to_the_next(
+    home: Path, tmp_path: Path
+) -> None:
+    """SIGKILL just after the woken prompt's delivered key (no receipt, no last read): the
+    agent has answered before the next listener starts, whose fold has closed the prompt; it
+    still finds the turn in the file and posts its `seen`."""
+    (home / "test" / "panes").mkdir(mode=0o700, parents=True)
+    write_policy(home / "test", AGENT, Policy(wake="resume"))
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(_turn("an earlier turn"))
+    first = Asleep(home, tmp_path / "first", transcript, PANEBOARD_FAILPOINT="after-record")
+    again: Asleep | None = None
+    try:
+        (first.folder / "hold").touch()
+        fall_asleep(first)
+        pid = post(home, "--to", AGENT, "--", "what is six times seven?")
+        wait_until(lambda: first.wakes(), "the resume", 20, first.text)
+        with transcript.open("a") as f:
+            f.write(_turn(first.wakes()[0]))
+        done = run_cli(home, "answer", "--as", AGENT, pid, "42")
+        assert 0 == done.returncode, done.stderr
+        (first.folder / "go").touch()
+        assert -signal.SIGKILL == first.proc.wait(timeout=20)
+        assert ([], []) == (receipts(home, Delivered), receipts(home, Seen))
+        again = Asleep(home, tmp_path / "again", transcript)
+        wait_until(lambda: receipts(home, Seen), "seen", 10, again.text)
+        assert [pid] == [s.prompt_id for s in receipts(home, Seen)]
+        assert 1 == len(first.wakes()) and not (again.folder / "wakes.txt").exists()
+    finally:
+        first.close()
+        if again is not None:
+            again.close()

@@ -245,3 +245,40 @@ def test_read_after_a_close_is_kept_and_a_held_prompt_stays_held() -> None:
     a, c = state.prompts["a"].recipients["bob"], state.prompts["c"].recipients["bob"]
     assert ("acked", 3.0) == (a.stage, a.read_at)
     assert ("held", 4.0) == (c.stage, c.read_at)
+
+
+def test_a_panes_fold_keeps_a_prompt_its_agent_closed_before_its_seen_until_the_seen() -> None:
+    """A woken agent can answer before its listener reads the turn: the pane's fold drops the
+    prompt but keeps it in `unseen` for the `seen` still owed, which ends it there; prompts
+    closed by another, cancelled or refused are not kept, nor, in a checkpoint, one closed
+    longer ago than `UNSEEN_FOR`."""
+    from paneboard.protocol.posts import Refused
+    from paneboard.state.fold import UNSEEN_FOR, UNSEEN_MAX
+
+    def head(n: int, sender: str = "bob", ts: float = 2.0) -> dict[str, object]:
+        return {"id": f"r{n}", "board": "b", "sender": sender, "ts": ts}
+
+    posts: list[Post] = [
+        *(prompt(p) for p in "abcde"),
+        Answer(**head(1), prompt_id="a", body="42"),
+        Ack(**head(2, ts=50.0), prompt_id="b"),
+        Cancel(**head(3, sender="alice"), prompt_id="c"),
+        Refused(**head(4), prompt_id="d", reason="no"),
+        _seen("e", 2.0),
+        Ack(**head(5), prompt_id="e"),
+    ]
+    state = fold(enumerate(posts), BoardState(keep_closed=False, recipient="bob"))
+    assert ({}, ["a", "b"]) == (state.prompts, [*state.unseen])
+    assert "answered" == state.unseen["a"].recipients["bob"].stage
+    later = fold(
+        [(20, Delivered(**head(6), prompt_id="a", door="claude-wake")), (21, _seen("b", 3.0))],
+        state,
+    )
+    assert (["a"], "claude-wake") == ([*later.unseen], later.unseen["a"].recipients["bob"].door)
+    assert ["a"] == [*prune(later, now=2.0 + UNSEEN_FOR - 1).unseen]
+    assert [] == [*prune(later, now=2.0 + UNSEEN_FOR + 1).unseen]
+    assert {} == _fold(*posts).unseen  # a board's fold keeps every prompt anyway
+    many = [prompt(f"p{n}") for n in range(UNSEEN_MAX + 5)]
+    acks = [Ack(**head(100 + n), prompt_id=f"p{n}") for n in range(UNSEEN_MAX + 5)]
+    crowd = fold(enumerate([*many, *acks]), BoardState(keep_closed=False, recipient="bob"))
+    assert [f"p{n}" for n in range(5, UNSEEN_MAX + 5)] == [*crowd.unseen]

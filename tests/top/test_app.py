@@ -5,11 +5,16 @@ text from Textual's compositor."""
 from __future__ import annotations
 
 import io
+import os
 import re
+import signal
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 import anyio
 import pytest
@@ -21,8 +26,9 @@ from paneboard.protocol.posts import Cancel, Prompt
 from paneboard.state.filelog.log import append_posts
 from paneboard.state.filelog.store import FileStore
 from paneboard.state.nats.url import parse_url
+from paneboard.state.trust.policy import Policy, write_policy
 from paneboard.top.app import TopApp
-from testing.helpers import Listening, NatsServer, cli_env, run_cli, wait_until_async
+from testing.helpers import ROOT, Listening, NatsServer, cli_env, run_cli, wait_until_async
 
 pytestmark = pytest.mark.anyio
 SIZE = (150, 40)
@@ -314,3 +320,43 @@ async def test_q_quits(home: Path) -> None:
             while app.is_running:
                 await pilot.pause(0.01)
     assert 0 == app.return_code
+
+
+def agent_line(text: str, agent: str) -> str:
+    """*agent*'s line of the agents pane ("" while it is not shown)."""
+    return next((line for line in text.splitlines() if f"{agent} " in line), "")
+
+
+def start_asleep(home: Path, agent: str, folder: Path, log: IO[str]) -> subprocess.Popen[bytes]:
+    """The stand-in listener of *agent* under `--wake resume`, its agent's process gone."""
+    (home / "test" / "panes").mkdir(mode=0o700, parents=True, exist_ok=True)
+    write_policy(home / "test", agent, Policy(wake="resume"))
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    argv = [sys.executable, "-m", "tests.listener.wake_stand_in", str(home), agent]
+    argv += [str(ended.pid), str(folder)]
+    return subprocess.Popen(argv, cwd=ROOT, env=cli_env(home), stderr=log)
+
+
+async def test_an_asleep_listener_shows_asleep_then_woken(home: Path, tmp_path: Path) -> None:
+    """A listener whose session ended (`--wake resume`, the stand-in of
+    tests/listener/wake_stand_in.py, its agent's process gone) is asleep in the agents pane, not
+    listening; the prompt that wakes its session turns it to woken."""
+    log = (tmp_path / "listener.log").open("w")
+    listener = start_asleep(home, "bob", tmp_path, log)
+    try:
+        app = top(home)
+        async with app.run_test(size=SIZE) as pilot:
+            text = await until(pilot, app, lambda t: "asleep" in agent_line(t, "bob"), 20)
+            assert f"pid {listener.pid}" in agent_line(text, "bob")
+            assert "listening" not in agent_line(text, "bob")
+            await until(pilot, app, lambda t: "agents 1, listening 0, asleep 1" in t)
+            post(home, "--as", "alice", "--to", "bob", "wake up")
+            await until(pilot, app, lambda t: "woken" in agent_line(t, "bob"), 20)
+    finally:
+        listener.kill()
+        listener.wait()
+        log.close()
+        session = tmp_path / "session.pid"
+        if session.exists():
+            os.kill(int(session.read_text()), signal.SIGKILL)

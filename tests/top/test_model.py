@@ -106,3 +106,24 @@ def test_a_prompt_past_the_rate_shows_until_when_it_waits() -> None:
         model.waits_until(model.state.prompts[prompt(1).id], "bob", 30.0),
     )
     assert model.waits_until(third, "bob", 72.0) is None
+
+
+def test_the_agents_pane_says_a_listener_is_asleep_or_woken() -> None:
+    """A listener whose session ended is not shown as listening: asleep (a prompt wakes its
+    session) or woken (its session started again), with its pid and door as for any listener."""
+    from paneboard.board.who import WhoRow
+    from paneboard.top.rows import AgentSource
+
+    source = AgentSource(TopModel(BoardState()))
+    source.rows = [
+        WhoRow("bob", listening=True, pid=7, door="claude-wake", sleep="asleep"),
+        WhoRow("carol", listening=True, pid=8, door="claude-wake", sleep="woken"),
+        WhoRow("dave", listening=True, pid=9, door="claude-inbox"),
+        WhoRow("erin", sleep="asleep"),  # a stale record with no listener: not asleep
+    ]
+    lines = [source.line(i, 100.0).plain for i in range(4)]
+    states = [" ".join(line.split()[3:5]) for line in lines]
+    assert ["◐ asleep", "◑ woken", "● listening", "○ no"] == states, lines
+    assert "pid 7" in lines[0] and "door claude-wake" in lines[0]
+    assert "listening" not in lines[0] + lines[1]
+    assert source.stamp(0, 100.0) != source.stamp(2, 100.0)

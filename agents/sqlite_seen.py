@@ -6,13 +6,17 @@ The agent writes the file meanwhile: a read that finds it busy or locked, not th
 not (yet) a database of that shape finds nothing, and the next change of the file reads again.
 The mark is the last row read (its ``rowid``) in that file (its inode): a database replaced is
 read from its start. A change of the file is a write to it or to its ``-wal`` or ``-journal``
-beside it (in WAL mode a commit touches only the ``-wal``).
+beside it (in WAL mode a commit touches only the ``-wal``). In WAL mode a commit's last write to
+a file comes before SQLite marks it committed, in the ``-shm`` it maps in memory (which no file
+event tells): a read woken by that write can miss the commit, so each wake reads once more
+`SETTLE` seconds later, rather than wait for the agent's next write.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +24,7 @@ from paneboard.listener.seen import Sighting, Texts
 from paneboard.state.panes.transcript import FileWatch, Lines, Mark, load_mark
 
 BUSY_MS = 500  # how long a read waits for the agent's write lock before trying at the next wake
+SETTLE = 0.2  # seconds after a wake's read to read again (a commit marked after the first read)
 
 
 class RowReader:
@@ -84,6 +89,12 @@ class DbSighting(Sighting):
 
     def _reader(self, path: Path) -> Lines:
         return RowReader(path, self.query, load_mark(self.mark_path))
+
+    def read_new(self) -> list[str]:
+        """The prompt ids in the rows added since the last read, read twice (blocking)."""
+        found = super().read_new()
+        time.sleep(SETTLE)  # in a worker thread: the follower's own wait, nobody else's
+        return found + super().read_new()
 
     def watch(self) -> FileWatch:
         assert self.reader is not None

@@ -18,6 +18,8 @@ from paneboard.agents.kilo import KILO, database
 from paneboard.agents.kilo import QUERY as KILO_QUERY
 from paneboard.agents.sqlite_seen import DbSighting, RowReader, user_text
 from paneboard.state.panes.transcript import Mark
+from testing.helpers import post, run_cli
+from tests.agents.scriptdoors import PluginStandIn, listen
 
 HEADER = "[paneboard] prompt {} from alice on board test (priority normal)\n> hello"
 A, B = "01abcdefghjkmnpqrstvwxyz01", "01abcdefghjkmnpqrstvwxyz02"
@@ -178,3 +180,28 @@ def test_kilos_session_start_gives_its_listener_the_database() -> None:
     assert database({"HOME": "/h", "KILO_DB": ":memory:"}) is None
     args, _ = KILO.listen_args({}, {**socket, "HOME": "/h", "KILO_DB": ":memory:"}, 7)
     assert "--transcript" not in args
+
+
+def test_a_kilo_listener_posts_seen_once_the_database_shows_the_turn(
+    home: Path, tmp_path: Path
+) -> None:
+    """`listen --door kilo --transcript DB`: the plugin (a stand-in) takes the prompt; the
+    database, written by another connection as Kilo Code writes it, shows its user message and
+    then the turn's assistant message: `seen`, from `kilo-db`."""
+    path = tmp_path / "kilo.db"
+    db = _db(path, KILO_SCHEMA)
+    plugin = PluginStandIn(tmp_path, os.getpid(), {"ok": True, "session": "ses_1"})
+    try:
+        with listen(home, "kilo", plugin.socket_path, "--transcript", str(path)) as bob:
+            assert f"paneboard listen bob@test: following {path} for seen" in bob.stderr_lines
+            prompt = post(home, "--to", "bob", "review fetch.py")
+            line = plugin.lines.get(timeout=10)
+            bob.wait_err(f"delivered {prompt} from alice via kilo")
+            _kilo_message(db, "msg_01", "user")
+            _kilo_text(db, "msg_01", str(line["text"]))
+            _kilo_message(db, "msg_02", "assistant", parent="msg_01")
+            bob.wait_err(f"seen {prompt} in kilo-db")
+    finally:
+        plugin.close()
+    shown = json.loads(run_cli(home, "status", prompt, "--json").stdout)["recipients"]["bob"]
+    assert ("seen", "kilo", "kilo-db") == (shown["stage"], shown["door"], shown["source"])

@@ -27,10 +27,11 @@ listener that path, from the environment Kilo Code runs in. A prompt is seen onc
 (table ``part``) of a ``user`` message (table ``message``) holds its header and a turn has
 started with it: an assistant message of the session whose parent is that message or a later
 one. Kilo Code writes a prompt handed to a busy session at once, as a user message; the
-assistant message comes when its turn starts, after the running one. For each local plugin Kilo Code
-tries, at every start, to `npm install @kilocode/plugin` of its own version into the plugin's
-folder; no such version is on the registry (7.3.1 is the newest), the attempt fails in the
-background, and the plugin, which needs nothing, runs.
+assistant message comes when its turn starts, after the running one.
+
+For each local plugin Kilo Code tries, at every start, to `npm install @kilocode/plugin` of its
+own version into the plugin's folder; no such version is on the registry (7.3.1 is the newest),
+the attempt fails in the background, and the plugin, which needs nothing, runs.
 """
 
 from __future__ import annotations

@@ -31,8 +31,10 @@ FILE``, replays model responses from a file, one per model request, in place of 
 (with ``QODER_FAKE_STREAM_DELAY_MS`` between a response's chunks). With it a turn started
 through the inbox runs to its end, tools and all: a busy session takes a prompt after its
 running turn, and a round trip runs `paneboard answer` in its ``Bash`` tool (checked,
-tests/real/test_qoder_turns.py). Its Stop hook was not checked, and `--mode stop` is not
-offered.
+tests/real/test_qoder_turns.py). Its Stop hook runs at such a turn's end, with Claude Code's
+input (``session_id``, ``transcript_path``, ``stop_hook_active``, ``last_assistant_message``;
+checked by hand once); whether it takes a block reply as the next turn was not checked, and
+`--mode stop` is not offered.
 """
 
 from __future__ import annotations

@@ -23,9 +23,13 @@ idle; the next turn, once the running one has ended, when busy) and answers ``{"
 is on that queue of a live Hermes process. Hermes's plugin API `inject_message` is not used: in
 a busy session it interrupts the running turn.
 
-No `seen`: Hermes keeps its conversation in SQLite (``$HERMES_HOME/state.db``), not in a file of
-records paneboard follows (its JSON snapshots are off by default, and rewritten whole). Nor is
-its ACP server (`hermes-acp`) a door: an editor starts it over stdio for a session of its own.
+`seen` comes from Hermes's own SQLite database (``$HERMES_HOME/state.db``, the one its session
+uses: the plugin tells the listener its path as the session start's ``transcript_path``), read
+only (agents/sqlite_seen.py): a row of its ``messages`` table with ``role`` ``user`` whose
+``content`` holds the prompt's header, which Hermes writes once the prompt is a turn's input
+(what waits on its input queue is in memory only). Its JSON snapshots are off by default and
+rewritten whole, so they are not read. Nor is its ACP server (`hermes-acp`) a door: an editor
+starts it over stdio for a session of its own.
 """
 
 from __future__ import annotations
@@ -33,13 +37,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from paneboard.agents.base import Change, DoctorRequest, Setup, WakeRequest
 from paneboard.agents.hookfile import write_project_file
 from paneboard.agents.script import Script, ScriptAgent, ScriptDoor, socket_option
+from paneboard.agents.sqlite_seen import DbSighting, user_text
 from paneboard.agents.wake import resume_door
 from paneboard.listener.doors.base import Door
 from paneboard.listener.doors.resume import Mark, session_word
+from paneboard.listener.seen import Sighting
 from paneboard.protocol.errors import BoardIOError
 from paneboard.state.health import Check
 
@@ -53,6 +60,13 @@ name: paneboard
 version: "1"
 description: "paneboard: prompts from the other agents of the board start a turn here"
 """
+SOURCE = "hermes-db"
+# The user messages holding a prompt's header, after the last row read (`id` is Hermes's
+# AUTOINCREMENT key: never reused); each is a turn's input as soon as it is written.
+QUERY = (
+    "SELECT id, content, 1 FROM messages WHERE id > ? AND role = 'user' "
+    "AND instr(content, '[paneboard] prompt ') > 0 ORDER BY id"
+)
 DEFAULT = 'COMMAND = ["paneboard", "hook", "session-start", "--agent", "hermes"]'
 ENABLE = (
     "Hermes Agent loads it only with HERMES_ENABLE_PROJECT_PLUGINS=1 in its environment and "
@@ -123,6 +137,15 @@ class Hermes(ScriptAgent):
                 break  # not empty: someone else's files live there
         return [Change(f"removed paneboard plugin {plugin}", plugin, True)]
 
+    def sighting(self, mark: Path, door: Door, transcript: Path | None) -> Sighting | None:
+        """Hermes's database, as its plugin named it: the user rows added since the mark."""
+        if transcript is None:
+            return None
+        return DbSighting(mark, SOURCE, transcript, self.user_texts, QUERY)
+
+    def user_texts(self, record: dict[str, Any]) -> list[str]:
+        return user_text(record)
+
     def wake_door(self, request: WakeRequest) -> Door:
         """`hermes chat --resume ID -Q --query=TEXT`: one headless turn of the stored session,
         in the same conversation (its SQLite database, which no `seen` follows). Hermes reads
@@ -153,6 +176,7 @@ HERMES = Hermes(
     hooks_file=str(PLUGIN),
     events={},
     door=NAME,
+    seen_source=SOURCE,
     listener_runner="its plugin",
     script=SCRIPT,
     socket_env="PANEBOARD_HERMES_SOCKET",

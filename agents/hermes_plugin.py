@@ -20,6 +20,8 @@ itself; never `hermes chat -q`, which exits once its query is done) it
   once when idle, the next turn once the running one has ended when busy; not
   `inject_message` itself, which interrupts a running turn), and answers ``{"ok": true,
   "busy": BOOL, "session": ID}``, else ``{"ok": false, "error": WHY}``;
+* tells the listener where Hermes keeps its conversation (its SQLite database, the session
+  start's ``transcript_path``), for `seen`;
 * adds the listener's context line (who this agent is, how to post) to the session's first
   turn (its ``pre_llm_call`` hook).
 """
@@ -138,6 +140,9 @@ class Door:
     def start_listener(self, path: str, session: str) -> None:
         """Run the session-start hook; keep the context line it answers."""
         data = {"hook_event_name": "SessionStart", "cwd": os.getcwd(), "session_id": session}
+        database = getattr(getattr(self.cli, "_session_db", None), "db_path", None)
+        if database:  # where Hermes keeps the conversation: the listener reads `seen` there
+            data["transcript_path"] = str(database)
         env = {**os.environ, SOCKET_ENV: path}
         try:
             done = subprocess.run(

@@ -20,20 +20,33 @@ once Kilo Code has taken the prompt (``promptAsync``: a turn starts now if the s
 after the current one if it is busy), else ``{"ok": false, "error": WHY}``: `delivered` means
 Kilo Code took the prompt for the session shown.
 
-No `seen`: Kilo Code keeps its conversations as rows of a SQLite database
-(``$XDG_DATA_HOME/kilo/kilo.db``, tables ``message`` and ``part``), not in a file paneboard
-follows. For each local plugin Kilo Code tries, at every start, to `npm install
-@kilocode/plugin` of its own version into the plugin's folder; no such version is on the
-registry (7.3.1 is the newest), the attempt fails in the background, and the plugin, which
-needs nothing, runs.
+`seen` comes from Kilo Code's own SQLite database, read only (agents/sqlite_seen.py):
+``$KILO_DB`` (a path, absolute or in Kilo Code's data folder), else
+``$XDG_DATA_HOME/kilo/kilo.db`` (``~/.local/share/kilo/kilo.db``); the session start gives the
+listener that path, from the environment Kilo Code runs in. A prompt is seen once a text part
+(table ``part``) of a ``user`` message (table ``message``) holds its header and a turn has
+started with it: an assistant message of the session whose parent is that message or a later
+one. Kilo Code writes a prompt handed to a busy session at once, as a user message; the
+assistant message comes when its turn starts, after the running one.
+
+For each local plugin Kilo Code tries, at every start, to `npm install @kilocode/plugin` of its
+own version into the plugin's folder; no such version is on the registry (7.3.1 is the newest),
+the attempt fails in the background, and the plugin, which needs nothing, runs.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
-from paneboard.agents.opencode import PluginDoor, plugin_agent
+from paneboard.agents.opencode import OpenCode, PluginDoor, plugin_agent
 from paneboard.agents.script import Script, private_folder
+from paneboard.agents.sqlite_seen import DbSighting, user_text
+from paneboard.listener.doors.base import Door
+from paneboard.listener.seen import Sighting
 
 PLUGIN = Path(".kilo") / "plugins" / "paneboard.js"
 FOLDER = "paneboard-kilo"
@@ -67,4 +80,55 @@ class KiloDoor(PluginDoor):
     title = "Kilo Code"
 
 
-KILO = plugin_agent("kilo", "Kilo Code", SCRIPT, FOLDER, SOCKET_ENV, KiloDoor)
+SOURCE = "kilo-db"
+# The text parts of user messages holding a prompt's header, after the last part read, and
+# whether the message is a turn's input yet: Kilo Code writes a prompt handed to a busy session
+# at once, and starts its turn later, with an assistant message whose parent is that user
+# message or a later one of the session (message ids ascend with time).
+QUERY = (
+    "SELECT p.rowid, json_extract(p.data, '$.text'), EXISTS (SELECT 1 FROM message a "
+    "WHERE a.session_id = m.session_id AND json_extract(a.data, '$.role') = 'assistant' "
+    "AND json_extract(a.data, '$.parentID') >= m.id) "
+    "FROM part p JOIN message m ON m.id = p.message_id "
+    "WHERE p.rowid > ? AND instr(p.data, '[paneboard] prompt ') > 0 "
+    "AND json_extract(p.data, '$.type') = 'text' AND json_extract(m.data, '$.role') = 'user' "
+    "ORDER BY p.rowid"
+)
+
+
+def database(environ: Mapping[str, str]) -> Path | None:
+    """Where Kilo Code 7.7.9, run in *environ*, keeps its conversations (None: in memory)."""
+    home = environ.get("HOME") or os.path.expanduser("~")
+    data = Path(environ.get("XDG_DATA_HOME") or Path(home) / ".local" / "share") / "kilo"
+    named = environ.get("KILO_DB", "")
+    if named == ":memory:":
+        return None
+    return data / (named or "kilo.db")  # an absolute KILO_DB replaces the whole path
+
+
+@dataclass(frozen=True)
+class Kilo(OpenCode):
+    """Kilo Code: OpenCode's plugin door, and `seen` from its database."""
+
+    def listen_args(
+        self, data: Mapping[str, Any], environ: Mapping[str, str], parent: int
+    ) -> tuple[list[str], dict[str, str]]:
+        """The plugin's door, and Kilo Code's database for `seen`."""
+        args, env = super().listen_args(data, environ, parent)
+        found = database(environ)
+        return args + (["--transcript", str(found)] if found else []), env
+
+    def sighting(self, mark: Path, door: Door, transcript: Path | None) -> Sighting | None:
+        if transcript is None:
+            return None
+        return DbSighting(mark, SOURCE, transcript, self.user_texts, QUERY)
+
+    def user_texts(self, record: dict[str, Any]) -> list[str]:
+        return user_text(record)
+
+
+_OPENCODE_SHAPED = plugin_agent("kilo", "Kilo Code", SCRIPT, FOLDER, SOCKET_ENV, KiloDoor)
+KILO = Kilo(
+    **{f.name: getattr(_OPENCODE_SHAPED, f.name) for f in fields(_OPENCODE_SHAPED)}
+    | {"seen_source": SOURCE}
+)

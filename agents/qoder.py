@@ -22,10 +22,19 @@ the line was written to the session's socket; `seen` comes from the transcript, 
 record carries the text (``Another Qoder session sent a message:`` and the envelope) as the
 turn starts, as Claude Code's does.
 
-Not reached here: its model. Qoder CLI's models are its vendor's service behind its own
-sign-in (the model request needs a context created at login), and its own-key providers need
-that account's permission from the vendor's server, so no turn gets past the request offline;
-the Stop hook, which fires at a turn's end, was not seen, and `--mode stop` is not offered.
+Its model, offline: Qoder CLI's models are its vendor's service behind its own sign-in (the
+model request needs a context created at login; its own-key providers need that account's
+permission from the vendor's server), and no variable points it at a loopback stand-in (the
+endpoint override ``QODER_SERVER_ENDPOINT`` is read only by its China build, and only as an
+https origin). What it has is a stand-in of its own: a hidden option, ``--fake-responses
+FILE``, replays model responses from a file, one per model request, in place of the request
+(with ``QODER_FAKE_STREAM_DELAY_MS`` between a response's chunks). With it a turn started
+through the inbox runs to its end, tools and all: a busy session takes a prompt after its
+running turn, and a round trip runs `paneboard answer` in its ``Bash`` tool (checked,
+tests/real/test_qoder_turns.py). Its Stop hook runs at such a turn's end, with Claude Code's
+input (``session_id``, ``transcript_path``, ``stop_hook_active``, ``last_assistant_message``;
+checked by hand once); whether it takes a block reply as the next turn was not checked, and
+`--mode stop` is not offered.
 """
 
 from __future__ import annotations

@@ -40,5 +40,7 @@ SEEING_DOORS = (
     "qwen-inbox",
     "pi-extension",
     "qoder-inbox",
+    "hermes-plugin",
+    "kilo",
     STOP_HOOK_DOOR,
 )

@@ -38,6 +38,8 @@ def test_each_record_is_consistent() -> None:
         "pi": "pi-session",
         "droid": "droid-transcript",
         "qoder": "qoder-transcript",
+        "hermes": "hermes-db",
+        "kilo": "kilo-db",
     }
 
 

@@ -146,7 +146,7 @@ def test_transcript_with_a_door_that_has_none_is_refused(home: Path, tmp_path: P
     done = run_cli(home, "listen", "--as", "bob", "--door", "stdout", "--transcript", "t.jsonl")
     expected = (
         "paneboard: --transcript goes with --door claude-inbox or codex-queue or qwen-inbox "
-        "or pi-extension or qoder-inbox; "
+        "or pi-extension or hermes-plugin or kilo or qoder-inbox; "
         "--door stdout has no conversation file to prove `seen` from\n"
     )
     assert (1, expected) == (done.returncode, done.stderr)

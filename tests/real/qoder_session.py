@@ -7,7 +7,14 @@ with a made-up user): enough for the TUI, its hooks and its inbox; every model r
 fails (it needs a context created at a real sign-in), so a turn ends at once with Qoder CLI's
 "The request could not be completed".
 
-No pytest here: the fixtures are in test_qoder.py.
+A session can instead be given Qoder CLI's own stand-in for its model, a file of model
+responses it replays in order (its hidden option `--fake-responses FILE`, one JSON line a
+response: `fake_responses`); with ``QODER_FAKE_STREAM_DELAY_MS`` a response of N chunks takes
+N - 1 times that delay. Then its turns run to their end, tools and all: no request leaves the
+process. Its network model cannot be replaced by a loopback stand-in: the endpoint override
+(``QODER_SERVER_ENDPOINT``) is read only by its China build, and only as an https origin.
+
+No pytest here: the fixtures are in test_qoder.py and test_qoder_turns.py.
 """
 
 from __future__ import annotations
@@ -29,26 +36,57 @@ def signed_in() -> str:
     )
 
 
+def response(*parts: dict[str, Any]) -> str:
+    """One model response of a `--fake-responses` file: its chunks, each with one part."""
+    last = len(parts) - 1
+    chunks = [
+        {"candidates": [{"content": {"role": "model", "parts": [p]}, "finishReason": "STOP"}]}
+        if n == last
+        else {"candidates": [{"content": {"role": "model", "parts": [p]}}]}
+        for n, p in enumerate(parts)
+    ]
+    return json.dumps({"method": "generateContentStream", "response": chunks})
+
+
+def text(*chunks: str) -> str:
+    """A response that says *chunks*, one chunk each."""
+    return response(*({"text": c} for c in chunks))
+
+
+def shell(command: str) -> str:
+    """A response that runs *command* in Qoder CLI's shell tool (`Bash`)."""
+    return response({"functionCall": {"name": "Bash", "args": {"command": command}}})
+
+
 class QoderSession(DoorSession):
     """Qoder CLI's TUI with paneboard's hooks, its inbox registry, and its listener."""
 
     socket_field = "messagingSocketPath"
     third = "source"
 
-    def __init__(self, root: Path, bin_path: Path, name: str) -> None:
+    def __init__(
+        self, root: Path, bin_path: Path, name: str, fake_responses: list[str] | None = None
+    ) -> None:
         super().__init__(root, bin_path, "qoder", name)
         self.home = root / "home"
         qoder = self.home / ".qoder"
         qoder.mkdir(parents=True)
-        trusted = {"permissions": {"trustDirectories": [str(self.project)]}}
-        (qoder / "settings.json").write_text(json.dumps(trusted))
+        permissions: dict[str, Any] = {"trustDirectories": [str(self.project)]}
+        self.argv = [str(self.bin)]
+        if fake_responses is not None:
+            fake = root / "fake-responses.jsonl"
+            fake.write_text("".join(f"{line}\n" for line in fake_responses))
+            self.argv += ["--fake-responses", str(fake)]
+            permissions["allow"] = ["Bash"]  # the responses' shell commands run unasked
+            self.env["QODER_FAKE_STREAM_DELAY_MS"] = "1000"
+        (qoder / "settings.json").write_text(json.dumps({"permissions": permissions}))
         self.env.update(NO_BROWSER="1", QODER_FEATURE_CROSS_SESSION="1")
         self.start()
 
     def start(self) -> None:
         env = {**self.env, "QODER_BOOTSTRAP_AUTH_STATE": signed_in()}
         registry = ("no Qoder CLI session registry", 30)
-        self.open([str(self.bin)], registry, 60, ready=(READY, 90), env=env)
+        self.open(self.argv, registry, 60, ready=(READY, 90), env=env)
 
     def registries(self) -> Path:
         return self.home / ".qoder" / "sessions"

@@ -1,8 +1,10 @@
 """Hermes Agent 0.19.0, live and offline: paneboard's plugin, its socket, the `hermes-plugin`
-door."""
+door, `seen` from its SQLite database."""
 
 from __future__ import annotations
 
+from paneboard.protocol.posts import Seen
+from paneboard.state.filelog.log import read_posts
 from paneboard.state.panes.lock import holder
 from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import PINNED
@@ -18,22 +20,36 @@ BUSY = "\u2695 \u276f"  # Hermes's input prompt while a turn runs: its staff, th
 session = live_fixture(HermesSession, HERMES.installed, "hermes-bob", HERMES.missing)
 
 
+def _seen(s: HermesSession) -> dict[str, list[float]]:
+    """The times of the `seen` receipts of each prompt, from the board's log."""
+    found: dict[str, list[float]] = {}
+    for _, p in read_posts(s.pb_home / "test" / "log"):
+        if isinstance(p, Seen):
+            found.setdefault(p.prompt_id, []).append(p.ts)
+    return found
+
+
 def _turns(s: HermesSession, prompt: str) -> int:
     return len(s.stand_in.turns_with(f"[paneboard] prompt {prompt} from"))
 
 
 def test_an_idle_session_takes_the_prompt_once(session: HermesSession) -> None:
     """The plugin's ok is `delivered`; one model turn, the context line in the session's first;
-    no `seen` (Hermes keeps its conversation in SQLite)."""
+    `seen` from Hermes's database, once."""
     s = session
     plugin = s.project / ".hermes/plugins/paneboard/__init__.py"
     assert s.installed.startswith(f"installed paneboard plugin {plugin}\n")
     prompt = post(s.pb_home, s.name, "check the flaky test")
     s.turn(prompt)
-    s.reached(prompt, "delivered")
+    s.reached(prompt, "seen")
     got = status(s.pb_home, prompt, s.name)
-    assert ("hermes-plugin", "accepted") == (got["door"], got["outcome"])
+    assert ("hermes-plugin", "accepted", "hermes-db") == (
+        got["door"],
+        got["outcome"],
+        got["source"],
+    )
     assert 1 == _turns(s, prompt)
+    assert 1 == len(_seen(s)[prompt])
     assert s.stand_in.contexts(f"paneboard: you are `{s.name}` on board `test`") >= 1
     env = {"XDG_RUNTIME_DIR": str(s.runtime), "HERMES_ENABLE_PROJECT_PLUGINS": "1"}
     doctor = run_cli(s.pb_home, "doctor", "--as", s.name, **env)
@@ -53,11 +69,14 @@ def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(
     session: HermesSession,
 ) -> None:
     """Delivered while a turn runs (on Hermes's input queue, the running turn not interrupted);
-    the model sees it once that turn has ended."""
+    the model sees it once that turn has ended, and so does `seen` (queued is not seen)."""
     s = session
     busy, queued, started = s.during_a_long_turn()
     assert [] == s.stand_in.turns_with(queued)
     assert s.turn(queued) >= started + 3
+    s.reached(queued, "seen")
+    [seen] = _seen(s)[queued]
+    assert seen >= started + 3
     assert 1 == _turns(s, busy)
     [request] = [r for r in s.stand_in.requests() if queued in r["user"]]
     *_, asked, answered, _ = request["body"]["messages"]
@@ -91,10 +110,11 @@ def test_a_burst_of_twenty_reaches_the_model_once_each(session: HermesSession) -
     # tests before
     write_policy(s.pb_home / "test", s.name, Policy(rate=0))
     ids = [post(s.pb_home, s.name, f"burst {n}") for n in range(20)]
-    for prompt in ids:
-        s.reached(prompt, "delivered")
     wait_until(lambda: all(_turns(s, p) for p in ids), "not every burst turn ran", 120, s.screen)
+    for prompt in ids:
+        s.reached(prompt, "seen")  # after `delivered`
     assert [1] * 20 == [_turns(s, p) for p in ids]
+    assert [1] * 20 == [len(_seen(s)[p]) for p in ids]
     firsts = [s.stand_in.turns_with(f"[paneboard] prompt {p} from")[0] for p in ids]
     assert sorted(firsts) == firsts
 

@@ -1,15 +1,16 @@
-"""Kilo Code 7.7.9, live and offline: paneboard's plugin, its socket, the `kilo` door."""
+"""Kilo Code 7.7.9, live and offline: paneboard's plugin, its socket, the `kilo` door, `seen`
+from its SQLite database."""
 
 from __future__ import annotations
 
 import pytest
 
-from paneboard.protocol.posts import Delivered
+from paneboard.protocol.posts import Delivered, Seen
 from paneboard.state.filelog.log import read_posts
 from paneboard.state.panes.lock import holder
 from testing.clients import PINNED
 from testing.helpers import run_cli, wait_until
-from testing.sessions import one_shot, post, running
+from testing.sessions import one_shot, post, running, status
 from tests.real.kilo_session import KiloSession
 from tests.real.live import NEEDS_TMUX, live_fixture
 
@@ -17,6 +18,15 @@ pytestmark = NEEDS_TMUX
 
 KILO = PINNED["kilo"]
 session = live_fixture(KiloSession, KILO.installed, "kilo-bob", KILO.missing)
+
+
+def _seen(s: KiloSession) -> dict[str, list[float]]:
+    """The times of the `seen` receipts of each prompt, from the board's log."""
+    found: dict[str, list[float]] = {}
+    for _, p in read_posts(s.pb_home / "test" / "log"):
+        if isinstance(p, Seen):
+            found.setdefault(p.prompt_id, []).append(p.ts)
+    return found
 
 
 def _idle(s: KiloSession, prompt: str) -> None:
@@ -27,18 +37,20 @@ def _idle(s: KiloSession, prompt: str) -> None:
 
 def test_an_idle_session_takes_the_prompt_once(session: KiloSession) -> None:
     """The plugin's ok is `delivered`; one model turn, with the context line in its system
-    prompt; no `seen` (Kilo Code keeps no conversation file); doctor sees the door."""
+    prompt; `seen` from Kilo Code's database, once; doctor sees the door."""
     s = session
     assert f"installed paneboard plugin {s.project / '.kilo/plugins/paneboard.js'}\n" == s.installed
     s.turn("hello")
     prompt = post(s.pb_home, s.name, "check the flaky test")
     _idle(s, prompt)
-    assert ("delivered", "kilo", "accepted") == s.stage(prompt)
+    s.reached(prompt, "seen")
+    got = status(s.pb_home, prompt, s.name)
+    assert ("kilo", "accepted", "kilo-db") == (got["door"], got["outcome"], got["source"])
     assert 1 == len(s.turns_with(prompt))
+    assert 1 == len(_seen(s)[prompt])
     assert s.stand_in.contexts(f"paneboard: you are `{s.name}` on board `test`") >= 1
     doctor = run_cli(s.pb_home, "doctor", "--as", s.name, XDG_RUNTIME_DIR=str(s.runtime))
     assert f"ok    kilo     plugin door of Kilo Code pid {s.pid}: {s.socket}" in doctor.stdout
-    assert "delivered" == s.stage(prompt)[0]
 
 
 def test_kilo_run_starts_no_listener(session: KiloSession) -> None:
@@ -52,12 +64,16 @@ def test_kilo_run_starts_no_listener(session: KiloSession) -> None:
 def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(
     session: KiloSession,
 ) -> None:
-    """Delivered while a turn runs; the model sees it once that turn has ended."""
+    """Delivered while a turn runs; the model sees it once that turn has ended, and so does
+    `seen` (the database holds no user message of it before)."""
     s = session
     _, queued, started = s.during_a_long_turn()
     assert [] == s.turns_with(queued)
     assert s.turn(queued) >= started + 3
     _idle(s, queued)
+    s.reached(queued, "seen")
+    [seen] = _seen(s)[queued]
+    assert seen >= started + 3
 
 
 def test_a_round_trip_wait_prints_the_answer(session: KiloSession) -> None:
@@ -90,6 +106,8 @@ def test_a_burst_of_twenty_reaches_the_model_once_each(session: KiloSession) -> 
     ]
     assert (sorted(ids), "kilo") == (sorted(delivered), s.stage(ids[-1])[1])
     assert [1] * 20 == [len(s.turns_with(p)) for p in ids]
+    wait_until(lambda: all(p in _seen(s) for p in ids), "not all 20 seen", 30, s.screen)
+    assert [1] * 20 == [len(_seen(s)[p]) for p in ids]
 
 
 @pytest.mark.timeout(300)
@@ -106,5 +124,5 @@ def test_killed_its_listener_ends_and_the_prompt_waits_for_the_next_session(
     assert (s.pid, s.socket) != (pid, socket)
     assert not socket.exists()  # the new plugin swept the dead process's socket and registry
     s.turn(prompt)
-    s.reached(prompt, "delivered")
+    s.reached(prompt, "seen")
     assert 1 == len(s.turns_with(prompt))

@@ -1,7 +1,8 @@
 """Qoder CLI 1.1.52, live and offline: its cross-session inbox, the `qoder-inbox` door, `seen`
 from its transcript. Its model is its vendor's service and is not reached here (see
-qoder_session.py): a turn starts and fails at its model request, so the tests stop at the
-transcript, and a busy session and a round trip cannot be had."""
+qoder_session.py): a turn starts and fails at its model request, so these tests stop at the
+transcript; test_qoder_turns.py gives a session Qoder CLI's own stand-in for its model, for a
+busy session and a round trip."""
 
 from __future__ import annotations
 

@@ -20,13 +20,23 @@ def _json(home: Path, *args: str) -> list[Any]:
 def test_a_cancelled_recipients_ts_is_when_it_was_cancelled(home: Path) -> None:
     """`status --json` gives each recipient the time it reached its stage: for `cancelled`,
     the cancel's time, and the prompt's own fields beside `recipients`, `doubted` (the
-    posts that moved nothing: none here) and `waits` (past the rate: none)."""
+    posts that moved nothing: none here), `waits` (past the rate: none) and `stages` (each
+    stage with its time and the seconds since the one before)."""
     pid = post(home, "--to", "bob", "never mind")
     [cancel] = _json(home, "cancel", "--as", "alice", pid)
     [status] = _json(home, "status", pid)
     [prompt] = _json(home, "log", "--kind", "prompt")
     assert "verified" == prompt.pop("verdict")  # `log` adds each post's verdict to its fields
-    mine = {"recipients": {"bob": status["recipients"]["bob"]}, "doubted": [], "waits": {}}
+    stages = [
+        {"stage": "posted", "at": prompt["ts"], "after": None},
+        {"stage": "cancelled", "at": cancel["ts"], "after": cancel["ts"] - prompt["ts"]},
+    ]
+    mine = {
+        "recipients": {"bob": status["recipients"]["bob"]},
+        "doubted": [],
+        "waits": {},
+        "stages": {"bob": stages},
+    }
     assert {**prompt, **mine} == status
     assert ("cancelled", cancel["ts"]) == (
         status["recipients"]["bob"]["stage"],

@@ -184,6 +184,7 @@ def who_line(row: WhoRow) -> str:
     if row.listening and row.sleep:
         state = f"{row.sleep:<9}  pid {row.pid}  door {row.door}"
     last = f"  last delivery {clock(row.last_delivery)}" if row.last_delivery else ""
+    last += f"  last read {clock(row.last_read)}" if row.last_read else ""
     waiting = f"  {row.held} held for a person" if row.held else ""
     attach = f"  attach: {row.attach}" if row.attach else ""
     return one_line(f"{row.agent:<20} {state}{last}{waiting}{attach}")

@@ -46,9 +46,11 @@ def test_read_prints_the_doors_text_and_posts_one_verified_read(home: Path) -> N
     assert ("read", receipt["ts"], "cli") == (bob_now["stage"], bob_now["read_at"], "cli")
 
 
-def test_a_second_read_prints_again_and_writes_no_second_receipt(home: Path) -> None:
+def test_a_second_read_prints_again_and_writes_no_second_receipt(
+    home: Path, store_url: str
+) -> None:
     """The fold counts the first reading; a second one prints the same text, posts nothing, and
-    `--json` says so: `receipt` null, `read_at` the first reading's time."""
+    `--json` says so: `receipt` null, `read_at` the first reading's time (on each store)."""
     pid = post(home, "--to", "bob", "one task")
     first = run_cli(home, "read", "--as", "bob", pid, "--json")
     again = run_cli(home, "read", "--as", "bob", pid, "--json")

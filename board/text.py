@@ -84,12 +84,12 @@ def status_lines(status: Status, now: float | None = None) -> list[str]:
     for name, r in status.recipients.items():
         when = clock(r.ts) if r.ts else ""
         lines.append(one_line(f"  {name:<16} {r.stage:<11} {when}{_detail(r, now)}"))
-        lines += [one_line(line) for line in stage_lines(status.stages.get(name, []))]
         if r.woke is not None and r.woke_at is not None:
             lines.append(one_line(f"  {'':<16} woke {r.woke} at {clock(r.woke_at)}"))
         wait = status.waits.get(name)
         if wait is not None:
             lines.append(one_line(f"  {'':<16} waits until {clock(wait.until)}: {wait.reason}"))
+        lines += [one_line(line) for line in stage_lines(status.stages.get(name, []))]
     return lines + [one_line(doubt_line(d)) for d in status.doubted]
 
 

@@ -63,16 +63,27 @@ class Wait(msgspec.Struct, frozen=True):
     reason: str
 
 
+class StageTime(msgspec.Struct, frozen=True):
+    """One stage a recipient's side of a prompt reached: `at` when, and `after` the seconds
+    since the stage before it (None for the first, `posted`)."""
+
+    stage: str
+    at: float
+    after: float | None = None
+
+
 class Status(Prompt, frozen=True, tag="prompt"):
     """A prompt's fields, and where it stands for each recipient now.
 
     Each recipient's `ts` is when it reached its stage: for a cancelled or expired prompt,
-    when it was cancelled or expired.
+    when it was cancelled or expired. `stages` lists, per recipient, every stage it reached
+    with its time, in the order they happened (`stage_times`).
     """
 
     recipients: dict[str, Recipient] = msgspec.field(default_factory=dict)
     doubted: list[Doubt] = msgspec.field(default_factory=list)  # posts that moved nothing
     waits: dict[str, Wait] = msgspec.field(default_factory=dict)  # recipient -> past the rate
+    stages: dict[str, list[StageTime]] = msgspec.field(default_factory=dict)
 
 
 class LogPage(msgspec.Struct, frozen=True):
@@ -202,7 +213,38 @@ def status_of(ps: PromptState, now: float) -> Status:
         ts = {"cancelled": ps.cancelled, "expired": ps.prompt.expires}.get(now_stage, r.ts)
         recipients[name] = msgspec.structs.replace(r, stage=now_stage, ts=ts)
     fields = msgspec.structs.asdict(ps.prompt)
-    return Status(**fields, recipients=recipients, doubted=list(ps.doubted))
+    stages = {name: stage_times(ps.prompt.ts, r) for name, r in recipients.items()}
+    return Status(**fields, recipients=recipients, doubted=list(ps.doubted), stages=stages)
+
+
+# A recipient's stages in the order of the lifecycle, which orders those reached at one time.
+_LIFECYCLE = ("posted", "held", "approved", "woke", "undelivered", "delivered", "seen", "read")
+
+
+def stage_times(posted: float, r: Recipient) -> list[StageTime]:
+    """Every stage *r* (its stage as of now, `status_of`'s) reached, with its time, in the order
+    they happened: posted, held, approved, woke, delivered (the last receipt), seen and read
+    (the first), then where it stands if that is past them (undelivered, acked, answered,
+    refused, cancelled, expired). A body can be read before its notice is seen: the order is
+    the times', and `after` the seconds since the stage listed before."""
+    found = [
+        ("posted", posted),
+        ("held", r.held_at),
+        ("approved", r.approved_at),
+        ("woke", r.woke_at),
+        ("delivered", r.delivered_at),
+        ("seen", r.seen_at),
+        ("read", r.read_at),
+    ]
+    if r.stage not in _LIFECYCLE or r.stage == "undelivered":
+        found.append((r.stage, r.ts))
+    reached = [(name, at) for name, at in found if at is not None]
+    rank = {name: i for i, name in enumerate(_LIFECYCLE)}
+    reached.sort(key=lambda item: (item[1], rank.get(item[0], len(rank))))
+    out: list[StageTime] = []
+    for name, at in reached:
+        out.append(StageTime(name, at, None if not out else at - out[-1].at))
+    return out
 
 
 def read_log(

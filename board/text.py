@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import time
 
-from paneboard.board.read import OpenPrompt, Status
+from paneboard.board.read import OpenPrompt, StageTime, Status
 from paneboard.board.trust import doubt_line
 from paneboard.board.who import WhoRow
-from paneboard.protocol.posts import Answer, Held, Post, Prompt, Seen
+from paneboard.protocol.posts import Answer, Held, Post, Prompt, Read, Seen
 from paneboard.protocol.signing import VERIFIED
 from paneboard.protocol.visible import one_line
 from paneboard.protocol.words import HANDED_STAGES, SEEING_DOORS
@@ -41,6 +41,8 @@ def describe(post: Post) -> str:
         return f"{head} on {post.prompt_id}: {summary(post.body)}"
     if isinstance(post, Seen):
         return f"{head} on {post.prompt_id}: {post.door}, in {post.source}"
+    if isinstance(post, Read):
+        return f"{head} on {post.prompt_id}: body read via {post.via}"
     if isinstance(post, Held):
         return f"{head} on {post.prompt_id}: {post.door}, held by the {post.by} ({post.reason})"
     detail = (
@@ -87,7 +89,38 @@ def status_lines(status: Status, now: float | None = None) -> list[str]:
         wait = status.waits.get(name)
         if wait is not None:
             lines.append(one_line(f"  {'':<16} waits until {clock(wait.until)}: {wait.reason}"))
+        lines += [one_line(line) for line in stage_lines(status.stages.get(name, []))]
     return lines + [one_line(doubt_line(d)) for d in status.doubted]
+
+
+def stage_lines(stages: list[StageTime]) -> list[str]:
+    """A recipient's stages under its line of `status`, each with its time and how long after
+    the one before it: "· seen        2026-12-02 02:12:58  390 ms after delivered"."""
+    out, before = [], None
+    for st in stages:
+        after = "" if st.after is None or before is None else f"  {span(st.after)} after {before}"
+        out.append(f"  {'':<16} · {st.stage:<11} {clock(st.at)}{after}")
+        before = st.stage
+    return out
+
+
+def span(seconds: float) -> str:
+    """A duration as a person reads it, precise where it is short: "12 ms", "4.2 s",
+    "3 min 5 s", "2 h 10 min", "3 days"."""
+    s = max(0.0, seconds)
+    if s < 1:
+        return f"{round(s * 1000)} ms"
+    if s < 60:
+        return f"{s:.1f} s"
+    whole = int(s)
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60} s"
+    if whole < 2 * 86400:
+        return f"{whole // 3600} h {whole % 3600 // 60} min"
+    return f"{whole // 86400} days"
+
+
+READ_VIA_SHOWN = {"cli": "`paneboard read`", "mcp": "the MCP `read` tool"}
 
 
 def _detail(r: Recipient, now: float) -> str:
@@ -105,6 +138,9 @@ def _detail(r: Recipient, now: float) -> str:
         )
     if r.stage == "seen":
         return f"  via {r.door}, in {r.source}" + seen_after(r)
+    if r.stage == "read":
+        by = READ_VIA_SHOWN.get(r.read_via or "", r.read_via)
+        return (f"  via {r.door}, " if r.door else "  ") + f"body read with {by}"
     if r.stage == "held" and r.ts is not None:
         return f"  {held_line(r, now)}"
     if r.stage == "refused":
@@ -148,6 +184,7 @@ def who_line(row: WhoRow) -> str:
     if row.listening and row.sleep:
         state = f"{row.sleep:<9}  pid {row.pid}  door {row.door}"
     last = f"  last delivery {clock(row.last_delivery)}" if row.last_delivery else ""
+    last += f"  last read {clock(row.last_read)}" if row.last_read else ""
     waiting = f"  {row.held} held for a person" if row.held else ""
     attach = f"  attach: {row.attach}" if row.attach else ""
     return one_line(f"{row.agent:<20} {state}{last}{waiting}{attach}")

@@ -39,6 +39,7 @@ class WhoRow(msgspec.Struct, frozen=True):
     host: str = ""  # the machine its listener runs on, as the listener said
     attach: str = ""  # how a person opens the session `paneboard spawn` started for it
     sleep: str = ""  # "asleep" or "woken": its session ended, its listener wakes it (a wake)
+    last_read: float | None = None  # its newest verified `read`: it read a body (`paneboard read`)
 
 
 def who(ctx: Context) -> list[WhoRow]:
@@ -49,7 +50,9 @@ def who(ctx: Context) -> list[WhoRow]:
     for _, post in posts:
         names[post.sender] = None
         names.update(dict.fromkeys(getattr(post, "to", ())))
-    return rows(ctx.paths, names, remote_presences(ctx.store()), held_counts(state))
+    found = rows(ctx.paths, names, remote_presences(ctx.store()), held_counts(state))
+    reads = last_reads(state)
+    return [msgspec.structs.replace(row, last_read=reads.get(row.agent)) for row in found]
 
 
 def rows(
@@ -133,6 +136,17 @@ def held_counts(state: BoardState) -> dict[str, int]:
             if stage(ps, name, now) == "held":
                 counts[name] = counts.get(name, 0) + 1
     return counts
+
+
+def last_reads(state: BoardState) -> dict[str, float]:
+    """When each recipient last read a prompt's body, as the fold counts it (each prompt's
+    first verified `read`)."""
+    out: dict[str, float] = {}
+    for ps in state.prompts.values():
+        for name, r in ps.recipients.items():
+            if r.read_at is not None and r.read_at > out.get(name, float("-inf")):
+                out[name] = r.read_at
+    return out
 
 
 def _holder(lock: Path) -> int | None:

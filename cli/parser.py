@@ -449,7 +449,16 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] 
     ),
     "cancel": ("withdraw a prompt you sent", _id, "closing:cancel_command"),
     "open": ("the prompts open for you, in delivery order", _no_options, "reading:open_command"),
-    "status": ("a prompt's lifecycle for each recipient", _id, "reading:status_command"),
+    "status": (
+        "a prompt's lifecycle for each recipient, each stage with its time",
+        _id,
+        "reading:status_command",
+    ),
+    "read": (
+        "print a prompt's text as its recipient, and post `read` (the first time)",
+        _id,
+        "reading:read_command",
+    ),
     "log": ("the board's posts", _log_options, "reading:log_command"),
     "wait": (
         "block until a prompt is delivered, seen or closed for every recipient; print answers",

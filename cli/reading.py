@@ -1,14 +1,16 @@
-"""Reading the board: `open`, `status`, `log` and `log --follow`."""
+"""Reading the board: `open`, `status`, `read`, `log` and `log --follow`."""
 
 from __future__ import annotations
 
 import signal
 import sys
+import time
 from argparse import Namespace
 from collections.abc import Sequence
 
 import anyio
 
+from paneboard.board.body import read_body
 from paneboard.board.context import Context
 from paneboard.board.read import open_prompts, open_row, prompt_status, read_log
 from paneboard.board.text import open_line, status_lines
@@ -35,6 +37,16 @@ def status_command(args: Namespace) -> None:
         emit(status)
     else:
         print("\n".join(status_lines(status)))
+
+
+def read_command(args: Namespace) -> None:
+    """The prompt's text as its door hands it over; the first reading posts `read`."""
+    with Context.from_args(args) as ctx:
+        done = read_body(ctx, args.id, "cli", time.time())
+    if args.json:
+        emit(done)
+    else:
+        sys.stdout.write(done.text)
 
 
 def log_command(args: Namespace) -> None:

@@ -61,7 +61,7 @@ def refusal(exc: ToolError) -> str:
 
 
 def create_server(ctx: Context) -> BoardServer:
-    """The server with its ten tools, each acting as *ctx* (its agent, home, board and store)."""
+    """The server with its eleven tools, each acting as *ctx* (its agent, home, board and store)."""
 
     @asynccontextmanager
     async def acting_as(_: MCPServer[Context]) -> AsyncIterator[Context]:
@@ -72,8 +72,9 @@ def create_server(ctx: Context) -> BoardServer:
         "paneboard",
         instructions=(
             "paneboard hands prompts between coding agents through a shared board. "
-            f"You are agent {me}. A prompt for you arrives as a message naming its id; when "
-            "you have done it, close it with `answer` (or `ack` when there is nothing to say). "
+            f"You are agent {me}. A prompt for you arrives as a message naming its id (or as a "
+            "notice naming only its id: `read` gives its text); when you have done it, close it "
+            "with `answer` (or `ack` when there is nothing to say). "
             "Give work to another agent with `post` (or `ask` to post and wait for the answer "
             "in one call)."
         ),

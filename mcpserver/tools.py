@@ -17,6 +17,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from paneboard.board import close, read
+from paneboard.board.body import read_body
 from paneboard.board.context import Context
 from paneboard.board.post import PromptRequest
 from paneboard.board.post import post as post_prompt
@@ -134,10 +135,21 @@ def cancel(id: Id, tool: Tool) -> CallToolResult:
 
 def status(id: Id, tool: Tool) -> CallToolResult:
     """Where a prompt stands for each recipient: posted, delivered, undelivered, seen (the
-    recipient's model has it), acked, answered, cancelled or expired, with answers and notes.
-    Returns the prompt with `recipients`."""
+    recipient's model has it), read (its text read with `read`), acked, answered, cancelled or
+    expired, with answers and notes, and each stage it reached with its time. Returns the
+    prompt with `recipients` and `stages`."""
     done = read.prompt_status(board(tool), id)
     return result(done, "\n".join(status_lines(done)))
+
+
+def read_(id: Id, tool: Tool) -> CallToolResult:
+    """Read a prompt sent to you: its text as it would arrive as a message (who sent it, what
+    paneboard checked of the sender, the sender's words quoted apart with `> `, how to close
+    it). Use it when you are told of a prompt by its id (a notice) rather than given its text.
+    The first reading tells the sender you read it (a `read` receipt). Returns `prompt`, `text`,
+    `receipt` (null when you had read it before) and `read_at`."""
+    done = read_body(board(tool), id, "mcp", time.time())
+    return result(done, done.text)
 
 
 async def wait(
@@ -146,10 +158,10 @@ async def wait(
     until: Until = "closed",
     timeout: Seconds = WAIT_TIMEOUT,  # noqa: ASYNC109  # the contract's argument name
 ) -> CallToolResult:
-    """Block until a prompt is closed (or delivered, or seen by the model, with until=delivered
-    or until=seen) for every recipient, then return each recipient's stage and answer as
-    `outcomes`. Fails when the prompt is cancelled or expires, or after `timeout` seconds
-    (default 50); call it again to keep waiting."""
+    """Block until a prompt is closed (or delivered, seen by the model, or read, with
+    until=delivered, until=seen or until=read) for every recipient, then return each
+    recipient's stage and answer as `outcomes`. Fails when the prompt is cancelled or
+    expires, or after `timeout` seconds (default 50); call it again to keep waiting."""
     ctx = board(tool)
     done = await _waiting(
         tool,
@@ -217,6 +229,7 @@ TOOLS: dict[str, Callable[..., Any]] = {
     "answer": answer,
     "cancel": cancel,
     "status": status,
+    "read": read_,
     "wait": wait,
     "ask": ask,
     "who": who_,

@@ -97,6 +97,7 @@ class Recipient(msgspec.Struct):
     approved_at: float | None = None  # when a person let it through, after it was held
     woke: str | None = None  # the session this prompt started again, and when
     woke_at: float | None = None
+    held_at: float | None = None  # when it was last held for a person (kept after an approval)
 
 
 class Doubt(msgspec.Struct, frozen=True):
@@ -242,7 +243,7 @@ def _apply_to(ps: PromptState, post: AboutPrompt, check: LazyVerdict | None) -> 
     elif isinstance(post, Held):
         if r.stage in ("posted", "undelivered"):  # held before it reached the model
             r.stage, r.ts, r.door, r.reason = "held", post.ts, post.door, post.reason
-            r.held_by = post.by
+            r.held_by, r.held_at = post.by, post.ts
     elif r.stage not in ("delivered", "seen", "read"):
         r.stage, r.ts, r.door, r.reason = "undelivered", post.ts, post.door, post.reason
         r.held_by = None

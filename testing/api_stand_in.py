@@ -8,6 +8,11 @@ command with TEXT as the answer (what the tool returns then gets "OK").
 A request offering paneboard's MCP `answer` tool whose last turn is a paneboard prompt is
 answered by calling that tool for the prompt's id (see "paneboard's MCP tools" below).
 
+A request offering Bash whose turn is a paneboard prompt with a body line `> MOCK-READ: ID`
+is answered with a Bash `tool_use` running `paneboard read ID` with the options of the prompt's
+own answer command (the agent reads the prompt it was told of); LOG gets ``{"read": COMMAND}``,
+and the request carrying a tool's result gets ``{"tool_result": TEXT}``.
+
 A turn's request (one that offers tools) whose last user text holds ``PB-SLOW-<n>`` is
 answered after n seconds (a busy session); LOG gets ``{"slow": TIME}`` as it starts holding the
 answer back and ``{"done": TIME}`` as the answer goes out.
@@ -30,6 +35,8 @@ from testing import stand_in
 _ANSWER_LINE = re.compile(r"^\s*(\S+ answer \S+ .*) 'YOUR ANSWER'$", re.MULTILINE)
 _MOCK_ANSWER = re.compile(r"^> MOCK-ANSWER: (.+)$", re.MULTILINE)
 _SLEEP = re.compile(r"PB-SLEEP-(\d+(?:\.\d+)?)")
+_MOCK_READ = re.compile(r"^> MOCK-READ: (\S+)$", re.MULTILINE)
+_ANSWER_WORDS = re.compile(r"^\s*(\S+) answer \S+ (.*) -- 'YOUR ANSWER'$", re.MULTILINE)
 
 
 def _offers(req: dict[str, Any], tool: str) -> bool:
@@ -50,6 +57,28 @@ def answer_command(req: dict[str, Any], text: str) -> str | None:
     if not bash or answer is None or wanted is None:
         return None
     return f"{answer.group(1)} {shlex.quote(wanted.group(1).strip())}"
+
+
+def read_command(req: dict[str, Any], text: str) -> str | None:
+    """The `paneboard read ID` command to run for *text*, if the request offers Bash: the
+    executable and options of the prompt's own answer command, the id of its MOCK-READ line."""
+    answer, wanted = _ANSWER_WORDS.search(text), _MOCK_READ.search(text)
+    if not _offers(req, "Bash") or answer is None or wanted is None:
+        return None
+    exe, options = answer.groups()
+    return f"{exe} read {shlex.quote(wanted.group(1))} {options}"
+
+
+def tool_results(message: dict[str, Any]) -> str:
+    """The text of the tool results a user message carries."""
+    content = message.get("content")
+    out = []
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            inner = block.get("content")
+            parts = inner if isinstance(inner, list) else [{"text": inner}]
+            out += [str(p.get("text", "")) for p in parts if isinstance(p, dict)]
+    return "\n".join(out)
 
 
 def _turn(req: dict[str, Any]) -> str:
@@ -172,9 +201,15 @@ class Handler(stand_in.Handler):
         users = [
             m for m in req.get("messages", []) if m.get("role") == "user"
         ]  # not "system" notes
+        if users and _has_result(users[-1]):
+            self._write({"tool_result": tool_results(users[-1])[:20000]})
         command = answer_command(req, turn) if users else None
         if command is not None and req.get("stream"):
             return self._send(_tool_use(req.get("model", "stand-in"), command), "text/event-stream")
+        reading = read_command(req, turn) if users and not _has_result(users[-1]) else None
+        if reading is not None and req.get("stream"):
+            self._write({"read": reading})
+            return self._send(_tool_use(req.get("model", "stand-in"), reading), "text/event-stream")
         call = mcp_answer_call(req)
         if call is not None:
             self._write({"mcp_answer": call["input"]["id"]})

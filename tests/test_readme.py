@@ -1,9 +1,9 @@
 """The README and docs/ cannot drift from the program: their sessions run, their lines parse.
 
 Every ```console block without a long-running command, in README.md or docs/*.md, is run,
-line by line, in a fresh home, and what each command prints must be what the page shows (ids
-and times aside). Every `paneboard …` line of any code block must be a command line the parser
-accepts.
+line by line, in a fresh home, and what each command prints must be what the page shows (ids,
+times and the spans between them aside). Every `paneboard …` line of any code block must be a
+command line the parser accepts.
 """
 
 from __future__ import annotations
@@ -25,6 +25,13 @@ BLOCKS = [
 ]
 ID = re.compile(r"\b0[0-9a-hjkmnp-tv-z]{25}\b")
 TIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
+SPAN = re.compile(r"\b\d+(\.\d+)? (ms|s|min|h|days)( \d+ (s|min))? after\b")  # status's stages
+
+
+def _timeless(line: str) -> str:
+    return SPAN.sub("D after", TIME.sub("T", line))
+
+
 LONG_RUNNING = ("wait", "ask", "listen", "log --follow", "top", "mcp")
 
 
@@ -87,8 +94,8 @@ def test_the_readme_sessions_print_what_they_show(
         printed = done.stdout.splitlines()
         if len(shown) == 1 and ID.fullmatch(shown[0]):
             ids[shown[0]] = printed[0]
-        normal = [TIME.sub("T", _readme_ids(p, ids)) for p in printed]
-        assert [TIME.sub("T", line) for line in shown] == normal, command
+        normal = [_timeless(_readme_ids(p, ids)) for p in printed]
+        assert [_timeless(line) for line in shown] == normal, command
 
 
 def _readme_ids(line: str, ids: dict[str, str]) -> str:

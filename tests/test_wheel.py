@@ -207,6 +207,7 @@ COMMANDS_ON_A_STORE = [
     ["answer", "0123456789ab", "x"],
     ["cancel", "0123456789ab"],
     ["status", "0123456789ab"],
+    ["read", "0123456789ab"],
     ["log"],
     ["log", "--follow"],
     ["wait", "0123456789ab", "--timeout", "1"],

@@ -262,6 +262,17 @@ def age_changes_in(seconds: float) -> float:
     return size - s % size
 
 
+def stage_since(ps: PromptState, name: str, now: float) -> float | None:
+    """When *name*'s stage as of *now* began: the fold's time of it, or the cancel's, or the
+    expiry (None: no time is known)."""
+    now_stage = stage(ps, name, now)
+    if now_stage == "cancelled":
+        return ps.cancelled
+    if now_stage == "expired":
+        return ps.prompt.expires
+    return ps.recipients[name].ts
+
+
 def stale_since(ps: PromptState, name: str, now: float) -> float | None:
     """When *name*'s stage began, if it is handed over and not closed (delivered, or seen)."""
     r = ps.recipients[name]

@@ -18,7 +18,14 @@ from paneboard.board.who import WhoRow
 from paneboard.protocol.posts import Answer, Post, Prompt
 from paneboard.protocol.visible import visible
 from paneboard.state.fold import PromptState, stage
-from paneboard.top.model import TopModel, age_changes_in, age_text, not_counted, stale_since
+from paneboard.top.model import (
+    TopModel,
+    age_changes_in,
+    age_text,
+    not_counted,
+    stage_since,
+    stale_since,
+)
 
 PRIORITY_STYLE = {"urgent": "bold red", "high": "bold yellow", "normal": "", "low": "dim"}
 STAGE_STYLE = {
@@ -27,6 +34,7 @@ STAGE_STYLE = {
     "delivered": "blue",
     "undelivered": "bold magenta",
     "seen": "green",
+    "read": "bold green",
     "acked": "dim green",
     "answered": "dim green",
     "cancelled": "dim",
@@ -108,7 +116,9 @@ class AgentSource:
 
 
 class PromptSource:
-    """One line per open prompt: id, priority, age, sender → each recipient's stage, body."""
+    """One line per open prompt: id, priority, age, sender → each recipient's stage and how
+    long it has been at it (with `!` and the stale style once handed over and not closed for
+    `stale` seconds), body."""
 
     def __init__(self, model: TopModel, stale: float) -> None:
         self.model = model
@@ -131,13 +141,14 @@ class PromptSource:
         text.append(f"{age_text(now - p.ts):>4}  {fitted(p.sender, 16)} →")
         for name in ps.recipients:
             s = stage(ps, name, now)
-            since = stale_since(ps, name, now)
-            late = since is not None and now - since >= self.stale
+            late = self._late(ps, name, now)
             text.append(f" {fitted(name, 16)} ")
-            label = f"{s} {age_text(now - since)}" if late and since is not None else s
+            label: str = s
             if s == "held":  # who holds it and why: what the person decides on
                 r = ps.recipients[name]
                 label += f" by {r.held_by or 'agent'} ({fitted(r.reason or '', 40)})"
+            at = stage_since(ps, name, now)
+            label += "" if at is None else f" {age_text(now - at)}" + ("!" if late else "")
             until = self.model.waits_until(ps, name, now)
             if until is not None:  # past the rate: it goes out then, with no one to act
                 label = f"waits {time.strftime('%H:%M:%S', time.localtime(until))} (rate)"
@@ -145,15 +156,20 @@ class PromptSource:
             text.append(" ")
         return text.append(f"  {fitted(p.body)}", "italic")
 
+    def _late(self, ps: PromptState, name: str, now: float) -> bool:
+        since = stale_since(ps, name, now)
+        return since is not None and now - since >= self.stale
+
     def stamp(self, index: int, now: float) -> Hashable | None:
-        """What the row shows: the prompt, its age, and each recipient's stage and mark."""
+        """What the row shows: the prompt, its age, and each recipient's stage, its age at that
+        stage, and whether it is late."""
         ps = self.model.state.prompts[self.model.rows[index]]
         marks = []
         for name in ps.recipients:
-            since = stale_since(ps, name, now)
-            late = since is not None and now - since >= self.stale
-            mark = age_text(now - since) if late and since else ""
-            marks.append((stage(ps, name, now), mark, self.model.waits_until(ps, name, now)))
+            at = stage_since(ps, name, now)
+            age = "" if at is None else age_text(now - at)
+            late = self._late(ps, name, now)
+            marks.append((stage(ps, name, now), age, late, self.model.waits_until(ps, name, now)))
         return ps.prompt.id, age_text(now - ps.prompt.ts), tuple(marks)
 
     def changes_at(self, index: int, now: float) -> float | None:
@@ -163,10 +179,12 @@ class PromptSource:
             until = self.model.waits_until(ps, name, now)
             if until is not None:
                 times.append(until)
+            at = stage_since(ps, name, now)
+            if at is not None:
+                times.append(now + age_changes_in(now - at))
             since = stale_since(ps, name, now)
-            if since is not None:
-                late = since + self.stale
-                times.append(late if late > now else now + age_changes_in(now - since))
+            if since is not None and since + self.stale > now:
+                times.append(since + self.stale)
         return min(times)
 
 
@@ -231,6 +249,7 @@ def _post_text(post: Post) -> Text:
     text.append(f" on {fitted(str(getattr(post, 'prompt_id', '?'))[:12])}")
     if isinstance(post, Answer):
         return text.append(f"  {fitted(post.body)}", "italic")
-    detail = [str(getattr(post, f, None)) for f in ("door", "source", "outcome", "reason", "note")]
+    fields = ("door", "source", "outcome", "reason", "note", "via")
+    detail = [str(getattr(post, f, None)) for f in fields]
     shown = [d for d in detail if d not in ("None", "accepted")]
     return text.append(f"  {fitted(' '.join(shown))}" if shown else "")

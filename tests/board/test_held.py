@@ -133,8 +133,8 @@ def test_a_held_post_round_trips_through_the_log(home: Path) -> None:
 
 
 def test_top_shows_a_held_prompt_in_a_colour_of_its_own() -> None:
-    """`top`'s prompt row names the stage `held`, who holds it and why, styled apart from
-    `delivered`."""
+    """`top`'s prompt row names the stage `held`, who holds it and why, and for how long,
+    styled apart from `delivered`."""
     from paneboard.protocol.posts import Prompt
     from paneboard.state.fold import BoardState, apply
     from paneboard.top.model import TopModel
@@ -151,7 +151,7 @@ def test_top_shows_a_held_prompt_in_a_colour_of_its_own() -> None:
     model.take(items, 3.0)
     line = PromptSource(model, stale=300.0).line(0, 3.0)
     [styled] = [line.plain[s.start : s.end] for s in line.spans if s.style == STAGE_STYLE["held"]]
-    assert (f"held by agent ({REASON})", True) == (
+    assert (f"held by agent ({REASON}) 1s", True) == (
         styled,
         STAGE_STYLE["held"] != STAGE_STYLE["delivered"],
     )

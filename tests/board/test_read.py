@@ -7,8 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.board.context import Context
+from paneboard.board.read import StageTime, status_of
+from paneboard.protocol.posts import Answer, Approved, Delivered, Held, Read, Seen
+from paneboard.state.fold import fold
 from paneboard.state.trust.keys import Pins
 from testing.helpers import post, run_cli
+from tests import factories
 
 
 def _json(home: Path, *args: str) -> list[Any]:
@@ -20,13 +24,23 @@ def _json(home: Path, *args: str) -> list[Any]:
 def test_a_cancelled_recipients_ts_is_when_it_was_cancelled(home: Path) -> None:
     """`status --json` gives each recipient the time it reached its stage: for `cancelled`,
     the cancel's time, and the prompt's own fields beside `recipients`, `doubted` (the
-    posts that moved nothing: none here) and `waits` (past the rate: none)."""
+    posts that moved nothing: none here), `waits` (past the rate: none) and `stages` (each
+    stage with its time and the seconds since the one before)."""
     pid = post(home, "--to", "bob", "never mind")
     [cancel] = _json(home, "cancel", "--as", "alice", pid)
     [status] = _json(home, "status", pid)
     [prompt] = _json(home, "log", "--kind", "prompt")
     assert "verified" == prompt.pop("verdict")  # `log` adds each post's verdict to its fields
-    mine = {"recipients": {"bob": status["recipients"]["bob"]}, "doubted": [], "waits": {}}
+    stages = [
+        {"stage": "posted", "at": prompt["ts"], "after": None},
+        {"stage": "cancelled", "at": cancel["ts"], "after": cancel["ts"] - prompt["ts"]},
+    ]
+    mine = {
+        "recipients": {"bob": status["recipients"]["bob"]},
+        "doubted": [],
+        "waits": {},
+        "stages": {"bob": stages},
+    }
     assert {**prompt, **mine} == status
     assert ("cancelled", cancel["ts"]) == (
         status["recipients"]["bob"]["stage"],
@@ -123,3 +137,29 @@ def test_a_board_signed_before_signatures_named_it_is_damaged_as_another_board()
         assert [] == reader.read_new()
     assert (7, 7) == (reader.damaged, len(caught))
     assert all("(`board`: `b` is not the board read, `c`)" in str(w.message) for w in caught)
+
+
+def test_stage_times_follow_the_times_and_keep_a_held_prompts_hold() -> None:
+    """Held, approved, delivered, then read before its notice was seen, then answered: each
+    stage with its time in the order they happened, `after` the seconds since the one before;
+    the hold's time stays once a person approved it."""
+    head = {"board": "b", "sender": "bob"}
+    posts = [
+        factories.prompt(1, id="p" * 26, ts=10.0),
+        Held(id="h", ts=11.0, prompt_id="p" * 26, door="stdout", by="policy", reason="r", **head),
+        Approved(id="a", ts=15.0, prompt_id="p" * 26, **head),
+        Delivered(id="d", ts=15.5, prompt_id="p" * 26, door="claude-inbox", **head),
+        Read(id="r", ts=20.0, prompt_id="p" * 26, via="mcp", **head),
+        Seen(id="s", ts=21.0, prompt_id="p" * 26, door="claude-inbox", source="x", **head),
+        Answer(id="n", ts=30.0, prompt_id="p" * 26, body="ok", **head),
+    ]
+    status = status_of(fold(enumerate(posts)).prompts["p" * 26], now=40.0)
+    assert [
+        StageTime("posted", 10.0),
+        StageTime("held", 11.0, 1.0),
+        StageTime("approved", 15.0, 4.0),
+        StageTime("delivered", 15.5, 0.5),
+        StageTime("read", 20.0, 4.5),
+        StageTime("seen", 21.0, 1.0),
+        StageTime("answered", 30.0, 9.0),
+    ] == status.stages["bob"]

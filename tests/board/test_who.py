@@ -28,6 +28,7 @@ def test_who_names_the_listeners_door_pid_and_host(home: Path) -> None:
         "host": socket.gethostname(),
         "attach": "",
         "sleep": "",
+        "last_read": None,
     } == rows["bob"]
     no_listener = {"listening": False, "pid": None, "door": None, "host": "", "held": 0}
     assert no_listener == {k: rows["carol"][k] for k in no_listener}
@@ -41,3 +42,19 @@ def test_a_pane_lock_that_cannot_be_read_is_no_listener(home: Path, tmp_path: Pa
     done = run_cli(home, "who")
     assert (0, "") == (done.returncode, done.stderr)
     assert [f"{'bob':<20} no listener"] == done.stdout.splitlines()
+
+
+def test_who_says_when_an_agent_last_read_a_body(home: Path) -> None:
+    """bob's row gives the time of its newest counted `read`; an agent that read nothing, none."""
+    first, second = post(home, "--to", "bob", "one"), post(home, "--to", "bob", "two")
+    reads = []
+    for pid in (second, first):
+        done = run_cli(home, "read", "--as", "bob", pid, "--json")
+        assert 0 == done.returncode, done.stderr
+        reads.append(json.loads(done.stdout)["read_at"])
+    done = run_cli(home, "who", "--json")
+    rows = {row["agent"]: row for row in map(json.loads, done.stdout.splitlines())}
+    assert (max(reads), None) == (rows["bob"]["last_read"], rows["alice"]["last_read"])
+    lines = run_cli(home, "who").stdout.splitlines()
+    bob = next(line for line in lines if line.startswith("bob "))
+    assert "  last read 2" in bob and "last read" not in next(ln for ln in lines if "alice" in ln)

@@ -37,14 +37,15 @@ def _failing_door(output: str) -> tuple[str, ...]:
 
 def test_status_shows_a_doors_output_in_a_reason_as_text(home: Path) -> None:
     """A door's escape sequences quoted in an undelivered reason are escapes in `status`,
-    one line per recipient; `--json` keeps the reason exact."""
+    one line per recipient (then its stages); `--json` keeps the reason exact."""
     with Listening(home, "bob", *_failing_door(EVIL)) as bob:
         pid = post(home, "--to", "bob", "hi")
         line = bob.wait_err(f"undelivered {pid}")
     done = run_cli(home, "status", pid)
     assert (0, "") == (done.returncode, done.stderr)
     assert _no_raw(done.stdout)
-    [_, row] = done.stdout.splitlines()
+    [_, row, posted, undelivered] = done.stdout.splitlines()
+    assert (["·", "posted"], ["·", "undelivered"]) == (posted.split()[:2], undelivered.split()[:2])
     assert row.endswith(f"via exec: `{sys.executable}` exited 1: {EVIL_SHOWN}")
     exact = json.loads(run_cli(home, "status", pid, "--json").stdout)
     assert f"`{sys.executable}` exited 1: {EVIL}" == exact["recipients"]["bob"]["reason"]
@@ -110,7 +111,7 @@ def test_status_and_who_lines_hold_no_raw_field() -> None:
     state = fold([(0, p), (1, delivered)])
     ps = state.prompts[p.id]
     lines = status_lines(status_of(ps, 3.0), now=3.0)
-    assert 2 == len(lines) and all(_no_raw(line) and "\n" not in line for line in lines)
+    assert 4 == len(lines) and all(_no_raw(line) and "\n" not in line for line in lines)
     assert f"from {EVIL_SHOWN} on board web" in lines[0]
     row = WhoRow("bob", listening=True, pid=7, door=EVIL)
     assert f"{'bob':<20} listening  pid 7  door {EVIL_SHOWN}" == who_line(row)

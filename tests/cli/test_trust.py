@@ -204,10 +204,11 @@ def test_status_shows_a_forged_ack_apart(home: Path, store_url: str, tmp_path: P
     assert 0 == done.returncode, done.stderr
     lines = done.stdout.splitlines()
     assert "held" == lines[1].split()[1]
+    assert (["·", "posted"], ["·", "held"]) == (lines[2].split()[:2], lines[3].split()[:2])
     assert (
         f"  not counted: ack {forged.id} by bob (forged: a bad signature or another key than "
         "the pinned one)"
-    ) == lines[2]
+    ) == lines[4]
 
 
 def test_trust_pins_another_key_after_confirmation(

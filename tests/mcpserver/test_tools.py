@@ -73,7 +73,8 @@ def test_the_tools_vocabulary_is_the_protocols() -> None:
 
 
 async def test_tools_are_listed_with_the_contract_argument_names(home: Path) -> None:
-    """Ten tools, each described, with the argument names of the contract (required ones marked)."""
+    """Eleven tools, each described, with the argument names of the contract (required ones
+    marked)."""
     async with board_client(home, "alice") as alice:
         tools = {t.name: t for t in (await alice.list_tools()).tools}
     args = {
@@ -87,6 +88,7 @@ async def test_tools_are_listed_with_the_contract_argument_names(home: Path) -> 
         "cancel": ({"id"}, {"id"}),
         "open": (set(), set()),
         "status": ({"id"}, {"id"}),
+        "read": ({"id"}, {"id"}),
         "wait": ({"id", "until", "timeout"}, {"id"}),
         "ask": ({"to", "body", "priority", "timeout"}, {"to", "body"}),
         "who": (set(), set()),
@@ -516,7 +518,7 @@ def test_a_line_the_sdk_cannot_read_gets_a_parse_error(home: Path) -> None:
     assert (2, -32700) == (surrogate["id"], surrogate["error"]["code"])
     assert (None, -32700) == (garbage["id"], garbage["error"]["code"])
     assert garbage["error"]["message"].startswith("Parse error: Invalid JSON")
-    assert (3, 10) == (listed["id"], len(listed["result"]["tools"]))
+    assert (3, 11) == (listed["id"], len(listed["result"]["tools"]))
     assert not (home / "test" / "log").exists()
 
 

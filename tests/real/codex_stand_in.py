@@ -5,7 +5,9 @@ Run as `python -m tests.real.codex_stand_in PORT LOG`; prints `ready`. Every str
 item (hook context, a `developer` message, skipped) is a user message that
 - starts `MOCK-RUN: CMD`: the answer is a call of Codex's `exec_command` tool running CMD;
 - is a paneboard prompt whose body has a line `> MOCK-ANSWER: TEXT`: the same, running the
-  prompt's own answer command with TEXT as the answer.
+  prompt's own answer command with TEXT as the answer;
+- is a paneboard prompt whose body has a line `> MOCK-READ: ID`: the same, running
+  `paneboard read ID` with the options of the prompt's own answer command.
 (Only in a thread's turn: the TUI's title requests carry no `turn_trigger` and get text.)
 `MOCK-SLOW-<n>` in that text holds the answer back n seconds (a busy session).
 LOG gets a JSON line per request, `{"ts", "text", "trigger", "thread"}` (the newest user text
@@ -30,6 +32,10 @@ _ANSWER_LINE = re.compile(
     r"^\s*(\S+ answer \S+ .*) 'YOUR ANSWER'(?:</hook_prompt>)?$", re.MULTILINE
 )
 _MOCK_ANSWER = re.compile(r"^(?:>|&gt;) MOCK-ANSWER: (.+)$", re.MULTILINE)
+_MOCK_READ = re.compile(r"^(?:>|&gt;) MOCK-READ: (\S+)$", re.MULTILINE)
+_ANSWER_WORDS = re.compile(
+    r"^\s*(\S+) answer \S+ (.*) -- 'YOUR ANSWER'(?:</hook_prompt>)?$", re.MULTILINE
+)
 _COUNT = itertools.count(1)
 _STAMP = int(time.time())
 
@@ -52,6 +58,10 @@ def command_for(text: str) -> str | None:
     """The command the stand-in has Codex run for the user text *text*, if any."""
     if text.startswith("MOCK-RUN:"):
         return text[len("MOCK-RUN:") :].strip()
+    read, words = _MOCK_READ.search(text), _ANSWER_WORDS.search(text)
+    if read is not None and words is not None:
+        exe, options = words.groups()
+        return f"{exe} read {shlex.quote(read.group(1))} {options}"
     answer, wanted = _ANSWER_LINE.search(text), _MOCK_ANSWER.search(text)
     if answer is None or wanted is None:
         return None

@@ -197,3 +197,34 @@ def test_codex_stop_mode_hands_a_prompt_over_once(live: Live, tmp_path: Path) ->
     assert str(handed[0]["text"]).startswith("<hook_prompt") and handed[0]["trigger"] == "user"
     status = json.loads(live.cli("status", pid, "--json"))["recipients"]["codex-carol"]
     assert ("answered", "stop-hook") == (status["stage"], status["door"])
+
+
+def test_codex_reads_a_prompt_it_was_told_of_from_its_shell(live: Live, tmp_path: Path) -> None:
+    """The turn for alice's second prompt runs `paneboard read FIRST` in Codex's own shell tool
+    (the stand-in's MOCK-READ line): the first is `read` by codex-dave, verified, via cli."""
+    project = live.project(tmp_path / "proj", "--as", "codex-dave")
+    lock = live.home / "test" / "panes" / "codex-dave.lock"
+    tui = live.tui(project)
+    live.submit(tui, "ready")
+    wait_until(
+        lambda: (held := holder(lock)) is not None and held > 0,
+        "the SessionStart listener",
+        30,
+        lambda: live.pane_log("codex-dave"),
+    )
+    first, _ = live.post("codex-dave", "the body to read: rotate the keys")
+    live.cli("wait", first, "--until", "delivered", "--timeout", "60")
+    live.post("codex-dave", f"read the prompt I told you of\nMOCK-READ: {first}")
+    live.cli("wait", first, "--until", "read", "--timeout", "60")
+    [receipt] = [
+        row
+        for row in map(json.loads, live.cli("log", "--json", "--kind", "read").splitlines())
+        if row["prompt"] == first
+    ]
+    assert ("codex-dave", "cli", "verified") == (
+        receipt["sender"],
+        receipt["via"],
+        receipt["verdict"],
+    )
+    status = json.loads(live.cli("status", first, "--json"))
+    assert "read" in [s["stage"] for s in status["stages"]["codex-dave"]]

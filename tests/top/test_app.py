@@ -85,7 +85,8 @@ async def test_panes_show_the_board(home: Path) -> None:
             assert "door stdout" in line_of(text, "bob ")
             assert "no listener" in line_of(text, "carol ")
             row = line_of(text, first[:12])
-            assert "alice → bob delivered carol posted" in " ".join(row.split())
+            shown = " ".join(row.split())
+            assert re.search(r"alice → bob delivered \d+s carol posted \d+s", shown), shown
             assert "open prompts 1" in text
             assert done[:12] not in text.split("posts")[0]  # closed: not among the open prompts
             assert "answer" in line_of(text, "all green")
@@ -153,15 +154,16 @@ async def test_a_listener_on_another_machine_shows_through_the_store(
 
 
 async def test_delivered_and_not_closed_for_long_stands_out(home: Path) -> None:
-    """Past the threshold a delivered prompt's stage shows how long it has waited."""
+    """A delivered prompt's stage shows how long it has been delivered; past the threshold,
+    marked `!`."""
     pid = post(home, "--as", "alice", "--to", "bob", "look at this")
     with Listening(home, "bob", "--door", "stdout") as bob:
         bob.line()
         app = top(home, stale=3)
         async with app.run_test(size=SIZE) as pilot:
-            late = re.compile(r"delivered \d+s")  # past the threshold: how long, in the row
+            late = re.compile(r"delivered \d+s!")  # past the threshold: marked, in the row
             text = await until(pilot, app, lambda t: "delivered" in line_of(t, pid[:12]))
-            assert late.search(line_of(text, pid[:12])) is None
+            assert re.search(r"delivered [0-2]s ", line_of(text, pid[:12])), text
             await until(pilot, app, lambda t: late.search(line_of(t, pid[:12])) is not None)
 
 
@@ -281,7 +283,7 @@ async def test_control_characters_and_markup_from_a_post_are_shown_as_text(home:
     app = top(home)
     async with app.run_test(size=SIZE) as pilot:
         text = await until(pilot, app, lambda t: "open prompts 1" in t)
-        assert "mallory → bob posted" in " ".join(text.split())
+        assert re.search(r"mallory → bob posted \d+[smhd]", " ".join(text.split()))
         assert "hi\\x1b]0;owned\\x07 m\\x1b[2J[b]x" in text
         await pilot.press("enter")
         text = await until(pilot, app, lambda t: "thread of prompt" in t)
@@ -360,3 +362,16 @@ async def test_an_asleep_listener_shows_asleep_then_woken(home: Path, tmp_path: 
         session = tmp_path / "session.pid"
         if session.exists():
             os.kill(int(session.read_text()), signal.SIGKILL)
+
+
+async def test_a_read_prompt_shows_read_and_its_age_at_that_stage(home: Path) -> None:
+    """bob reads the prompt with `paneboard read`: its row says `read`, and how long ago, and
+    the posts pane shows the receipt `via cli`."""
+    pid = post(home, "--as", "alice", "--to", "bob", "read me")
+    app = top(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app, lambda t: "posted" in line_of(t, pid[:12]))
+        assert 0 == run_cli(home, "read", "--as", "bob", pid).returncode
+        text = await until(pilot, app, lambda t: "→ bob read" in line_of(t, pid[:12]))
+        assert re.search(r"→ bob read \d+s ", line_of(text, pid[:12]))
+        assert re.search(r"read\s+bob on \S+\s+cli", text), text

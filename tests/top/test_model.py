@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt
+from paneboard.protocol.posts import Ack, Answer, Cancel, Delivered, Post, Prompt, Read, Seen
 from paneboard.state.fold import BoardState, apply
-from paneboard.top.model import TopModel, age_changes_in, age_text
+from paneboard.top.model import TopModel, age_changes_in, age_text, stage_since
 from tests import factories
 
 
@@ -127,3 +127,25 @@ def test_the_agents_pane_says_a_listener_is_asleep_or_woken() -> None:
     assert "pid 7" in lines[0] and "door claude-wake" in lines[0]
     assert "listening" not in lines[0] + lines[1]
     assert source.stamp(0, 100.0) != source.stamp(2, 100.0)
+
+
+def test_each_stage_begins_at_its_own_time() -> None:
+    """A recipient's stage began when it reached it: posted at the prompt's time, then each
+    receipt's; a cancel at the cancel's, an expiry at the expiry."""
+    model = TopModel(BoardState())
+    feed(model, [prompt(1, to=("bob", "carol")), prompt(2, expires=50.0)])
+    ps = model.state.prompts[prompt(1).id]
+    assert (1.0, 1.0) == (stage_since(ps, "bob", 5.0), stage_since(ps, "carol", 5.0))
+    pid = prompt(1).id
+    feed(
+        model,
+        [
+            Delivered(**head(3, "bob"), prompt_id=pid, door="stdout"),  # type: ignore[arg-type]
+            Seen(**head(4, "bob"), prompt_id=pid, door="stdout", source="x"),  # type: ignore[arg-type]
+            Read(**head(7, "bob"), prompt_id=pid, via="cli"),  # type: ignore[arg-type]
+        ],
+    )
+    assert 7.0 == stage_since(ps, "bob", 8.0)
+    feed(model, [Cancel(**head(9, "alice"), prompt_id=pid)])  # type: ignore[arg-type]
+    assert (9.0, 9.0) == (stage_since(ps, "bob", 10.0), stage_since(ps, "carol", 10.0))
+    assert 50.0 == stage_since(model.state.prompts[prompt(2).id], "bob", 60.0)

@@ -103,7 +103,8 @@ def assert_restored(tmux: Tmux, tmp_path: Path, modes: str) -> None:
 
 
 def test_follows_posts_and_quits_on_q(tmux: Tmux, home: Path, tmp_path: Path) -> None:
-    """Posts from another process show on the screen; `q` exits 0, the terminal as it was."""
+    """Posts from another process show on the screen, the recipient's stage with its age
+    (`read` once bob read it); `q` exits 0, the terminal as it was."""
     modes = tmux.modes()
     start_top(tmux, tmp_path)
     done = run_cli(home, "post", "--as", "alice", "--to", "bob", "rebuild the index")
@@ -111,6 +112,8 @@ def test_follows_posts_and_quits_on_q(tmux: Tmux, home: Path, tmp_path: Path) ->
     text = tmux.wait(lambda t: "open prompts 1" in t and "rebuild the index" in t)
     assert done.stdout.strip()[:12] in text
     assert "1" == tmux.modes().split()[0]  # on the alternate screen while it runs
+    assert 0 == run_cli(home, "read", "--as", "bob", done.stdout.strip()).returncode
+    tmux.wait(lambda t: re.search(r"→ bob read \d+s", t) is not None)
     answer = run_cli(home, "answer", "--as", "bob", done.stdout.strip(), "index rebuilt")
     assert 0 == answer.returncode, answer.stderr
     tmux.wait(lambda t: "open prompts 0" in t and "index rebuilt" in t)

@@ -1,0 +1,238 @@
+"""Agents other than Claude Code woken end to end by their asleep listener, on the real CLIs
+offline, against the tests' model stand-ins: Codex 0.169.0 (`codex exec resume`).
+
+Each test starts a session as its person would, with paneboard's hooks (or extension) and the
+policy `--wake resume`; the session does one turn, and its person ends it. Its listener goes
+asleep instead of leaving; a prompt posted then wakes the session through the agent's own
+resume door: the model gets the text once, `delivered` names the session it woke, `status`
+says so, and the woken agent answers from its shell (`paneboard answer`), which ends the
+sender's `wait`. A woken turn is one headless process: once it ends, the pane's listener is
+asleep again, and the next prompt wakes the session again. A woken Codex runs its SessionStart
+hook, whose listener takes the pane over from the asleep one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+
+from paneboard.protocol.posts import Delivered
+from paneboard.state.filelog.log import read_posts
+from paneboard.state.panes.lock import holder
+from paneboard.state.trust.policy import Policy, write_policy
+from testing.clients import PINNED, free_port
+from testing.codex_session import CodexHome, CodexTui, StandIn
+from testing.helpers import cli_env, run_cli, wait_until
+from testing.sessions import user_records
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
+BOARD = "test"
+UNLOAD_S = 2  # the Codex daemon unloads an idle thread this long after its last TUI left
+ASK = "what is six times seven?\nMOCK-ANSWER: {answer}"
+
+
+class Board:
+    """The paneboard home of one test: the asleep agent's pane, its posts and receipts."""
+
+    def __init__(self, home: Path, agent: str) -> None:
+        self.home, self.agent = home, agent
+        home.mkdir(mode=0o700, exist_ok=True)
+        (home / BOARD / "panes").mkdir(mode=0o700, parents=True, exist_ok=True)
+        write_policy(home / BOARD, agent, Policy(wake="resume", rate=0))
+
+    @property
+    def panes(self) -> Path:
+        return self.home / BOARD / "panes"
+
+    def presence(self) -> dict[str, Any]:
+        try:
+            return dict(json.loads((self.panes / f"{self.agent}.presence").read_text()))
+        except (OSError, ValueError):
+            return {}
+
+    def pane_log(self) -> str:
+        log = self.panes / f"{self.agent}.log"
+        return log.read_text() if log.exists() else ""
+
+    def holder(self) -> int | None:
+        return holder(self.panes / f"{self.agent}.lock")
+
+    def wait_asleep(self, timeout: float = 90) -> int:
+        """Until the pane's listener says it is asleep; its pid."""
+        wait_until(
+            lambda: self.presence().get("sleep") == "asleep",
+            "asleep",
+            timeout,
+            lambda: self.pane_log()[-4000:],
+        )
+        return int(self.presence()["pid"])
+
+    def post(self, body: str) -> str:
+        done = run_cli(self.home, "post", "--as", "alice", "--to", self.agent, "--", body)
+        assert 0 == done.returncode, done.stderr
+        return done.stdout.strip()
+
+    def wait(self, pid: str, timeout: float = 150) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "paneboard", "wait", pid, "--as", "alice"]
+        return subprocess.run(
+            [*argv, "--timeout", str(timeout)],
+            env=cli_env(self.home),
+            capture_output=True,
+            text=True,
+            timeout=timeout + 30,
+            check=False,
+        )
+
+    def posts(self, kind: type) -> list[Any]:
+        return [p for _, p in read_posts(self.home / BOARD / "log") if isinstance(p, kind)]
+
+    def status(self, pid: str) -> str:
+        done = run_cli(self.home, "status", "--as", "alice", pid)
+        assert 0 == done.returncode, done.stderr
+        return done.stdout
+
+    def wakes(self) -> list[Any]:
+        path = self.panes / f"{self.agent}.wakes"
+        return list(json.loads(path.read_text())) if path.exists() else []
+
+    def stop_listener(self) -> None:
+        """End the pane's listener, asleep or not (it outlives its session): SIGTERM."""
+        pid = self.holder()
+        if pid is not None and pid > 0:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            wait_until(lambda: not self.holder(), "the listener to end", 15, self.pane_log)
+
+
+class Woken(Protocol):
+    """One agent's session, ended by its person, whose listener sleeps on its pane."""
+
+    board: Board
+    sid: str  # the agent's own id of the session a wake resumes
+    hands_over: bool  # whether a woken turn starts a listener of its own (its SessionStart)
+
+    def end(self) -> None: ...
+
+    def model_saw(self, pid: str) -> int: ...
+
+    def recorded(self, pid: str) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class CodexWake:
+    """A Codex TUI (through its managed daemon, as a person runs it) with paneboard's hooks
+    trusted; the person leaves with `/exit`, and the daemon unloads the thread."""
+
+    agent = "codex-bob"
+    hands_over = True
+
+    def __init__(self, folder: Path) -> None:
+        binary = PINNED["codex"].installed()
+        if binary is None:
+            pytest.skip(PINNED["codex"].missing)
+        self.board = Board(folder / "pb", self.agent)
+        self.stand_in = StandIn(folder / "model.log", free_port())
+        self.codex = CodexHome(folder / "codex-home", binary.parent, self.stand_in.port, UNLOAD_S)
+        self.tuis: list[CodexTui] = []
+        try:
+            self._open(folder, binary.parent)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, folder: Path, bin_dir: Path) -> None:
+        project = (folder / "proj").resolve()
+        project.mkdir()
+        self.codex.trust_project(project)
+        args = ("hook", "install", "codex", "--project", str(project), "--trust", "--as")
+        done = run_cli(self.board.home, *args, self.agent, CODEX_HOME=str(self.codex.folder))
+        assert 0 == done.returncode, done.stderr
+        user = folder / "user-home"
+        user.mkdir()
+        path = f"{Path(sys.executable).parent}:{bin_dir}:/usr/local/bin:/usr/bin:/bin"
+        env = {"PATH": path, "HOME": str(user), "TERM": "xterm-256color", "LANG": "C.UTF-8"}
+        env.update(PANEBOARD_HOME=str(self.board.home), PANEBOARD_BOARD=BOARD)
+        self.tuis.append(CodexTui(self.codex, project, env))
+        self.tuis[-1].submit(self.stand_in, "hello")
+        [self.sid] = wait_until(self.codex.threads, "the thread", 30)
+        wait_until(lambda: (self.board.holder() or 0) > 0, "the listener", 30, self.board.pane_log)
+
+    def end(self) -> None:
+        self.tuis[-1].type("/exit")
+
+    def model_saw(self, pid: str) -> int:
+        """Turns started with the prompt as the newest user text (not the tool call's next)."""
+        return len(self.stand_in.requests(f"[paneboard] prompt {pid} from"))
+
+    def recorded(self, pid: str) -> int:
+        from paneboard.agents.codex import CODEX
+
+        rollout = self.codex.rollout(self.sid)
+        return len(user_records(rollout, CODEX.user_texts, f"[paneboard] prompt {pid} from"))
+
+    def close(self) -> None:
+        self.board.stop_listener()
+        for tui in self.tuis:
+            tui.close()
+        self.codex.close()
+        self.stand_in.close()
+
+
+WAKEABLE: dict[str, type[CodexWake]] = {"codex": CodexWake}
+
+
+@pytest.fixture(params=sorted(WAKEABLE))
+def woken(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Woken]:
+    """A session of the agent, with `--wake resume`, one turn done, ended: its listener asleep."""
+    one = WAKEABLE[request.param](tmp_path)
+    try:
+        one.end()
+        one.board.wait_asleep()
+        yield one
+    finally:
+        one.close()
+
+
+def _wake_and_answer(one: Woken, answer: str) -> float:
+    """A prompt posted to the asleep agent; `wait` ends with the woken agent's answer. Checks
+    its receipt, status and the model's one turn; returns post → delivered, in seconds."""
+    board = one.board
+    asleep = board.wait_asleep()
+    posted = time.time()
+    pid = board.post(ASK.format(answer=answer))
+    waited = board.wait(pid)
+    assert 0 == waited.returncode, waited.stderr + board.pane_log()[-4000:]
+    assert f"{answer}\n" == waited.stdout
+    [woke] = [d for d in board.posts(Delivered) if d.prompt_id == pid]
+    assert one.sid == woke.woke
+    assert f"woke {one.sid} at" in board.status(pid)
+    assert 1 == one.model_saw(pid)
+    assert 1 == one.recorded(pid)
+    # the woken turn ends; the pane's listener is asleep again: the woken session's own
+    # listener where the turn started one (it took the pane over), else the same one
+    again = board.wait_asleep(120)
+    assert one.hands_over == (again != asleep), board.pane_log()[-4000:]
+    return float(woke.ts) - posted
+
+
+def test_a_prompt_wakes_the_ended_session_whose_agent_answers_it_and_a_later_one_again(
+    woken: Woken,
+) -> None:
+    """Two rounds: each prompt wakes the session once, reaches its model once, is answered."""
+    first = _wake_and_answer(woken, "forty-two")
+    second = _wake_and_answer(woken, "still forty-two")
+    assert 2 == len(woken.board.wakes())
+    assert 2 == len(woken.board.posts(Delivered))
+    print(f"post -> delivered by a wake: {first:.2f} s, {second:.2f} s")

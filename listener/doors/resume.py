@@ -8,7 +8,8 @@ paneboard home (``wake/DOOR-SESSION.out``, which a person can read afterwards). 
 that file as it grows and returns ``accepted`` once the agent's own events say it took the text as
 a turn of that very session (`Resume.marks`, in order: the session it resumed, then the turn
 starting); the agent then runs its turn to its end on its own, and the door does not wait for
-it. A command that exits before admitting the text raises `DoorFailed` with the agent's own
+it, but names its process (`spawned`): the asleep listener falls asleep again once it ends. A
+command that exits before admitting the text raises `DoorFailed` with the agent's own
 last words (a missing session, a bad id); one that says nothing within the time limit is
 killed, and the outcome is ``unknown`` (it may have taken the text).
 """
@@ -35,7 +36,15 @@ from paneboard.listener.doors.simple import _which
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
 
-__all__ = ["Mark", "Resume", "ResumeDoor", "own_words", "session_uuid", "session_word"]
+__all__ = [
+    "Mark",
+    "Resume",
+    "ResumeDoor",
+    "Started",
+    "own_words",
+    "session_uuid",
+    "session_word",
+]
 
 ARG_MAX_ONE = 128 * 1024 - 1  # Linux refuses a single argument longer than this
 POLL = 0.05  # seconds between two looks at the command's output
@@ -87,6 +96,15 @@ class Resume:
         return self.home / "wake" / f"{self.name}-{self.session}.out"
 
 
+@dataclass(frozen=True)
+class Started:
+    """The session a wake resumed, and the process running its turn (the asleep listener falls
+    asleep again once it ends)."""
+
+    session: str
+    pid: int
+
+
 class ResumeDoor:
     """Runs an agent's resume command (`Resume`) with a prompt's text as the session's next
     turn; ``accepted`` once the agent's events admit it."""
@@ -96,6 +114,7 @@ class ResumeDoor:
         self.name = resume.name
         self.env = child_env(resume.env)
         self.process: subprocess.Popen[bytes] | None = None  # the last resume started
+        self.spawned: Started | None = None  # the last resume that took its turn
 
     def executable(self, word: str) -> str:
         if os.sep in word:
@@ -155,7 +174,9 @@ class ResumeDoor:
             os.close(fd_in)
         self.process = proc
         try:
-            return await self._admitted(proc, out)
+            outcome = await self._admitted(proc, out)
+            self.spawned = Started(self.resume.session, proc.pid)
+            return outcome
         finally:
             if proc.returncode is None:  # it runs its turn on: reaped when it ends
                 threading.Thread(target=proc.wait, daemon=True).start()

@@ -1,5 +1,6 @@
 """Agents other than Claude Code woken end to end by their asleep listener, on the real CLIs
-offline, against the tests' model stand-ins: Codex 0.169.0 (`codex exec resume`).
+offline, against the tests' model stand-ins: Codex 0.169.0 (`codex exec resume`), pi 0.73.1
+(`pi -p --session`), Qwen Code 0.24.4 (`qwen --resume`).
 
 Each test starts a session as its person would, with paneboard's hooks (or extension) and the
 policy `--wake resume`; the session does one turn, and its person ends it. Its listener goes
@@ -7,8 +8,8 @@ asleep instead of leaving; a prompt posted then wakes the session through the ag
 resume door: the model gets the text once, `delivered` names the session it woke, `status`
 says so, and the woken agent answers from its shell (`paneboard answer`), which ends the
 sender's `wait`. A woken turn is one headless process: once it ends, the pane's listener is
-asleep again, and the next prompt wakes the session again. A woken Codex runs its SessionStart
-hook, whose listener takes the pane over from the asleep one.
+asleep again, and the next prompt wakes the session again. A woken Codex or Qwen Code runs its
+SessionStart hook, whose listener takes the pane over from the asleep one.
 """
 
 from __future__ import annotations
@@ -27,14 +28,19 @@ from typing import Any, Protocol
 
 import pytest
 
+from paneboard.agents.pi import PI
+from paneboard.agents.qwen import QWEN
+from paneboard.agents.qwen_inbox import session_file
 from paneboard.protocol.posts import Delivered
 from paneboard.state.filelog.log import read_posts
 from paneboard.state.panes.lock import holder
 from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import PINNED, free_port
 from testing.codex_session import CodexHome, CodexTui, StandIn
-from testing.helpers import cli_env, run_cli, wait_until
+from testing.helpers import ScriptServer, cli_env, run_cli, wait_until
 from testing.sessions import user_records
+from tests.real.pi_session import PiSession
+from tests.real.qwen_session import QwenSession
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
 BOARD = "test"
@@ -131,6 +137,20 @@ class Woken(Protocol):
     def close(self) -> None: ...
 
 
+def chat_turns(stand_in: ScriptServer, pid: str) -> int:
+    """How many turns of a Chat Completions stand-in began with prompt *pid* as their input:
+    the requests whose last message is the user's, ending with the prompt's text (the same
+    turn's request after a tool call ends with the tool's result; a memory pass quotes the
+    conversation inside a text of its own; Qwen Code puts its reminders before the text)."""
+    header = f"[paneboard] prompt {pid} from"
+    return sum(
+        header in r["user"]
+        and r["user"].rstrip().endswith("-- 'YOUR ANSWER'")
+        and r["body"]["messages"][-1].get("role") == "user"
+        for r in stand_in.records()
+    )
+
+
 class CodexWake:
     """A Codex TUI (through its managed daemon, as a person runs it) with paneboard's hooks
     trusted; the person leaves with `/exit`, and the daemon unloads the thread."""
@@ -190,7 +210,91 @@ class CodexWake:
         self.stand_in.close()
 
 
-WAKEABLE: dict[str, type[CodexWake]] = {"codex": CodexWake}
+class PiWake:
+    """pi's TUI with paneboard's extension (its listener reads the session id from the file
+    name); the person quits with `/quit`. `pi -p` starts no listener: no handover."""
+
+    agent = "pi-bob"
+    hands_over = False
+
+    def __init__(self, folder: Path) -> None:
+        binary = PINNED["pi"].installed()
+        if binary is None:
+            pytest.skip(PINNED["pi"].missing)
+        self.session = PiSession(folder, binary, self.agent)
+        self.board = Board(self.session.pb_home, self.agent)
+        try:
+            self.session.tmux.type("hello")
+            self.session.turn("hello")
+        except BaseException:
+            self.close()
+            raise
+        self.file = Path(self.session.registry["sessionFile"])
+        self.sid = self.file.stem.rpartition("_")[2]
+
+    def end(self) -> None:
+        self.session.tmux.type("/quit")
+
+    def model_saw(self, pid: str) -> int:
+        assert self.session.stand_in is not None
+        return chat_turns(self.session.stand_in, pid)
+
+    def recorded(self, pid: str) -> int:
+        return len(user_records(self.file, PI.user_texts, f"[paneboard] prompt {pid} from"))
+
+    def close(self) -> None:
+        self.board.stop_listener()
+        self.session.close()
+
+
+class QwenWake:
+    """Qwen Code's TUI with paneboard's hooks and a controller grant; its headless turns run
+    their shell tool under the person's own setting (`tools.approvalMode`, here `yolo`); the
+    person quits with `/quit`."""
+
+    agent = "qwen-hooked"
+    hands_over = True
+
+    def __init__(self, folder: Path) -> None:
+        binary = PINNED["qwen"].installed()
+        if binary is None:
+            pytest.skip(PINNED["qwen"].missing)
+        self.session = QwenSession(folder, binary)
+        self.board = Board(self.session.pb_home, self.agent)
+        try:
+            settings = self.session.qwen_home / "settings.json"
+            written = json.loads(settings.read_text())
+            settings.write_text(json.dumps({**written, "tools": {"approvalMode": "yolo"}}))
+            self.session.type("hello")
+            self.session.turn("hello")
+            wait_until(
+                lambda: (self.board.holder() or 0) > 0, "the listener", 30, self.board.pane_log
+            )
+        except BaseException:
+            self.close()
+            raise
+        self.sid = self.session.session().session_id
+
+    def end(self) -> None:
+        self.session.type("/quit")
+
+    def model_saw(self, pid: str) -> int:
+        return chat_turns(self.session.stand_in, pid)
+
+    def recorded(self, pid: str) -> int:
+        path = session_file(self.session.qwen_home, self.sid)
+        return len(user_records(path, QWEN.user_texts, f"[paneboard] prompt {pid} from"))
+
+    def close(self) -> None:
+        self.board.stop_listener()
+        self.session.close()
+
+
+WAKEABLE: dict[str, type[CodexWake | PiWake | QwenWake]] = {
+    "codex": CodexWake,
+    "pi": PiWake,
+    "qwen": QwenWake,
+}
 
 
 @pytest.fixture(params=sorted(WAKEABLE))

@@ -8,10 +8,11 @@ paneboard home (``wake/DOOR-SESSION.out``, which a person can read afterwards). 
 that file as it grows and returns ``accepted`` once the agent's own events say it took the text as
 a turn of that very session (`Resume.marks`, in order: the session it resumed, then the turn
 starting); the agent then runs its turn to its end on its own, and the door does not wait for
-it, but names its process (`spawned`): the asleep listener falls asleep again once it ends. A
-command that exits before admitting the text raises `DoorFailed` with the agent's own
-last words (a missing session, a bad id); one that says nothing within the time limit is
-killed, and the outcome is ``unknown`` (it may have taken the text).
+it, but names its process (`spawned`): the asleep listener falls asleep again once it ends.
+The turn's environment names the session it resumes (`WOKEN_ENV`). A command that exits
+before admitting the text raises `DoorFailed` with the agent's own last words (a missing
+session, a bad id); one that says nothing within the time limit is killed, and the outcome is
+``unknown`` (it may have taken the text).
 """
 
 from __future__ import annotations
@@ -31,12 +32,13 @@ from typing import Any
 import anyio
 
 from paneboard.listener.doors.base import Outcome
-from paneboard.listener.doors.process import OUTPUT_KEPT, child_env
+from paneboard.listener.doors.process import OUTPUT_KEPT, WOKEN_ENV, child_env
 from paneboard.listener.doors.simple import _which
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
 
 __all__ = [
+    "WOKEN_ENV",
     "Mark",
     "Resume",
     "ResumeDoor",
@@ -112,7 +114,7 @@ class ResumeDoor:
     def __init__(self, resume: Resume) -> None:
         self.resume = resume
         self.name = resume.name
-        self.env = child_env(resume.env)
+        self.env = {**child_env(resume.env), WOKEN_ENV: resume.session}
         self.process: subprocess.Popen[bytes] | None = None  # the last resume started
         self.spawned: Started | None = None  # the last resume that took its turn
 

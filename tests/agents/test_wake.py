@@ -50,7 +50,7 @@ def test_each_wake_door_runs_the_agents_own_resume_of_that_session(
     assert isinstance(door, ResumeDoor)
     assert ARGV[kind] == list(door.resume.argv)
     assert f"{kind}-resume" == door.name
-    assert {"PATH": "/usr/bin:/bin", "KEEP": "1"} == door.env
+    assert {"PATH": "/usr/bin:/bin", "KEEP": "1", "PANEBOARD_WOKEN": session} == door.env
     assert tmp_path / "pb" / "wake" / f"{kind}-resume-{session}.out" == door.resume.output()
     flag = {"copilot": "--prompt=", "hermes": "--query="}.get(kind, "")
     assert flag == door.resume.prompt_flag
@@ -209,3 +209,18 @@ def test_own_words() -> None:
     assert "No saved session found" == own_words('{"type": "x"}\nNo saved session found\n')
     assert "Session not found: s1" == own_words("Session not found: s1\nUse a session ID\n")
     assert "(no output)" == own_words("")
+
+
+def test_a_woken_qwen_turn_starts_no_listener_of_its_own(tmp_path: Path) -> None:
+    """Its headless process has no inbox: the asleep listener keeps the pane (and falls
+    asleep again once the turn ends), rather than one that could not deliver."""
+    with pytest.raises(BadInput, match=f"a woken turn of session {UUID} has no inbox"):
+        AGENTS["qwen"].listen_args({"session_id": UUID}, {"PANEBOARD_WOKEN": UUID}, 1)
+    argv, _ = AGENTS["qwen"].listen_args({"session_id": UUID}, {"HOME": str(tmp_path)}, 1)
+    assert ["--door", "qwen-inbox", "--parent-pid", "1"] == argv
+
+
+def test_the_woken_turn_s_mark_goes_to_no_listener_its_hooks_start() -> None:
+    from paneboard.listener.doors.process import child_env
+
+    assert {"KEEP": "1"} == child_env({"KEEP": "1", "PANEBOARD_WOKEN": UUID})

@@ -8,8 +8,9 @@ asleep instead of leaving; a prompt posted then wakes the session through the ag
 resume door: the model gets the text once, `delivered` names the session it woke, `status`
 says so, and the woken agent answers from its shell (`paneboard answer`), which ends the
 sender's `wait`. A woken turn is one headless process: once it ends, the pane's listener is
-asleep again, and the next prompt wakes the session again. A woken Codex or Qwen Code runs its
-SessionStart hook, whose listener takes the pane over from the asleep one.
+asleep again, and the next prompt wakes the session again. A woken Codex runs its SessionStart
+hook, whose listener takes the pane over from the asleep one; a woken pi or Qwen Code turn starts
+no listener (it has no door of its own), and the asleep listener keeps the pane.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import pytest
 from paneboard.agents.pi import PI
 from paneboard.agents.qwen import QWEN
 from paneboard.agents.qwen_inbox import session_file
-from paneboard.protocol.posts import Delivered
+from paneboard.protocol.posts import Delivered, Undelivered
 from paneboard.state.filelog.log import read_posts
 from paneboard.state.panes.lock import holder
 from paneboard.state.trust.policy import Policy, write_policy
@@ -253,7 +254,7 @@ class QwenWake:
     person quits with `/quit`."""
 
     agent = "qwen-hooked"
-    hands_over = True
+    hands_over = False  # a woken turn has no inbox: its SessionStart hook starts no listener
 
     def __init__(self, folder: Path) -> None:
         binary = PINNED["qwen"].installed()
@@ -340,3 +341,28 @@ def test_a_prompt_wakes_the_ended_session_whose_agent_answers_it_and_a_later_one
     assert 2 == len(woken.board.wakes())
     assert 2 == len(woken.board.posts(Delivered))
     print(f"post -> delivered by a wake: {first:.2f} s, {second:.2f} s")
+
+
+def test_three_prompts_posted_while_asleep_wake_the_session_one_turn_at_a_time_each_once(
+    woken: Woken,
+) -> None:
+    """A woken headless session is one turn, for the prompt that woke it: the prompts behind it
+    wait until that turn's process has ended, then wake the session again, one at a time."""
+    board = woken.board
+    ids = [board.post(f"task {n}") for n in range(3)]
+    for pid in ids:
+        wait_until(
+            lambda pid=pid: any(d.prompt_id == pid for d in board.posts(Delivered)),
+            f"{pid} delivered",
+            120,
+            lambda: board.pane_log()[-4000:],
+        )
+    # the last turn reaches the model after its `delivered` (the agent's turn had started)
+    wait_until(
+        lambda: all(woken.model_saw(pid) for pid in ids), "each at the model", 60, board.pane_log
+    )
+    board.wait_asleep(120)  # every woken turn has ended
+    assert 3 == len(board.wakes())
+    assert [1, 1, 1] == [woken.model_saw(pid) for pid in ids]
+    assert [1, 1, 1] == [woken.recorded(pid) for pid in ids]
+    assert [] == board.posts(Undelivered)

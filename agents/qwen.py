@@ -48,7 +48,7 @@ from paneboard.agents.qwen_inbox import (
 from paneboard.agents.wake import resume_door
 from paneboard.board.confirm import confirm
 from paneboard.listener.doors.base import Door
-from paneboard.listener.doors.resume import WOKEN_ENV, session_uuid
+from paneboard.listener.doors.resume import session_uuid
 from paneboard.listener.seen import Sighting, content_texts, field
 from paneboard.protocol.errors import BadInput, BoardIOError, DoorUnavailable
 from paneboard.state.files import read_private, write_atomic
@@ -159,11 +159,7 @@ class Qwen(HookFileAgent):
     def listen_args(
         self, data: Mapping[str, Any], environ: Mapping[str, str], parent: int
     ) -> tuple[list[str], dict[str, str]]:
-        """The session's Qwen Code process: its registry record's, else the hook's agent. None
-        for a woken headless turn (`qwen --resume ID -o stream-json`): it has no inbox, and its
-        asleep listener keeps the pane, to fall asleep again once the turn ends."""
-        if environ.get(WOKEN_ENV):
-            raise BadInput(f"a woken turn of session {environ[WOKEN_ENV]} has no inbox")
+        """The session's Qwen Code process: its registry record's, else the hook's agent."""
         session_id = self.session(data)
         found = find_session(qwen_home(environ), session_id) if session_id else None
         pid = int(found.stem) if found is not None else parent

@@ -211,15 +211,6 @@ def test_own_words() -> None:
     assert "(no output)" == own_words("")
 
 
-def test_a_woken_qwen_turn_starts_no_listener_of_its_own(tmp_path: Path) -> None:
-    """Its headless process has no inbox: the asleep listener keeps the pane (and falls
-    asleep again once the turn ends), rather than one that could not deliver."""
-    with pytest.raises(BadInput, match=f"a woken turn of session {UUID} has no inbox"):
-        AGENTS["qwen"].listen_args({"session_id": UUID}, {"PANEBOARD_WOKEN": UUID}, 1)
-    argv, _ = AGENTS["qwen"].listen_args({"session_id": UUID}, {"HOME": str(tmp_path)}, 1)
-    assert ["--door", "qwen-inbox", "--parent-pid", "1"] == argv
-
-
 def test_the_woken_turn_s_mark_goes_to_no_listener_its_hooks_start() -> None:
     from paneboard.listener.doors.process import child_env
 

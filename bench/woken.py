@@ -10,8 +10,8 @@ paneboard's hooks and the policy `--wake resume`:
   next sample.
 - **Codex** (`woken-codex`): live, `codex queue` on the TUI's thread (through Codex's managed
   daemon); asleep (the person typed `/exit` and the daemon unloaded the thread), each prompt is
-  one headless turn, `codex exec resume`, whose own SessionStart hook starts the listener that
-  takes the pane over and is asleep again once the turn has ended.
+  one headless turn, `codex exec resume` (its SessionStart hook runs, and starts no listener),
+  and the listener is asleep again once the turn has ended.
 
 A sample is the time from `paneboard post` starting to the stand-in's log of the model
 request whose input carries the prompt. The asleep listener's resident memory (VmRSS) and CPU
@@ -262,7 +262,7 @@ def codex(home: Path, samples: int) -> dict[str, Any]:
             pid, posted = pane.post(f"asleep {i}")
             woken.append(_reached(turns, "text", pid) - posted)
             pane.delivered(pid)
-            time.sleep(1.0)  # the headless turn ends; its listener falls asleep
+            time.sleep(1.0)  # the headless turn ends; the listener falls asleep again
         return _result(live, woken, cost)
     finally:
         pane.stop_listener()

@@ -30,13 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from paneboard.agents import spawning
-from paneboard.agents.base import Spawned, SpawnRequest, WakeRequest
+from paneboard.agents.base import DoorRequest, Spawned, SpawnRequest, WakeRequest
 from paneboard.agents.script import Script, ScriptAgent, ScriptDoor, private_folder, socket_option
 from paneboard.agents.wake import resume_door
 from paneboard.listener.doors.base import Door
 from paneboard.listener.doors.resume import Mark, session_uuid
 from paneboard.listener.doors.socket import check_socket
 from paneboard.listener.seen import content_texts, field
+from paneboard.protocol.errors import BadInput
 
 NAME = "pi-extension"
 EXTENSION = Path(".pi") / "extensions" / "paneboard.ts"
@@ -62,6 +63,16 @@ class PiExtensionDoor(ScriptDoor):
 @dataclass(frozen=True)
 class Pi(ScriptAgent):
     """pi, reached through a listener its extension starts (`--mode listen` only)."""
+
+    def wake_session(self, request: DoorRequest) -> str | None:
+        """pi names a session's file after its id, ``<time>_<id>.jsonl`` (the listener's
+        `--transcript`, which the extension's session-start hook gives)."""
+        if not request.transcript:
+            return None
+        try:
+            return session_uuid(Path(request.transcript).stem.rpartition("_")[2], self.title)
+        except BadInput:
+            return None
 
     def wake_door(self, request: WakeRequest) -> Door:
         """`pi -p --session ID --mode json` with the text on its input: one headless turn of

@@ -191,6 +191,23 @@ class Qwen(HookFileAgent):
             return []
         return content_texts(field(record, "message").get("parts"))
 
+    def wake_session(self, request: DoorRequest) -> str | None:
+        """Qwen Code names a session's file after its id (``chats/<id>.jsonl``, the listener's
+        `--transcript`); without one, the live session's registry record says."""
+        if request.transcript:
+            word = Path(request.transcript).stem
+        elif request.pid is not None and request.pid > 0:
+            try:
+                word = read_session(registry(qwen_home(request.env), request.pid)).session_id
+            except DoorUnavailable:
+                return None
+        else:
+            return None
+        try:
+            return session_uuid(word, self.title)
+        except BadInput:
+            return None
+
     def wake_door(self, request: WakeRequest) -> Door:
         """`qwen --resume ID -o stream-json` with the text on its input: one headless turn of
         the recorded session, appended to its session file (where `seen` is read). Admitted:

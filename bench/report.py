@@ -127,6 +127,17 @@ def headline(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                 "– (stages in a row, not rivals)",
             )
         )
+    for name, title in (("woken-claude", "Claude Code"), ("woken-codex", "Codex")):
+        if name in r:
+            w = r[name]
+            rows.append(
+                (
+                    f"post → model, {title} asleep (woken) vs live, median",
+                    f"{w['woken_ms']['median']:.0f} ms",
+                    f"{w['live_ms']['median']:.0f} ms",
+                    f"{w['woken_ms']['median'] / w['live_ms']['median']:.1f}× (the agent's start)",
+                )
+            )
     if "transcript" in r:
         t = r["transcript"]
         rows.append(

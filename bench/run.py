@@ -24,6 +24,7 @@ from bench import (
     signing,
     throughput,
     top,
+    woken,
 )
 from bench.baselines import Maildir, SqliteMailbox
 from bench.report import write_report
@@ -81,9 +82,12 @@ SCENARIOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
     ),
     "leader-loss": lambda home, quick: clusterbench.leader_loss(home, 1 if quick else 5),
     "signing": signing.signing,
+    "woken-claude": lambda home, quick: woken.claude(home, 3 if quick else 8),
+    "woken-codex": lambda home, quick: woken.codex(home, 3 if quick else 8),
 }
 NEEDS_NATS = {"wake-nats", "append-nats", "wake-cluster", "append-cluster", "leader-loss"}
 NEEDS_CLAUDE = {"seen-claude", "burst-claude"}
+NEEDS_WOKEN = {"woken-claude", "woken-codex"}  # Claude Code and Codex both, and tmux
 
 
 def machine() -> dict[str, Any]:
@@ -147,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if name in NEEDS_CLAUDE and seen.clients_bin() is None:
             print(f"bench: {name} skipped: no Claude Code CLI (or no tmux)", flush=True)
+            continue
+        if name in NEEDS_WOKEN and woken.clients_bin() is None:
+            print(f"bench: {name} skipped: no Claude Code or Codex CLI (or no tmux)", flush=True)
             continue
         with tempfile.TemporaryDirectory(prefix=f"pb-bench-{name}-") as tmp:
             home = Path(tmp) / "home"

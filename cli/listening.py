@@ -118,7 +118,12 @@ def session_of(args: Namespace) -> str | None:
     if agent is None:
         return None
     request = DoorRequest(
-        args.door_timeout, os.environ, Path.cwd(), door_values(args), args.transcript
+        args.door_timeout,
+        os.environ,
+        Path.cwd(),
+        door_values(args),
+        args.transcript,
+        pid=args.parent_pid,
     )
     return agent.wake_session(request)
 

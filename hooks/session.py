@@ -19,7 +19,7 @@ from typing import Any
 
 from paneboard.agents import AGENTS, Agent
 from paneboard.board.context import Context, executable
-from paneboard.listener.doors.process import child_env
+from paneboard.listener.doors.process import WOKEN_ENV, child_env
 from paneboard.listener.sleep import asleep_holder
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.names import to_name
@@ -90,6 +90,12 @@ def session_start(
 
 
 def _start_listener(ctx: Context, agent: Agent, exe: str, data: dict[str, Any]) -> str:
+    woken = os.environ.get(WOKEN_ENV)
+    if woken:
+        # A headless turn a wake started: it has no door of its own (`codex queue` does not
+        # reach `codex exec`; `qwen --resume -o …` has no inbox). The asleep listener keeps the
+        # pane, and falls asleep again once the turn's process has ended.
+        return f"a woken turn of session {woken}: its asleep listener keeps the pane"
     ctx.paths.ensure()
     transcript = agent.transcript(data)  # followed by the listener to post `seen`
     held = holder(ctx.paths.pane(ctx.agent).lock)

@@ -13,9 +13,13 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from paneboard.state.proc import alive
 
-__all__ = ["Finished", "alive", "child_env", "run_command"]  # `alive`: for the doors
+__all__ = ["WOKEN_ENV", "Finished", "alive", "child_env", "run_command"]  # `alive`: the doors'
 
 OUTPUT_KEPT = 64 * 1024
+# Set in a woken turn's environment (listener/doors/resume.py), to the session it resumes: its
+# hooks know the turn is a wake's (an agent whose headless turn has no door of its own starts
+# no listener there).
+WOKEN_ENV = "PANEBOARD_WOKEN"
 
 
 def child_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -23,11 +27,11 @@ def child_env(env: Mapping[str, str]) -> dict[str, str]:
 
     Without the agent session's own `CLAUDE_CODE_*` variables (a child must not talk to the
     session's socket as if it were the session), nor `RUST_BACKTRACE` (codex then prints a
-    backtrace with every error, burying the one line paneboard reports).
+    backtrace with every error, burying the one line paneboard reports), nor `WOKEN_ENV` (a
+    woken turn's own: a listener its hook starts is not that turn).
     """
-    return {
-        k: v for k, v in env.items() if not k.startswith("CLAUDE_CODE_") and k != "RUST_BACKTRACE"
-    }
+    dropped = ("RUST_BACKTRACE", WOKEN_ENV)
+    return {k: v for k, v in env.items() if not k.startswith("CLAUDE_CODE_") and k not in dropped}
 
 
 class Finished:

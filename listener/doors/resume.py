@@ -8,9 +8,11 @@ paneboard home (``wake/DOOR-SESSION.out``, which a person can read afterwards). 
 that file as it grows and returns ``accepted`` once the agent's own events say it took the text as
 a turn of that very session (`Resume.marks`, in order: the session it resumed, then the turn
 starting); the agent then runs its turn to its end on its own, and the door does not wait for
-it. A command that exits before admitting the text raises `DoorFailed` with the agent's own
-last words (a missing session, a bad id); one that says nothing within the time limit is
-killed, and the outcome is ``unknown`` (it may have taken the text).
+it, but names its process (`spawned`): the asleep listener falls asleep again once it ends.
+The turn's environment names the session it resumes (`WOKEN_ENV`). A command that exits
+before admitting the text raises `DoorFailed` with the agent's own last words (a missing
+session, a bad id); one that says nothing within the time limit is killed, and the outcome is
+``unknown`` (it may have taken the text).
 """
 
 from __future__ import annotations
@@ -30,12 +32,21 @@ from typing import Any
 import anyio
 
 from paneboard.listener.doors.base import Outcome
-from paneboard.listener.doors.process import OUTPUT_KEPT, child_env
+from paneboard.listener.doors.process import OUTPUT_KEPT, WOKEN_ENV, child_env
 from paneboard.listener.doors.simple import _which
 from paneboard.protocol.errors import BadInput, DoorFailed, DoorUnavailable
 from paneboard.protocol.posts import Prompt
 
-__all__ = ["Mark", "Resume", "ResumeDoor", "own_words", "session_uuid", "session_word"]
+__all__ = [
+    "WOKEN_ENV",
+    "Mark",
+    "Resume",
+    "ResumeDoor",
+    "Started",
+    "own_words",
+    "session_uuid",
+    "session_word",
+]
 
 ARG_MAX_ONE = 128 * 1024 - 1  # Linux refuses a single argument longer than this
 POLL = 0.05  # seconds between two looks at the command's output
@@ -87,6 +98,15 @@ class Resume:
         return self.home / "wake" / f"{self.name}-{self.session}.out"
 
 
+@dataclass(frozen=True)
+class Started:
+    """The session a wake resumed, and the process running its turn (the asleep listener falls
+    asleep again once it ends)."""
+
+    session: str
+    pid: int
+
+
 class ResumeDoor:
     """Runs an agent's resume command (`Resume`) with a prompt's text as the session's next
     turn; ``accepted`` once the agent's events admit it."""
@@ -94,8 +114,9 @@ class ResumeDoor:
     def __init__(self, resume: Resume) -> None:
         self.resume = resume
         self.name = resume.name
-        self.env = child_env(resume.env)
+        self.env = {**child_env(resume.env), WOKEN_ENV: resume.session}
         self.process: subprocess.Popen[bytes] | None = None  # the last resume started
+        self.spawned: Started | None = None  # the last resume that took its turn
 
     def executable(self, word: str) -> str:
         if os.sep in word:
@@ -155,7 +176,9 @@ class ResumeDoor:
             os.close(fd_in)
         self.process = proc
         try:
-            return await self._admitted(proc, out)
+            outcome = await self._admitted(proc, out)
+            self.spawned = Started(self.resume.session, proc.pid)
+            return outcome
         finally:
             if proc.returncode is None:  # it runs its turn on: reaped when it ends
                 threading.Thread(target=proc.wait, daemon=True).start()

@@ -14,9 +14,12 @@ import anyio
 import pytest
 
 from paneboard.agents import AGENTS
-from paneboard.agents.base import WakeRequest
-from paneboard.listener.doors.resume import Resume, ResumeDoor, own_words
+from paneboard.agents.base import DoorRequest, WakeRequest
+from paneboard.listener.doors.resume import Resume, ResumeDoor, Started, own_words
+from paneboard.listener.sleep import WakeDoor
 from paneboard.protocol.errors import BadInput, DoorFailed
+from paneboard.state.paths import BoardPaths
+from paneboard.state.trust.policy import Policy
 from tests.factories import prompt
 
 UUID = "01a233d6-bb1f-7ce1-952b-40ba5391234c"
@@ -47,7 +50,7 @@ def test_each_wake_door_runs_the_agents_own_resume_of_that_session(
     assert isinstance(door, ResumeDoor)
     assert ARGV[kind] == list(door.resume.argv)
     assert f"{kind}-resume" == door.name
-    assert {"PATH": "/usr/bin:/bin", "KEEP": "1"} == door.env
+    assert {"PATH": "/usr/bin:/bin", "KEEP": "1", "PANEBOARD_WOKEN": session} == door.env
     assert tmp_path / "pb" / "wake" / f"{kind}-resume-{session}.out" == door.resume.output()
     flag = {"copilot": "--prompt=", "hermes": "--query="}.get(kind, "")
     assert flag == door.resume.prompt_flag
@@ -124,6 +127,59 @@ def test_accepted_once_the_events_admit_the_turn_and_the_agent_runs_on(tmp_path:
     os.killpg(door.process.pid, 9)
 
 
+def test_the_asleep_listener_knows_the_process_of_the_turn_it_woke(tmp_path: Path) -> None:
+    """Its `woken_pid`: once that process ends, the listener falls asleep again (a headless
+    turn's process is the woken session)."""
+    door = _door(tmp_path, SESSION, TURN, "sleep=30")
+    wake = WakeDoor(door, door, "s1", BoardPaths(tmp_path, "test").pane("bob"), Policy, time.time)
+    assert wake.woken_pid() is None
+    assert "accepted" == anyio.run(door.deliver, prompt(1), TEXT, "bob")
+    assert door.process is not None
+    assert Started("s1", door.process.pid) == door.spawned
+    assert door.process.pid == wake.woken_pid()
+    os.killpg(door.process.pid, 9)
+
+
+def test_a_resume_that_failed_names_no_woken_process(tmp_path: Path) -> None:
+    door = _door(tmp_path, SESSION, "exit=1")
+    with pytest.raises(DoorFailed):
+        anyio.run(door.deliver, prompt(1), TEXT, "bob")
+    assert door.spawned is None
+
+
+@pytest.mark.parametrize(
+    ("kind", "transcript"),
+    [
+        ("pi", f"/h/.pi/agent/sessions/--p--/2026-12-02T02-30-23-079Z_{UUID}.jsonl"),
+        ("qwen", f"/h/.qwen/projects/-p/chats/{UUID}.jsonl"),
+    ],
+)
+def test_the_session_a_wake_resumes_is_read_from_the_listeners_conversation_file(
+    kind: str, transcript: str, tmp_path: Path
+) -> None:
+    request = DoorRequest(5, {}, tmp_path, transcript=transcript)
+    assert UUID == AGENTS[kind].wake_session(request)
+
+
+@pytest.mark.parametrize("kind", ["pi", "qwen"])
+@pytest.mark.parametrize("name", [None, "/h/sessions/notes.jsonl", "/h/x_01a233d6.jsonl"])
+def test_no_session_for_a_wake_without_a_file_named_after_one(
+    kind: str, name: str | None, tmp_path: Path
+) -> None:
+    assert AGENTS[kind].wake_session(DoorRequest(5, {}, tmp_path, transcript=name)) is None
+
+
+def test_qwen_s_session_without_a_file_is_its_live_registry_record_s(tmp_path: Path) -> None:
+    sessions = tmp_path / ".qwen" / "sessions"
+    sessions.mkdir(parents=True)
+    live = os.getpid()  # the record of a live process
+    record = {"schemaVersion": 1, "pid": live, "sessionId": UUID, "ipcPath": "/x.sock"}
+    (sessions / f"{live}.json").write_text(json.dumps(record))
+    env = {"QWEN_HOME": str(tmp_path / ".qwen")}
+    assert UUID == AGENTS["qwen"].wake_session(DoorRequest(5, env, tmp_path, pid=live))
+    assert AGENTS["qwen"].wake_session(DoorRequest(5, env, tmp_path, pid=live + 1)) is None
+
+
 def test_marks_after_a_long_output_of_a_command_that_ended_count(tmp_path: Path) -> None:
     door = _door(tmp_path, "noise=3000", SESSION, "noise=3000", TURN, "exit=0")
     assert "accepted" == anyio.run(door.deliver, prompt(1), TEXT, "bob")
@@ -153,3 +209,9 @@ def test_own_words() -> None:
     assert "No saved session found" == own_words('{"type": "x"}\nNo saved session found\n')
     assert "Session not found: s1" == own_words("Session not found: s1\nUse a session ID\n")
     assert "(no output)" == own_words("")
+
+
+def test_the_woken_turn_s_mark_goes_to_no_listener_its_hooks_start() -> None:
+    from paneboard.listener.doors.process import child_env
+
+    assert {"KEEP": "1"} == child_env({"KEEP": "1", "PANEBOARD_WOKEN": UUID})

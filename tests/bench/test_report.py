@@ -37,3 +37,11 @@ def test_delivered_to_seen_has_no_ratio_against_the_stage_before_it() -> None:
     [(_what, pb, base, ratio)] = headline(run)
     assert "\N{MULTIPLICATION SIGN}" not in ratio
     assert (pb, base) == ("0 / 1 ms", "3.0 / 6.0 ms")
+
+
+def test_a_woken_agent_is_set_beside_its_live_session() -> None:
+    run = {"woken-codex": {"woken_ms": _stats(1200.0), "live_ms": _stats(200.0)}}
+    [(what, woken, live, ratio)] = headline(run)
+    assert "Codex asleep (woken) vs live" in what
+    assert ("1200 ms", "200 ms") == (woken, live)
+    assert ratio.startswith("6.0\N{MULTIPLICATION SIGN}")

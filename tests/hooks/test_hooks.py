@@ -6,10 +6,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from paneboard.state.panes.lock import holder
 from testing.helpers import (
     PANEBOARD,
     Listening,
@@ -226,6 +228,35 @@ def _running(pid: int) -> bool:
         return b"Z" not in Path(f"/proc/{pid}/stat").read_bytes().split(b")")[1][:3]
     except OSError:
         return False
+
+
+@pytest.mark.parametrize("agent", ["codex", "qwen"])
+def test_a_woken_headless_turn_starts_no_listener_and_leaves_the_asleep_one(
+    home: Path, agent: str
+) -> None:
+    """A turn a wake started (its environment says so) has no door of its own: its
+    session-start hook starts nothing, and the pane's holder stays."""
+    session = "01a233d6-bb1f-7ce1-952b-40ba5391234c"
+    event = {"hook_event_name": "SessionStart", "session_id": session, "cwd": str(home)}
+    with Listening(home, "bob", "--door", "stdout") as bob:
+        lock = home / "test" / "panes" / "bob.lock"
+        held = holder(lock)
+        done = run_cli(
+            home,
+            "hook",
+            "session-start",
+            "--agent",
+            agent,
+            "--as",
+            "bob",
+            input=json.dumps(event).encode(),
+            PANEBOARD_WOKEN=session,
+        )
+        assert 0 == done.returncode, done.stderr
+        context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert f"a woken turn of session {session}: its asleep listener keeps the pane" in context
+        time.sleep(1)  # a listener started would have taken over by now
+        assert held == holder(lock) and bob.proc.poll() is None
 
 
 def test_session_end_stops_the_listener(home: Path) -> None:

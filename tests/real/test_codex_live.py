@@ -1,4 +1,4 @@
-"""paneboard against a live interactive Codex TUI in tmux, offline (tests/real/codex_session.py).
+"""paneboard against a live interactive Codex TUI in tmux, offline (testing/codex_session.py).
 
 The module shares one CODEX_HOME, so Codex's daemon (and its ~400 MB) is set up once and
 removed at the end; and one paneboard home, since every hook runs with the environment of the
@@ -19,8 +19,8 @@ import pytest
 
 from paneboard.state.panes.lock import holder
 from testing.clients import free_port
+from testing.codex_session import CodexHome, CodexTui, StandIn
 from testing.helpers import run_cli, wait_until
-from tests.real.codex_session import CodexHome, CodexTui, StandIn
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is missing: no Codex TUI"

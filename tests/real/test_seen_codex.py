@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from testing.clients import codex_env, free_port, queue_listener
+from testing.codex_session import CodexHome, CodexTui, StandIn
 from testing.helpers import Listening, post, run_cli, wait_until
-from tests.real.codex_session import CodexHome, CodexTui, StandIn
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
 

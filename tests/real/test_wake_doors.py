@@ -30,10 +30,10 @@ from paneboard.agents.qwen_inbox import session_file
 from paneboard.listener.doors.resume import ResumeDoor
 from paneboard.protocol.errors import DoorFailed
 from testing.clients import PINNED, free_port
+from testing.codex_session import CodexHome
+from testing.codex_session import StandIn as CodexStandIn
 from testing.sessions import StandIn, base_env, opencode_config, opencode_env, user_records
 from tests.factories import prompt
-from tests.real.codex_session import CodexHome
-from tests.real.codex_session import StandIn as CodexStandIn
 from tests.real.kilo_session import kilo_config
 from tests.real.pi_session import pi_agent_dir
 from tests.real.qwen_session import QwenStandIn

@@ -1,6 +1,6 @@
 """A loopback stand-in for the OpenAI Responses API, so the real Codex CLI finishes turns offline.
 
-Run as `python -m tests.real.codex_stand_in PORT LOG`; prints `ready`. Every streamed POST
+Run as `python -m testing.codex_stand_in PORT LOG`; prints `ready`. Every streamed POST
 …/responses is answered with one assistant message `MOCK-ACK`, except when the newest input
 item (hook context, a `developer` message, skipped) is a user message that
 - starts `MOCK-RUN: CMD`: the answer is a call of Codex's `exec_command` tool running CMD;

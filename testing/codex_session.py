@@ -1,5 +1,5 @@
 """A live interactive Codex TUI (codex-cli 0.169.0) in a detached tmux server, offline against
-the loopback Responses-API stand-in of tests/real/codex_stand_in.py.
+the loopback Responses-API stand-in of testing/codex_stand_in.py.
 
 `CodexHome` is one private `CODEX_HOME`: a config that keeps Codex off the network, never asks,
 and (given `unload`) unloads an idle thread after `unload` seconds once no TUI is attached
@@ -56,7 +56,7 @@ class StandIn(ScriptServer):
     """The Responses-API stand-in on a free loopback port, logging each request and answer."""
 
     def __init__(self, log: Path, port: int) -> None:
-        super().__init__("tests.real.codex_stand_in", port, log)
+        super().__init__("testing.codex_stand_in", port, log)
 
     def requests(self, needle: str) -> list[dict[str, Any]]:
         """The requests of turns (not titles) whose newest user text holds *needle*."""

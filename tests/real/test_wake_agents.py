@@ -1,0 +1,374 @@
+"""Agents other than Claude Code woken end to end by their asleep listener, on the real CLIs
+offline, against the tests' model stand-ins: Codex 0.169.0 (`codex exec resume`), pi 0.73.1
+(`pi -p --session`), Qwen Code 0.24.4 (`qwen --resume`).
+
+Each test starts a session as its person would, with paneboard's hooks (or extension) and the
+policy `--wake resume`; the session does one turn, and its person ends it. Its listener goes
+asleep instead of leaving; a prompt posted then wakes the session through the agent's own
+resume door: the model gets the text once, `delivered` names the session it woke, `status`
+says so, and the woken agent answers from its shell (`paneboard answer`), which ends the
+sender's `wait`. A woken turn is one headless process: once it ends, the pane's listener is
+asleep again, and the next prompt wakes the session again. A woken turn has no door of its own
+(`codex queue` does not reach `codex exec`, a headless Qwen Code has no inbox, `pi -p` no
+extension door): its session-start hook starts no listener, and the asleep one keeps the pane.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+
+from paneboard.agents.pi import PI
+from paneboard.agents.qwen import QWEN
+from paneboard.agents.qwen_inbox import session_file
+from paneboard.protocol.posts import Delivered, Undelivered
+from paneboard.state.filelog.log import read_posts
+from paneboard.state.panes.lock import holder
+from paneboard.state.trust.policy import Policy, write_policy
+from testing.clients import PINNED, free_port
+from testing.codex_session import CodexHome, CodexTui, StandIn
+from testing.helpers import ScriptServer, cli_env, run_cli, wait_until
+from testing.sessions import user_records
+from tests.real.pi_session import PiSession
+from tests.real.qwen_session import QwenSession
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
+BOARD = "test"
+UNLOAD_S = 2  # the Codex daemon unloads an idle thread this long after its last TUI left
+ASK = "what is six times seven?\nMOCK-ANSWER: {answer}"
+
+
+class Board:
+    """The paneboard home of one test: the asleep agent's pane, its posts and receipts."""
+
+    def __init__(self, home: Path, agent: str) -> None:
+        self.home, self.agent = home, agent
+        home.mkdir(mode=0o700, exist_ok=True)
+        (home / BOARD / "panes").mkdir(mode=0o700, parents=True, exist_ok=True)
+        write_policy(home / BOARD, agent, Policy(wake="resume", rate=0))
+
+    @property
+    def panes(self) -> Path:
+        return self.home / BOARD / "panes"
+
+    def presence(self) -> dict[str, Any]:
+        try:
+            return dict(json.loads((self.panes / f"{self.agent}.presence").read_text()))
+        except (OSError, ValueError):
+            return {}
+
+    def pane_log(self) -> str:
+        log = self.panes / f"{self.agent}.log"
+        return log.read_text() if log.exists() else ""
+
+    def holder(self) -> int | None:
+        return holder(self.panes / f"{self.agent}.lock")
+
+    def wait_asleep(self, timeout: float = 90) -> int:
+        """Until the pane's listener says it is asleep; its pid."""
+        wait_until(
+            lambda: self.presence().get("sleep") == "asleep",
+            "asleep",
+            timeout,
+            lambda: self.pane_log()[-4000:],
+        )
+        return int(self.presence()["pid"])
+
+    def post(self, body: str) -> str:
+        done = run_cli(self.home, "post", "--as", "alice", "--to", self.agent, "--", body)
+        assert 0 == done.returncode, done.stderr
+        return done.stdout.strip()
+
+    def wait(self, pid: str, timeout: float = 150) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "paneboard", "wait", pid, "--as", "alice"]
+        return subprocess.run(
+            [*argv, "--timeout", str(timeout)],
+            env=cli_env(self.home),
+            capture_output=True,
+            text=True,
+            timeout=timeout + 30,
+            check=False,
+        )
+
+    def posts(self, kind: type) -> list[Any]:
+        return [p for _, p in read_posts(self.home / BOARD / "log") if isinstance(p, kind)]
+
+    def status(self, pid: str) -> str:
+        done = run_cli(self.home, "status", "--as", "alice", pid)
+        assert 0 == done.returncode, done.stderr
+        return done.stdout
+
+    def wakes(self) -> list[Any]:
+        path = self.panes / f"{self.agent}.wakes"
+        return list(json.loads(path.read_text())) if path.exists() else []
+
+    def stop_listener(self) -> None:
+        """End the pane's listener, asleep or not (it outlives its session): SIGTERM."""
+        pid = self.holder()
+        if pid is not None and pid > 0:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            wait_until(lambda: not self.holder(), "the listener to end", 15, self.pane_log)
+
+
+class Woken(Protocol):
+    """One agent's session, ended by its person, whose listener sleeps on its pane."""
+
+    board: Board
+    sid: str  # the agent's own id of the session a wake resumes
+    slow: str  # what in a prompt makes the stand-in take {n} seconds over its answer
+
+    def end(self) -> None: ...
+
+    def model_saw(self, pid: str) -> int: ...
+
+    def recorded(self, pid: str) -> int: ...
+
+    def close(self) -> None: ...
+
+
+def chat_turns(stand_in: ScriptServer, pid: str) -> int:
+    """How many turns of a Chat Completions stand-in began with prompt *pid* as their input:
+    the requests whose last message is the user's, ending with the prompt's text (the same
+    turn's request after a tool call ends with the tool's result; a memory pass quotes the
+    conversation inside a text of its own; Qwen Code puts its reminders before the text)."""
+    header = f"[paneboard] prompt {pid} from"
+    return sum(
+        header in r["user"]
+        and r["user"].rstrip().endswith("-- 'YOUR ANSWER'")
+        and r["body"]["messages"][-1].get("role") == "user"
+        for r in stand_in.records()
+    )
+
+
+class CodexWake:
+    """A Codex TUI (through its managed daemon, as a person runs it) with paneboard's hooks
+    trusted; the person leaves with `/exit`, and the daemon unloads the thread."""
+
+    agent = "codex-bob"
+    slow = "MOCK-SLOW-{n}"  # the stand-in holds its answer back n seconds
+
+    def __init__(self, folder: Path) -> None:
+        binary = PINNED["codex"].installed()
+        if binary is None:
+            pytest.skip(PINNED["codex"].missing)
+        self.board = Board(folder / "pb", self.agent)
+        self.stand_in = StandIn(folder / "model.log", free_port())
+        self.codex = CodexHome(folder / "codex-home", binary.parent, self.stand_in.port, UNLOAD_S)
+        self.tuis: list[CodexTui] = []
+        try:
+            self._open(folder, binary.parent)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, folder: Path, bin_dir: Path) -> None:
+        project = (folder / "proj").resolve()
+        project.mkdir()
+        self.codex.trust_project(project)
+        args = ("hook", "install", "codex", "--project", str(project), "--trust", "--as")
+        done = run_cli(self.board.home, *args, self.agent, CODEX_HOME=str(self.codex.folder))
+        assert 0 == done.returncode, done.stderr
+        user = folder / "user-home"
+        user.mkdir()
+        path = f"{Path(sys.executable).parent}:{bin_dir}:/usr/local/bin:/usr/bin:/bin"
+        env = {"PATH": path, "HOME": str(user), "TERM": "xterm-256color", "LANG": "C.UTF-8"}
+        env.update(PANEBOARD_HOME=str(self.board.home), PANEBOARD_BOARD=BOARD)
+        self.tuis.append(CodexTui(self.codex, project, env))
+        self.tuis[-1].submit(self.stand_in, "hello")
+        [self.sid] = wait_until(self.codex.threads, "the thread", 30)
+        wait_until(lambda: (self.board.holder() or 0) > 0, "the listener", 30, self.board.pane_log)
+
+    def end(self) -> None:
+        self.tuis[-1].type("/exit")
+
+    def model_saw(self, pid: str) -> int:
+        """Turns started with the prompt as the newest user text (not the tool call's next)."""
+        return len(self.stand_in.requests(f"[paneboard] prompt {pid} from"))
+
+    def recorded(self, pid: str) -> int:
+        from paneboard.agents.codex import CODEX
+
+        rollout = self.codex.rollout(self.sid)
+        return len(user_records(rollout, CODEX.user_texts, f"[paneboard] prompt {pid} from"))
+
+    def close(self) -> None:
+        self.board.stop_listener()
+        for tui in self.tuis:
+            tui.close()
+        self.codex.close()
+        self.stand_in.close()
+
+
+class PiWake:
+    """pi's TUI with paneboard's extension (its listener reads the session id from the file
+    name); the person quits with `/quit`. `pi -p` starts no listener: no handover."""
+
+    agent = "pi-bob"
+    slow = "STAND-IN-SLOW-{n}"
+
+    def __init__(self, folder: Path) -> None:
+        binary = PINNED["pi"].installed()
+        if binary is None:
+            pytest.skip(PINNED["pi"].missing)
+        self.session = PiSession(folder, binary, self.agent)
+        self.board = Board(self.session.pb_home, self.agent)
+        try:
+            self.session.tmux.type("hello")
+            self.session.turn("hello")
+        except BaseException:
+            self.close()
+            raise
+        self.file = Path(self.session.registry["sessionFile"])
+        self.sid = self.file.stem.rpartition("_")[2]
+
+    def end(self) -> None:
+        self.session.tmux.type("/quit")
+
+    def model_saw(self, pid: str) -> int:
+        assert self.session.stand_in is not None
+        return chat_turns(self.session.stand_in, pid)
+
+    def recorded(self, pid: str) -> int:
+        return len(user_records(self.file, PI.user_texts, f"[paneboard] prompt {pid} from"))
+
+    def close(self) -> None:
+        self.board.stop_listener()
+        self.session.close()
+
+
+class QwenWake:
+    """Qwen Code's TUI with paneboard's hooks and a controller grant; its headless turns run
+    their shell tool under the person's own setting (`tools.approvalMode`, here `yolo`); the
+    person quits with `/quit`."""
+
+    agent = "qwen-hooked"
+    slow = "STAND-IN-SLOW-{n}"
+
+    def __init__(self, folder: Path) -> None:
+        binary = PINNED["qwen"].installed()
+        if binary is None:
+            pytest.skip(PINNED["qwen"].missing)
+        self.session = QwenSession(folder, binary)
+        self.board = Board(self.session.pb_home, self.agent)
+        try:
+            settings = self.session.qwen_home / "settings.json"
+            written = json.loads(settings.read_text())
+            settings.write_text(json.dumps({**written, "tools": {"approvalMode": "yolo"}}))
+            self.session.type("hello")
+            self.session.turn("hello")
+            wait_until(
+                lambda: (self.board.holder() or 0) > 0, "the listener", 30, self.board.pane_log
+            )
+        except BaseException:
+            self.close()
+            raise
+        self.sid = self.session.session().session_id
+
+    def end(self) -> None:
+        self.session.type("/quit")
+
+    def model_saw(self, pid: str) -> int:
+        return chat_turns(self.session.stand_in, pid)
+
+    def recorded(self, pid: str) -> int:
+        path = session_file(self.session.qwen_home, self.sid)
+        return len(user_records(path, QWEN.user_texts, f"[paneboard] prompt {pid} from"))
+
+    def close(self) -> None:
+        self.board.stop_listener()
+        self.session.close()
+
+
+WAKEABLE: dict[str, type[CodexWake | PiWake | QwenWake]] = {
+    "codex": CodexWake,
+    "pi": PiWake,
+    "qwen": QwenWake,
+}
+
+
+@pytest.fixture(params=sorted(WAKEABLE))
+def woken(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Woken]:
+    """A session of the agent, with `--wake resume`, one turn done, ended: its listener asleep."""
+    one = WAKEABLE[request.param](tmp_path)
+    try:
+        one.end()
+        one.board.wait_asleep()
+        yield one
+    finally:
+        one.close()
+
+
+def _wake_and_answer(one: Woken, answer: str) -> float:
+    """A prompt posted to the asleep agent; `wait` ends with the woken agent's answer. Checks
+    its receipt, status and the model's one turn; returns post → delivered, in seconds."""
+    board = one.board
+    asleep = board.wait_asleep()
+    posted = time.time()
+    pid = board.post(ASK.format(answer=answer))
+    waited = board.wait(pid)
+    assert 0 == waited.returncode, waited.stderr + board.pane_log()[-4000:]
+    assert f"{answer}\n" == waited.stdout
+    [woke] = [d for d in board.posts(Delivered) if d.prompt_id == pid]
+    assert one.sid == woke.woke
+    assert f"woke {one.sid} at" in board.status(pid)
+    assert 1 == one.model_saw(pid)
+    assert 1 == one.recorded(pid)
+    # the woken turn ends; the same listener is asleep again (the turn started none)
+    assert asleep == board.wait_asleep(120), board.pane_log()[-4000:]
+    return float(woke.ts) - posted
+
+
+def test_a_prompt_wakes_the_ended_session_whose_agent_answers_it_and_a_later_one_again(
+    woken: Woken,
+) -> None:
+    """Two rounds: each prompt wakes the session once, reaches its model once, is answered."""
+    first = _wake_and_answer(woken, "forty-two")
+    second = _wake_and_answer(woken, "still forty-two")
+    assert 2 == len(woken.board.wakes())
+    assert 2 == len(woken.board.posts(Delivered))
+    print(f"post -> delivered by a wake: {first:.2f} s, {second:.2f} s")
+
+
+def test_prompts_posted_while_asleep_and_during_the_woken_turn_wake_it_one_turn_at_a_time(
+    woken: Woken,
+) -> None:
+    """A woken headless session is one turn, for the prompt that woke it: the prompts posted
+    behind it (while asleep, and while that turn runs) wait until its process has ended, then
+    wake the session again, one turn each; each reaches the model once."""
+    board = woken.board
+    ids = [board.post(f"task 0 {woken.slow.format(n=6)}"), board.post("task 1")]
+    wait_until(
+        lambda: any(d.prompt_id == ids[0] for d in board.posts(Delivered)),
+        "the first delivered",
+        120,
+        board.pane_log,
+    )
+    ids.append(board.post("task 2, during the woken turn"))
+    for pid in ids:
+        wait_until(
+            lambda pid=pid: any(d.prompt_id == pid for d in board.posts(Delivered)),
+            f"{pid} delivered",
+            120,
+            lambda: board.pane_log()[-4000:],
+        )
+    # the last turn reaches the model after its `delivered` (the agent's turn had started)
+    wait_until(
+        lambda: all(woken.model_saw(pid) for pid in ids), "each at the model", 60, board.pane_log
+    )
+    board.wait_asleep(120)  # every woken turn has ended
+    assert 3 == len(board.wakes())
+    assert [1, 1, 1] == [woken.model_saw(pid) for pid in ids]
+    assert [1, 1, 1] == [woken.recorded(pid) for pid in ids]
+    assert [] == board.posts(Undelivered)

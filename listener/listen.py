@@ -52,6 +52,8 @@ from paneboard.state.proc import wait_process_gone
 
 DEFAULT_BACKOFF = (1.0, 2.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0)
 CHECKPOINT_EVERY = 10.0
+SETTLE = 0.01  # seconds of quiet on the board before a text goes out (a burst being written)
+SETTLE_MAX = 0.1  # the most a text waits for that quiet
 
 
 class Settings(msgspec.Struct, frozen=True):
@@ -99,6 +101,8 @@ class Listener:
         self._queue: list[tuple[int, int, str]] = []  # a heap of (priority rank, log position, id)
         self._parked: list[tuple[float, tuple[int, int, str]]] = []  # (until, entry): the rate
         self._parked_ids: set[str] = set()
+        self._held_texts: dict[str, list[str]] = {}  # a held text's first prompt -> its prompts
+        self._told_gate: float | None = None  # the unread notice's wait last logged
         self._presence = presence.Presence(
             os.getpid(),
             door.name,
@@ -167,7 +171,10 @@ class Listener:
         while True:
             self._unpark()
             gate = self.deliverer.notice_waits()
+            if gate is None and self._coalescing() and self._next() is not None:
+                await self._settle()
             pending = [] if gate is not None else self._take()
+            self._tell_gate(gate)
             if not pending:
                 failpoint("idle")
                 await self._wait_changed_or_due(gate)
@@ -176,6 +183,29 @@ class Listener:
             else:
                 await self._deliver(pending)
                 self._refresh()
+
+    def _coalescing(self) -> bool:
+        return self.settings.coalesce and coalesces(self.door)
+
+    async def _settle(self) -> None:
+        """Fold what else comes within `SETTLE` s of the last change (at most `SETTLE_MAX` s in
+        all), so that a burst still being written goes in one text: a reader can see a long
+        append part written."""
+        deadline = anyio.current_time() + SETTLE_MAX
+        while anyio.current_time() < deadline:
+            with anyio.move_on_after(SETTLE) as quiet:
+                await self.deliverer.wait_changed()
+            if quiet.cancelled_caught:
+                return
+            self._refresh()
+
+    def _tell_gate(self, gate: float | None) -> None:
+        """Log once per unread notice that prompts wait for it to be read."""
+        if gate is None or gate == self._told_gate or self._next() is None:
+            return
+        self._told_gate = gate
+        at = time.strftime("%H:%M:%S", time.localtime(gate))
+        self.log(f"a notice is unread: the prompts behind it wait until it is read, or {at}")
 
     async def _wait_changed_or_due(self, gate: float | None = None) -> None:
         """Until the board changes, the first prompt waiting for the rate is due, or the unread
@@ -261,7 +291,7 @@ class Listener:
         while (ps := self._next()) is not None:
             heapq.heappop(self._queue)
             taken.append(ps)
-            if not (self.settings.coalesce and coalesces(self.door)):
+            if not self._coalescing():
                 break
         return taken
 
@@ -386,20 +416,24 @@ class Listener:
     def _record_held(self, handover: Handover, door: str, held: HeldByAgent) -> None:
         """The agent has the text and holds it for its person: never send it again."""
         self.pane.record(handover.prompts, door, held_because=held.reason, warn=self._warn)
+        if len(handover.prompts) > 1:  # the agent's later word names the text's first prompt
+            self._held_texts[handover.key] = handover.ids
         self.log(f"held {_what(handover)}: the agent holds it ({held.reason})")
 
     def _settled(self, prompt_id: str, failure: DoorFailed | None) -> None:
-        """The agent's later word on a prompt it held: `delivered`, or `undelivered` naming
-        its reason (the key stays: the agent has had the text)."""
-        head = header(self.settings.board, self.settings.agent, self.settings.now())
+        """The agent's later word on a text it held (named by its first prompt): `delivered`,
+        or `undelivered` naming its reason, for each prompt in it (the keys stay: the agent has
+        had the text)."""
         name = self.door.name
-        notice = (
-            Delivered(**head, prompt_id=prompt_id, door=name)
-            if failure is None
-            else Undelivered(**head, prompt_id=prompt_id, door=name, reason=failure.reason)
-        )
+
+        def notice(pid: str) -> Post:
+            head = header(self.settings.board, self.settings.agent, self.settings.now())
+            if failure is None:
+                return Delivered(**head, prompt_id=pid, door=name)
+            return Undelivered(**head, prompt_id=pid, door=name, reason=failure.reason)
+
         try:
-            self.pane.post([notice])
+            self.pane.post([notice(pid) for pid in self._held_texts.pop(prompt_id, [prompt_id])])
         except BoardIOError as exc:
             what = "delivered" if failure is None else "undelivered"
             self._warn(f"could not post the {what} notice for {prompt_id}: {exc}")

@@ -161,8 +161,9 @@ def test_while_a_notice_is_unread_no_new_text_goes_out_then_one_lists_what_waits
         _texts_holding(inbox, first)
         bob.wait_err("delivered 2 prompts in one text")
         later = _burst(home, 3, urgent=(2,))
+        bob.wait_err("a notice is unread: the prompts behind it wait until it is read")
         with pytest.raises(queue.Empty):
-            inbox.lines.get(timeout=1.5)
+            inbox.lines.get(timeout=1.0)
         _read(home, first[0])
         text = _text(inbox)
     assert [later[2], later[0], later[1]] == HEADER.findall(text)

@@ -242,11 +242,6 @@ class Deliverer(Generic[D]):
         """Whether *ps* waits for a person (held by the policy)."""
         return self.screen.waiting(ps)
 
-    def admit(self, ps: PromptState) -> Provenance | None:
-        """What the door tells the agent about *ps*, if the policy lets it through now; None
-        if it is held or refused (posted, naming the door) or waits for the rate."""
-        return self.screen.admit(ps, self.door.name)
-
     def take_back(self, turn: str) -> None:
         """Handover *turn* was admitted but not handed over: it takes no place in the rate."""
         self.traffic.take_back(turn)

@@ -75,6 +75,8 @@ SCENARIOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
     "top": top.top,
     "seen-claude": lambda home, quick: seen.claude(home, 3 if quick else 40),
     "burst-claude": lambda home, quick: seen.burst(home, 60),
+    "burst-claude-one": lambda home, quick: seen.burst(home, 60, one_per_text=True),
+    "notice-claude": lambda home, quick: seen.notice_bytes(home),
     "transcript": lambda home, quick: seen.transcript(home, 10 if quick else 100),
     "wake-cluster": lambda home, quick: clusterbench.wake(home, 200 if quick else 2000),
     "append-cluster": lambda home, quick: clusterbench.append_rate(
@@ -86,7 +88,7 @@ SCENARIOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
     "woken-codex": lambda home, quick: woken.codex(home, 3 if quick else 8),
 }
 NEEDS_NATS = {"wake-nats", "append-nats", "wake-cluster", "append-cluster", "leader-loss"}
-NEEDS_CLAUDE = {"seen-claude", "burst-claude"}
+NEEDS_CLAUDE = {"seen-claude", "burst-claude", "burst-claude-one", "notice-claude"}
 NEEDS_WOKEN = {"woken-claude", "woken-codex"}  # Claude Code and Codex both, and tmux
 
 

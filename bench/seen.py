@@ -1,8 +1,10 @@
 """`seen`: delivered → seen on the real Claude Code, and what a long transcript costs to follow.
 
 `burst()` appends 60 prompts at once for the same kind of session and reads how long until
-all are `seen`, how many never are (lost) and how many reached the model twice (the
-transcript's user turns and mid-turn attachments per prompt id).
+all are `seen`, the turns they took, how many never are (lost) and how many reached the model
+twice (the transcript's user turns and mid-turn attachments per prompt id); coalesced, or one
+per text. `notice_bytes()` counts what the model is sent for one prompt as its body and as
+its notice (the API stand-in's byte count of the turn's user text).
 
 `claude()` runs a real, offline Claude Code session (as tests/real does: its API stand-in,
 testing/api_stand_in.py, answers every turn at once) with a
@@ -29,7 +31,7 @@ from bench.harness import PY, Proc, env_for, signed, summary, unlimited, wait_re
 from paneboard.agents.claude_transcript import user_texts
 from paneboard.listener.seen import NEEDLE, prompt_ids
 from paneboard.protocol.ids import new_id
-from paneboard.protocol.posts import Delivered, Prompt, Seen
+from paneboard.protocol.posts import Delivered, Prompt, Read, Seen
 from paneboard.state.filelog.append import append_payloads
 from paneboard.state.filelog.log import read_posts
 from paneboard.state.panes.transcript import LineReader
@@ -39,7 +41,8 @@ from testing.helpers import ScriptServer, wait_until
 ROOT = Path(__file__).resolve().parent.parent
 # One sample at a time, each into an idle session (so each is one idle turn's latency). The
 # listener keeps to Claude Code's peer-message bucket itself (30 at once, then one every 2 s):
-# `burst()` measures 60 at once (bench/RESULTS.md: all 60 seen in 64.4 s, 0 lost, 0 twice).
+# `burst()` measures 60 at once: in one text (bench/RESULTS.md: all 60 seen in 0.92 s, 1 turn),
+# or one per text (61.5 s, 60 turns, 0 lost, 0 twice).
 PACE = 2.5
 BURST = 60
 
@@ -57,10 +60,11 @@ def _turns(transcript: Path) -> int:
 
 
 @contextlib.contextmanager
-def _listening_session(home: Path) -> Iterator[tuple[ClaudeSession, Path]]:
+def _listening_session(home: Path, *options: str) -> Iterator[tuple[ClaudeSession, Path]]:
     """A real Claude Code session past its first turn (a first turn starts slowly: not what is
-    measured), with bob's listener on its socket and transcript; yields (session, transcript).
-    The listener's stderr goes to HOME/listener.log."""
+    measured), with bob's listener (`listen` *options* too) on its socket and transcript;
+    yields (session, transcript). The listener's stderr goes to HOME/listener.log, the API
+    stand-in's log to HOME/api.log."""
     bin_dir = clients_bin()
     assert bin_dir is not None
     api = ScriptServer("testing.api_stand_in", free_port(), home / "api.log")
@@ -74,7 +78,7 @@ def _listening_session(home: Path) -> Iterator[tuple[ClaudeSession, Path]]:
         transcript = _transcript(session)
         socket_path = str(session.registry["messagingSocketPath"])
         door = ("--door", "claude-inbox", "--socket", socket_path, "--transcript", str(transcript))
-        argv = [PY, "-m", "paneboard", "listen", "--as", "bob", *door]
+        argv = [PY, "-m", "paneboard", "listen", "--as", "bob", *door, *options]
         unlimited(home, "bob")  # the burst is past 30 a minute: Claude Code's own bucket paces it
         with open(home / "listener.log", "wb") as err:  # the child keeps its own copy
             lis = Proc(argv, env_for(home), stderr=err.fileno())
@@ -99,10 +103,12 @@ def claude(home: Path, samples: int) -> dict[str, Any]:
         return _latencies(home / "bench" / "log")
 
 
-def burst(home: Path, count: int = BURST) -> dict[str, Any]:
-    """*count* prompts appended at once to one idle session: time until all are seen, lost,
-    duplicated, and the drops Claude Code recorded."""
-    with _listening_session(home) as (_, transcript):
+def burst(home: Path, count: int = BURST, *, one_per_text: bool = False) -> dict[str, Any]:
+    """*count* prompts appended at once to one idle session: time until all are seen, the
+    turns they took, lost, duplicated, and the drops Claude Code recorded; coalesced (the
+    listener's way), or *one_per_text* (`listen --one-per-text`: a turn each)."""
+    options = ("--one-per-text",) if one_per_text else ()
+    with _listening_session(home, *options) as (_, transcript):
         ts = time.time()
         prompts = [
             Prompt(
@@ -136,20 +142,84 @@ def _burst_figures(
 ) -> dict[str, Any]:
     taken: dict[str, int] = dict.fromkeys(ids, 0)
     drops: list[str] = []
+    turns = 0  # user turns and mid-turn attachments that carried any of them
     for line in transcript.read_text().splitlines():
         record = json.loads(line)
         if str(record.get("content", "")).startswith("Dropped a peer message"):
             drops.append(str(record["content"]))
-        for pid in prompt_ids([record], user_texts):
-            if pid in taken:
-                taken[pid] += 1
+        found = [pid for pid in prompt_ids([record], user_texts) if pid in taken]
+        turns += bool(found)
+        for pid in found:
+            taken[pid] += 1
     return {
         "prompts": len(ids),
+        "turns": turns,
         "all_seen_s": max(seen.values()) - ts,
         "lost": sum(n == 0 for n in taken.values()),
         "duplicated": sum(n > 1 for n in taken.values()),
         "drops_recorded": drops,  # Claude Code records one per run of drops
     }
+
+
+def notice_bytes(home: Path, sizes: tuple[int, ...] = (200, 50_000)) -> dict[str, Any]:
+    """Bytes the model is sent for one prompt of each of *sizes*, as its body and as its
+    notice (`post --notice`): the turn's user text the API stand-in received; and post →
+    seen for each."""
+    out: dict[str, Any] = {}
+    with _listening_session(home) as _:
+        for size in sizes:
+            for how in ("body", "notice"):
+                pid, ts = _post_sized(home, size, notice=how == "notice")
+                seen = _wait_seen(home / "bench" / "log", pid)
+                sent = _turn_bytes(home / "api.log", pid)
+                out[f"{how}_{size}"] = {"model_bytes": sent, "post_to_seen_ms": (seen - ts) * 1e3}
+                if how == "notice":
+                    _read_receipt(home, pid)  # the unread notice's wait ends
+    return out
+
+
+def _post_sized(home: Path, size: int, *, notice: bool) -> tuple[str, float]:
+    ts = time.time()
+    pid = new_id(ts, os.urandom(10))
+    body = ("x" * 79 + "\n") * (size // 80) + "x" * (size % 80)
+    prompt = Prompt(
+        id=pid, board="bench", sender="bench", ts=ts, to=("bob",), body=body, notice=notice
+    )
+    append_payloads(home / "bench" / "log", signed(home, [prompt]))
+    return pid, ts
+
+
+def _wait_seen(log: Path, pid: str) -> float:
+    return wait_until(lambda: _seen_at(log, pid), f"{pid} seen", 60, every=0.02)
+
+
+def _seen_at(log: Path, pid: str) -> float | None:
+    return next(
+        (p.ts for _, p in read_posts(log) if isinstance(p, Seen) and p.prompt_id == pid), None
+    )
+
+
+def _turn_bytes(api_log: Path, pid: str) -> int:
+    """The bytes of the user text of the first turn the stand-in was sent carrying *pid*."""
+    mark = f"[paneboard] prompt {pid} from"
+    for line in api_log.read_text().splitlines():
+        record = json.loads(line)
+        if record.get("tools") and mark in record.get("turn", ""):
+            return int(record["turn_bytes"])
+    raise LookupError(f"no model request carried {pid}")
+
+
+def _read_receipt(home: Path, pid: str) -> None:
+    """bob's `read` of *pid*, signed with bob's key, as `paneboard read` posts it."""
+    read = Read(
+        id=new_id(time.time(), os.urandom(10)),
+        board="bench",
+        sender="bob",
+        ts=time.time(),
+        prompt_id=pid,
+        via="cli",
+    )
+    append_payloads(home / "bench" / "log", signed(home, [read]))
 
 
 def _wait_gone(pid: int, timeout: float = 15.0) -> None:

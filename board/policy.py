@@ -9,7 +9,7 @@ import msgspec
 from paneboard.board.context import Context
 from paneboard.protocol.errors import BadInput, BoardIOError
 from paneboard.protocol.names import check_name
-from paneboard.state.trust.policy import Policy, read_policy, write_policy
+from paneboard.state.trust.policy import AUTO_BODY, AUTO_BURST, Policy, read_policy, write_policy
 
 __all__ = ["changed", "policy_lines", "policy_of", "rates", "set_policy"]
 
@@ -42,6 +42,7 @@ def changed(
     first_contact: str | None = None,
     wake: str | None = None,
     wake_limit: int | None = None,
+    deliver: str | None = None,
 ) -> Policy:
     """*policy* with each option given in place of its own; `BadInput` for a bad value."""
     given: dict[str, object] = {
@@ -53,6 +54,7 @@ def changed(
         "first_contact": first_contact,
         "wake": wake,
         "wake_limit": wake_limit,
+        "deliver": deliver,
     }
     fields = msgspec.structs.asdict(policy) | {k: v for k, v in given.items() if v is not None}
     try:
@@ -79,7 +81,16 @@ def policy_lines(ctx: Context, policy: Policy) -> list[str]:
         f"  loop:       {_limit(policy.loop, 'replies deep between two agents')}",
         f"  first contact: {policy.first_contact} (a name's first key, on a shared store)",
         f"  wake:       {_wake(policy)}",
+        f"  deliver:    {_deliver(policy)}",
     ]
+
+
+def _deliver(policy: Policy) -> str:
+    if policy.deliver == "body":
+        return "body (the prompt's text; a sender's --notice still comes as a notice)"
+    if policy.deliver == "notice":
+        return "notice (paneboard's notice only; the agent reads the body with `paneboard read`)"
+    return f"auto (a notice for a body over {AUTO_BODY} bytes or a burst of more than {AUTO_BURST})"
 
 
 def _wake(policy: Policy) -> str:

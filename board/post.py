@@ -30,7 +30,7 @@ MAX_OPEN = 1000
 class PromptRequest:
     """A prompt as asked for: recipients, body and options, not yet checked."""
 
-    __slots__ = ("body", "max_open", "priority", "reply_to", "thread", "to", "ttl")
+    __slots__ = ("body", "max_open", "notice", "priority", "reply_to", "thread", "to", "ttl")
 
     def __init__(
         self,
@@ -42,9 +42,11 @@ class PromptRequest:
         reply_to: str | None = None,
         ttl: float | None = None,
         max_open: int = MAX_OPEN,
+        notice: bool = False,
     ) -> None:
         self.to, self.body, self.priority = to, body, priority
         self.thread, self.reply_to, self.ttl, self.max_open = thread, reply_to, ttl, max_open
+        self.notice = notice  # only a notice may reach the recipient, never the body
 
 
 class Posted:
@@ -88,6 +90,7 @@ def prompt_fields(ctx: Context, request: PromptRequest, reply_to: str | None) ->
         "thread": None if request.thread is None else check_name("thread", request.thread),
         "reply_to": reply_to,
         "expires": None if ttl is None else ts + ttl,
+        "notice": request.notice is True,
     }
 
 

@@ -65,9 +65,11 @@ class PolicyScreen:
         stage = ps.recipients[self.pane.agent].stage
         return stage == "held" or (stage != "approved" and ps.prompt.id in self.decided)
 
-    def admit(self, ps: PromptState, door: str) -> Provenance | None:
+    def admit(self, ps: PromptState, door: str, turn: str | None = None) -> Provenance | None:
         """What *door* tells the agent about *ps*, if it may have it now; None if it is held
-        (a `held` post naming *door*, the first time) or refused (a `refused` post)."""
+        (a `held` post naming *door*, the first time) or refused (a `refused` post). *turn* is
+        the handover it would go in (its first prompt's id; this prompt's own if None): the
+        rate counts handovers, so a prompt joining one its sender has a place in goes too."""
         if self.waiting(ps):
             return None
         prompt, stage = ps.prompt, ps.recipients[self.pane.agent].stage
@@ -78,7 +80,10 @@ class PolicyScreen:
         conflict = None if payload is None else self.verdicts.conflict(prompt.sender, payload)
         policy = self.policy()
         facts = self._first_contact(
-            prompt, self.traffic.facts(prompt, verdict, conflict, self._ahead(ps), policy.rate)
+            prompt,
+            self.traffic.facts(
+                prompt, verdict, conflict, self._ahead(ps), policy.rate, turn or prompt.id
+            ),
         )
         decision = decide(policy, prompt, facts)
         if decision.action == "wait":
@@ -88,7 +93,7 @@ class PolicyScreen:
         if decision.action == "deliver":
             # Counted now, so the next prompt of this pass sees it; the receipt read back later
             # gives its time (`Traffic.take_back` if the door fails).
-            self.traffic.handed_over(prompt.sender, prompt.id, self.pane.now())
+            self.traffic.handed_over(prompt.sender, turn or prompt.id, self.pane.now())
             return self.verdicts.provenance(prompt, payload, verdict=verdict)
         self.pane.post([self._post(prompt, decision, door)])
         self.decided[prompt.id] = decision

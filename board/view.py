@@ -152,7 +152,7 @@ class BoardView:
         if ps is not None:
             r = ps.recipients.get(post.sender)
             if r is not None and r.delivered_at == post.ts and r.approved_at is None:
-                traffic.handed_over(ps.prompt.sender, post.prompt_id, post.ts, traffic.began)
+                traffic.handed_over(ps.prompt.sender, _turn(post), post.ts, traffic.began)
             return
         link = traffic.links.get(post.prompt_id)
         if link is None or post.ts <= traffic.began - WINDOW:
@@ -162,7 +162,7 @@ class BoardView:
         else:
             trusted = self.verdicts.lazy(post, payload)() == VERIFIED
         if trusted:
-            traffic.handed_over(link.sender, post.prompt_id, post.ts, traffic.began)
+            traffic.handed_over(link.sender, _turn(post), post.ts, traffic.began)
 
     def payload(self, ps: PromptState) -> bytes | None:
         """The bytes *ps*'s prompt is stored as: kept from the read, or read again at its
@@ -194,3 +194,8 @@ class BoardView:
 
     async def wait_changed(self) -> None:
         await self.follower.wait_changed()
+
+
+def _turn(post: Delivered) -> str:
+    """The handover a receipt counts in for the rate: one text, one turn started."""
+    return post.handover or post.prompt_id

@@ -136,6 +136,7 @@ def run_listen(
     seen: Sighting | None = None,
     transcript: str | None = None,
     sleeper: Sleeper | None = None,
+    coalesce: bool = True,
 ) -> None:
     settings = Settings(
         ctx.board,
@@ -145,6 +146,7 @@ def run_listen(
         executable(),
         tuple(backoff),
         ctx.store_options(),
+        coalesce=coalesce,
     )
     agent = by_door(door.name)
     until = None if agent is None else agent.until_session_over(door)
@@ -205,4 +207,13 @@ def listen_command(args: Namespace) -> None:
     backoff = DEFAULT_BACKOFF if args.backoff is None else args.backoff
     sleeper = make_sleeper(ctx, door, session_of(args), args.transcript, args.door_timeout)
     with ctx:
-        run_listen(ctx, door, backoff, args.parent_pid, seen, args.transcript, sleeper)
+        run_listen(
+            ctx,
+            door,
+            backoff,
+            args.parent_pid,
+            seen,
+            args.transcript,
+            sleeper,
+            coalesce=not args.one_per_text,
+        )

@@ -132,6 +132,12 @@ def _post_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="refuse if you already have N prompts open for a recipient (default 1000)",
     )
+    p.add_argument(
+        "--notice",
+        action="store_true",
+        help="only a notice reaches the recipient (sender, id, size); it reads the body "
+        "with `paneboard read`",
+    )
     _text(p, "prompt")
 
 
@@ -194,6 +200,11 @@ def _listen_options(p: argparse.ArgumentParser) -> None:
         type=_backoff,
         metavar="S,S,…",
         help="waits between attempts (default 1,2,5,15,30,60,120,300)",
+    )
+    p.add_argument(
+        "--one-per-text",
+        action="store_true",
+        help="hand each prompt over in a text of its own (one turn each), never several in one",
     )
     p.add_argument(
         "--parent-pid",
@@ -374,6 +385,12 @@ def _policy_options(p: argparse.ArgumentParser) -> None:
         help="resume: the listener outlives the session and starts it again for a prompt",
     )
     p.add_argument("--wake-limit", type=_limit, metavar="N", help="wakes an hour (0: off)")
+    p.add_argument(
+        "--deliver",
+        choices=("body", "notice", "auto"),
+        help="how prompts reach the agent: the body, a notice (read with `paneboard read`), "
+        "or auto (a notice for a body over 4 KiB or a burst of more than 10)",
+    )
 
 
 def _wake_options(p: argparse.ArgumentParser) -> None:

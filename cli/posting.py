@@ -45,6 +45,7 @@ def post_command(args: Namespace) -> None:
         reply_to=args.reply_to,
         ttl=args.ttl,
         max_open=args.max_open,
+        notice=args.notice,
     )
     with Context.from_args(args) as ctx:
         posted = append(ctx, request)

@@ -79,6 +79,7 @@ def policy_command(args: Namespace) -> None:
             first_contact=args.first_contact,
             wake=args.wake,
             wake_limit=args.wake_limit,
+            deliver=args.deliver,
         )
         if new != current:
             confirm(f"change the policy of `{ctx.agent}` on board `{ctx.board}`?")

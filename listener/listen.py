@@ -36,7 +36,7 @@ import msgspec
 from anyio.abc import TaskStatus
 
 from paneboard.board.context import header
-from paneboard.listener.deliverer import Composer, Deliverer
+from paneboard.listener.deliverer import Composer, Deliverer, Handover, coalesces
 from paneboard.listener.doors import Door, DoorWaits, HeldByAgent, Outcome, Settles
 from paneboard.listener.seen import SeenTask, Sighting
 from paneboard.listener.sleep import Sleeper, WakeDoor, take_over
@@ -52,6 +52,8 @@ from paneboard.state.proc import wait_process_gone
 
 DEFAULT_BACKOFF = (1.0, 2.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0)
 CHECKPOINT_EVERY = 10.0
+SETTLE = 0.01  # seconds of quiet on the board before a text goes out (a burst being written)
+SETTLE_MAX = 0.1  # the most a text waits for that quiet
 
 
 class Settings(msgspec.Struct, frozen=True):
@@ -71,6 +73,7 @@ class Settings(msgspec.Struct, frozen=True):
     # test running the listener on trio with a MockClock passes a `now` that follows it, and
     # backoff, expiry and giving up happen in virtual time, without sleeping.
     now: Callable[[], float] = time.time
+    coalesce: bool = True  # several prompts due at once go in one text (`listen --one-per-text`)
 
 
 class Listener:
@@ -98,6 +101,8 @@ class Listener:
         self._queue: list[tuple[int, int, str]] = []  # a heap of (priority rank, log position, id)
         self._parked: list[tuple[float, tuple[int, int, str]]] = []  # (until, entry): the rate
         self._parked_ids: set[str] = set()
+        self._held_texts: dict[str, list[str]] = {}  # a held text's first prompt -> its prompts
+        self._told_gate: float | None = None  # the unread notice's wait last logged
         self._presence = presence.Presence(
             os.getpid(),
             door.name,
@@ -167,22 +172,53 @@ class Listener:
         self._queue_up(ps.prompt for ps in self.deliverer.undelivered())
         while True:
             self._unpark()
-            ps = self._next()
-            if ps is None:
+            gate = self.deliverer.notice_waits()
+            if gate is None and self._coalescing() and self._next() is not None:
+                await self._settle()
+            pending = [] if gate is not None else self._take()
+            self._tell_gate(gate)
+            if not pending:
                 failpoint("idle")
-                await self._wait_changed_or_due()
+                await self._wait_changed_or_due(gate)
                 self._refresh()
                 self._checkpoint()
             else:
-                await self._deliver(ps)
+                await self._deliver(pending)
                 self._refresh()
 
-    async def _wait_changed_or_due(self) -> None:
-        """Until the board changes, or the first prompt waiting for the rate is due."""
-        if not self._parked:
+    def _coalescing(self) -> bool:
+        return self.settings.coalesce and coalesces(self.door)
+
+    async def _settle(self) -> None:
+        """Fold what else comes within `SETTLE` s of the last change (at most `SETTLE_MAX` s in
+        all), so that a burst still being written goes in one text: a reader can see a long
+        append part written."""
+        deadline = anyio.current_time() + SETTLE_MAX
+        while anyio.current_time() < deadline:
+            with anyio.move_on_after(SETTLE) as quiet:
+                await self.deliverer.wait_changed()
+            if quiet.cancelled_caught:
+                return
+            self._refresh()
+
+    def _tell_gate(self, gate: float | None) -> None:
+        """Log once per unread notice that prompts wait for it to be read."""
+        if gate is None or gate == self._told_gate or self._next() is None:
+            return
+        self._told_gate = gate
+        at = time.strftime("%H:%M:%S", time.localtime(gate))
+        self.log(f"a notice is unread: the prompts behind it wait until it is read, or {at}")
+
+    async def _wait_changed_or_due(self, gate: float | None = None) -> None:
+        """Until the board changes, the first prompt waiting for the rate is due, or the unread
+        notice's wait (*gate*) is over, where there is a queued prompt to send then."""
+        due = [self._parked[0][0]] if self._parked else []
+        if gate is not None and self._next() is not None:
+            due.append(gate)
+        if not due:
             await self.deliverer.wait_changed()
             return
-        with anyio.move_on_after(max(0.0, self._parked[0][0] - self.settings.now())):
+        with anyio.move_on_after(max(0.0, min(due) - self.settings.now())):
             await self.deliverer.wait_changed()
 
     def _park(self, entry: tuple[int, int, str], until: float) -> None:
@@ -192,12 +228,13 @@ class Listener:
             heapq.heappush(self._parked, (until, entry))
 
     def _unpark(self) -> None:
-        """Queue again the prompts whose wait for the rate is over."""
-        now = self.settings.now()
-        while self._parked and self._parked[0][0] <= now:
-            _, entry = heapq.heappop(self._parked)
-            self._parked_ids.discard(entry[2])
+        """Once the first prompt's wait for the rate is over, queue again every one set aside:
+        those a place now lets out go in one text with it."""
+        if not self._parked or self._parked[0][0] > self.settings.now():
+            return
+        for _, entry in self._parked:
             heapq.heappush(self._queue, entry)
+        self._parked, self._parked_ids = [], set()
 
     def _refresh(self) -> None:
         """Fold what is new; queue the new prompts for this agent (all of them again after a
@@ -249,30 +286,46 @@ class Listener:
             heapq.heappop(self._queue)
         return None
 
-    async def _deliver(self, ps: PromptState) -> None:
-        prompt = ps.prompt
-        provenance = self.deliverer.admit(ps)
-        if provenance is None:
-            rated = self.deliverer.screen.waits.get(prompt.id)
-            if rated is not None and rated.until is not None:
-                self._log_waits(prompt, rated.reason, rated.until)
-                self._park((*order_key(ps), prompt.id), rated.until)
-            self._log_decided(prompt)
+    def _take(self) -> list[PromptState]:
+        """The queued prompts still wanted, in order, taken off the queue: all of them for a door
+        that takes several in one text, else the first."""
+        taken: list[PromptState] = []
+        while (ps := self._next()) is not None:
+            heapq.heappop(self._queue)
+            taken.append(ps)
+            if not self._coalescing():
+                break
+        return taken
+
+    def _queue_again(self, prompts: Iterable[PromptState]) -> None:
+        for ps in prompts:
+            heapq.heappush(self._queue, (*order_key(ps), ps.prompt.id))
+
+    async def _deliver(self, pending: list[PromptState]) -> None:
+        handover = self.deliverer.gather(pending)
+        for ps in handover.declined:
+            self._declined(ps)
+        going = set(handover.ids)
+        declined = {ps.prompt.id for ps in handover.declined}
+        self._queue_again(
+            ps for ps in pending if ps.prompt.id not in going and ps.prompt.id not in declined
+        )
+        if not handover.prompts:
             return
-        text = self.deliverer.compose(prompt, provenance)
+        text = handover.text
         waits = (0.0, *self.backoff)
         failure: DoorFailed | None = None
+        what = _what(handover)
         for attempt, wait in enumerate(waits, 1):
             if wait:
-                self.log(
-                    f"retry {attempt}/{len(waits)} of {prompt.id} in {wait:g} s after: {failure}"
-                )
-                if await self._closed_while_waiting(prompt.id, wait):
-                    self.log(f"{prompt.id} was closed while waiting to retry; not delivered")
-                    self.deliverer.take_back(prompt.id)
+                self.log(f"retry {attempt}/{len(waits)} of {what} in {wait:g} s after: {failure}")
+                if await self._closed_while_waiting(handover.ids, wait):
+                    closed = ", ".join(i for i in handover.ids if self._wanted(i) is None)
+                    self.log(f"{closed} was closed while waiting to retry; not delivered")
+                    self._not_handed(handover)
                     return
-            if self._wanted(prompt.id) is None:
-                self.deliverer.take_back(prompt.id)  # not handed over: no place in the minute
+            if any(self._wanted(pid) is None for pid in handover.ids):
+                self._not_handed(handover)  # not handed over: no place in the minute
                 return
             door = self.door  # the one this attempt goes through, whatever a swap does meanwhile
             try:
@@ -280,17 +333,20 @@ class Listener:
                     shield=True
                 ):  # a delivery in flight finishes, and is recorded
                     failpoint("before-door")
-                    outcome = await door.deliver(prompt, text, self.settings.agent)
+                    outcome = await door.deliver(handover.lead, text, self.settings.agent)
                     failpoint("after-door")
-                    self._record(prompt, door.name, outcome)
+                    self._record(handover, door.name, outcome)
                 return
             except HeldByAgent as exc:
-                self._record_held(prompt, door.name, exc)
+                self._record_held(handover, door.name, exc)
                 return
             except DoorWaits as exc:  # an asleep agent's wake budget, or a wake under way
-                self.deliverer.take_back(prompt.id)
-                self._log_waits(prompt, exc.reason, exc.until)
-                self._park((*order_key(ps), prompt.id), exc.until)
+                self.deliverer.take_back(handover.key)
+                for prompt in handover.prompts:
+                    self._log_waits(prompt, exc.reason, exc.until)
+                    held = self.deliverer.state.prompts.get(prompt.id)
+                    if held is not None:
+                        self._park((*order_key(held), prompt.id), exc.until)
                 return
             except DoorUnavailable as exc:
                 failure = exc
@@ -299,7 +355,22 @@ class Listener:
                 failure = exc
                 failpoint("not-taken")
         assert failure is not None
-        self._give_up(prompt, failure)
+        self._give_up(handover, failure)
+
+    def _not_handed(self, handover: Handover) -> None:
+        """*handover* did not go: no place in the minute; its prompts still wanted queue again."""
+        self.deliverer.take_back(handover.key)
+        wanted = (self._wanted(pid) for pid in handover.ids)
+        self._queue_again(ps for ps in wanted if ps is not None)
+
+    def _declined(self, ps: PromptState) -> None:
+        """The policy did not let *ps* through now: set aside for the rate, or held/refused."""
+        prompt = ps.prompt
+        rated = self.deliverer.screen.waits.get(prompt.id)
+        if rated is not None and rated.until is not None:
+            self._log_waits(prompt, rated.reason, rated.until)
+            self._park((*order_key(ps), prompt.id), rated.until)
+        self._log_decided(prompt)
 
     def _log_waits(self, prompt: Prompt, reason: str | None, until: float) -> None:
         if prompt.id not in self._told_waits:
@@ -313,44 +384,58 @@ class Listener:
             done = "held" if decision.action == "hold" else "refused"
             self.log(f"{done} {prompt.id} from {prompt.sender} by policy: {decision.reason}")
 
-    async def _closed_while_waiting(self, prompt_id: str, wait: float) -> bool:
+    async def _closed_while_waiting(self, prompt_ids: list[str], wait: float) -> bool:
         with anyio.move_on_after(wait):
             while True:
                 await self.deliverer.wait_changed()
                 self._refresh()
-                if self._wanted(prompt_id) is None:
+                if any(self._wanted(pid) is None for pid in prompt_ids):
                     return True
         return False
 
-    def _record(self, prompt: Prompt, door: str, outcome: Outcome) -> None:
-        woke = self.door.woke.pop(prompt.id, None) if isinstance(self.door, WakeDoor) else None
-        self.pane.record([prompt], door, outcome, warn=self._warn, woke=woke)
+    def _record(self, handover: Handover, door: str, outcome: Outcome) -> None:
+        lead = handover.lead
+        woke = self.door.woke.pop(lead.id, None) if isinstance(self.door, WakeDoor) else None
+        several = len(handover.prompts) > 1
+        self.pane.record(
+            handover.prompts,
+            door,
+            outcome,
+            warn=self._warn,
+            woke=woke,
+            handover=handover.key if several else None,
+            notices=handover.notices,
+        )
         self._presence.last_delivery = self.settings.now()
         presence.write(self.pane.files.presence, self._presence)  # the bucket: at the next refresh
         self.log(
-            f"delivered {prompt.id} from {prompt.sender} via {door}"
+            f"delivered {_what(handover)} via {door}"
             + (" (outcome unknown: timed out)" if outcome == "unknown" else "")
         )
         if self.seen is not None:
             self.seen.check()  # the agent may have recorded it already
 
-    def _record_held(self, prompt: Prompt, door: str, held: HeldByAgent) -> None:
+    def _record_held(self, handover: Handover, door: str, held: HeldByAgent) -> None:
         """The agent has the text and holds it for its person: never send it again."""
-        self.pane.record([prompt], door, held_because=held.reason, warn=self._warn)
-        self.log(f"held {prompt.id} from {prompt.sender}: the agent holds it ({held.reason})")
+        self.pane.record(handover.prompts, door, held_because=held.reason, warn=self._warn)
+        if len(handover.prompts) > 1:  # the agent's later word names the text's first prompt
+            self._held_texts[handover.key] = handover.ids
+        self.log(f"held {_what(handover)}: the agent holds it ({held.reason})")
 
     def _settled(self, prompt_id: str, failure: DoorFailed | None) -> None:
-        """The agent's later word on a prompt it held: `delivered`, or `undelivered` naming
-        its reason (the key stays: the agent has had the text)."""
-        head = header(self.settings.board, self.settings.agent, self.settings.now())
+        """The agent's later word on a text it held (named by its first prompt): `delivered`,
+        or `undelivered` naming its reason, for each prompt in it (the keys stay: the agent has
+        had the text)."""
         name = self.door.name
-        notice = (
-            Delivered(**head, prompt_id=prompt_id, door=name)
-            if failure is None
-            else Undelivered(**head, prompt_id=prompt_id, door=name, reason=failure.reason)
-        )
+
+        def notice(pid: str) -> Post:
+            head = header(self.settings.board, self.settings.agent, self.settings.now())
+            if failure is None:
+                return Delivered(**head, prompt_id=pid, door=name)
+            return Undelivered(**head, prompt_id=pid, door=name, reason=failure.reason)
+
         try:
-            self.pane.post([notice])
+            self.pane.post([notice(pid) for pid in self._held_texts.pop(prompt_id, [prompt_id])])
         except BoardIOError as exc:
             what = "delivered" if failure is None else "undelivered"
             self._warn(f"could not post the {what} notice for {prompt_id}: {exc}")
@@ -386,20 +471,23 @@ class Listener:
             await anyio.sleep(every)
             await anyio.to_thread.run_sync(self._announce)
 
-    def _give_up(self, prompt: Prompt, failure: DoorFailed) -> None:
-        self.given_up.add(prompt.id)
-        self.deliverer.take_back(prompt.id)
-        notice = Undelivered(
-            **header(self.settings.board, self.settings.agent, self.settings.now()),
-            prompt_id=prompt.id,
-            door=self.door.name,
-            reason=failure.reason,
-        )
+    def _give_up(self, handover: Handover, failure: DoorFailed) -> None:
+        self.given_up.update(handover.ids)
+        self.deliverer.take_back(handover.key)
+        notices = [
+            Undelivered(
+                **header(self.settings.board, self.settings.agent, self.settings.now()),
+                prompt_id=prompt.id,
+                door=self.door.name,
+                reason=failure.reason,
+            )
+            for prompt in handover.prompts
+        ]
         try:
-            self.pane.post([notice])
+            self.pane.post(notices)
         except BoardIOError as exc:
             self._warn(f"could not post the undelivered notice: {exc}")
-        self.log(f"undelivered {prompt.id} from {prompt.sender}: {failure.reason}")
+        self.log(f"undelivered {_what(handover)}: {failure.reason}")
 
     def _checkpoint(self, *, force: bool = False) -> None:
         now = anyio.current_time()
@@ -410,6 +498,14 @@ class Listener:
             self.deliverer.save_checkpoint()
         except OSError as exc:
             self.log(f"warning: could not write the checkpoint: {exc}")
+
+
+def _what(handover: Handover) -> str:
+    """A handover's prompts, as the log names them."""
+    first = handover.lead
+    if len(handover.prompts) == 1:
+        return f"{first.id} from {first.sender}"
+    return f"{len(handover.prompts)} prompts in one text ({first.id} first, from {first.sender})"
 
 
 async def run_listener(

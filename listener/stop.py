@@ -31,7 +31,6 @@ from paneboard.protocol.errors import PaneLocked
 from paneboard.protocol.posts import Prompt
 from paneboard.protocol.words import STOP_HOOK_DOOR
 from paneboard.state.files import read_private, write_atomic
-from paneboard.state.fold import PromptState
 from paneboard.state.panes.pane import Pane
 
 __all__ = ["REASON_LIMIT", "StopDoor", "Transcript", "deliver_at_stop"]
@@ -131,42 +130,26 @@ def _cooling_down(pane: Pane, cooldown: float) -> bool:
 
 
 def _hand_over(deliverer: Deliverer[StopDoor]) -> bool:
-    """Write the block reason for the waiting prompts the policy admits; False if none."""
+    """Write the block reason for the waiting prompts the policy admits (one handover, as the
+    listener's: `Deliverer.gather`); False if none, or while a notice it gave is unread."""
     pane, door = deliverer.pane, deliverer.door
-    let_through = admitted(deliverer, deliverer.undelivered())
-    chosen, texts = take(let_through, deliverer.compose, door.limit)
-    for ps, _ in let_through[len(chosen) :]:
-        deliverer.take_back(ps.prompt.id)  # not handed over at this stop: no place taken
-    if not chosen:
+    if deliverer.notice_waits() is not None:
+        deliverer.save_checkpoint()
+        return False
+    handover = deliverer.gather(deliverer.undelivered(), limit=door.limit, bound=REASON_LIMIT)
+    if not handover.prompts:
         deliverer.save_checkpoint()  # what this stop read, and decided, counts at the next
         return False
+    texts = handover.texts
+    if handover.more:
+        texts = [*texts, f"[paneboard] {handover.more} more wait, for a later turn's end."]
     door.hand_over(pane, texts)  # a crash before the keys are kept costs a duplicate, not a loss
-    pane.record(chosen, door.name)
+    several = len(handover.prompts) > 1
+    pane.record(
+        handover.prompts,
+        door.name,
+        handover=handover.key if several else None,
+        notices=handover.notices,
+    )
     deliverer.save_checkpoint()
     return True
-
-
-def admitted(
-    deliverer: Deliverer[StopDoor], pending: list[PromptState]
-) -> list[tuple[PromptState, Provenance]]:
-    """Each of *pending* the policy lets through, with what the agent is told of it (the
-    others are held or refused on the board)."""
-    found = ((ps, deliverer.admit(ps)) for ps in pending)
-    return [(ps, provenance) for ps, provenance in found if provenance is not None]
-
-
-def take(
-    pending: list[tuple[PromptState, Provenance]], compose: Compose, limit: int | None
-) -> tuple[list[Prompt], list[str]]:
-    """The first of *pending*, composed, that fit in one reason (and number at most *limit*)."""
-    chosen: list[Prompt] = []
-    texts: list[str] = []
-    size = 0
-    for ps, provenance in pending:
-        text = compose(ps.prompt, provenance)
-        if chosen and (size + len(text) > REASON_LIMIT or len(chosen) == limit):
-            break  # the rest wait for the next stop
-        chosen.append(ps.prompt)
-        texts.append(text)
-        size += len(text)
-    return chosen, texts

@@ -93,6 +93,8 @@ class Delivered(_Post, frozen=True, tag="delivered"):
     door: Word
     outcome: Outcome = "accepted"
     woke: Word | None = None  # the agent's session this prompt started again (a wake)
+    handover: Id | None = None  # the first prompt of the one text it went in with others
+    notice: bool = False  # it reached the agent as a notice (the body not shown)
 
 
 class Undelivered(_Post, frozen=True, tag="undelivered"):

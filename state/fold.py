@@ -98,6 +98,8 @@ class Recipient(msgspec.Struct):
     woke: str | None = None  # the session this prompt started again, and when
     woke_at: float | None = None
     held_at: float | None = None  # when it was last held for a person (kept after an approval)
+    handover: str | None = None  # the first prompt of the text it was delivered in, if others
+    notice: bool = False  # delivered as a notice: the body did not reach the agent
 
 
 class Doubt(msgspec.Struct, frozen=True):
@@ -254,6 +256,7 @@ def _delivered(r: Recipient, post: Delivered, still_open: bool) -> None:
     written after the recipient closed it (an agent can answer before its listener has seen the
     agent take the prompt) still names the door, and changes no stage."""
     r.delivered_at = post.ts
+    r.handover, r.notice = post.handover, post.notice
     if post.woke is not None and r.woke is None:
         r.woke, r.woke_at = post.woke, post.ts
     if still_open and r.stage not in FINAL and r.stage not in ("seen", "read"):

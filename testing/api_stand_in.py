@@ -1,7 +1,8 @@
 """A loopback stand-in for the Anthropic Messages API: every turn is answered "OK" at once.
 
 Run as `python -m testing.api_stand_in PORT LOG`; each request's last user text goes to LOG
-(``last``), with the texts of the turn's user messages (``turn``).
+(``last``), with the texts of the turn's user messages (``turn``), the bytes of the request's
+body (``bytes``) and of the turn's user texts (``turn_bytes``): what the model was sent.
 A request offering the Bash tool whose last user text is a paneboard prompt with a body line
 `> MOCK-ANSWER: TEXT` is answered with a Bash `tool_use` running the prompt's own answer
 command with TEXT as the answer (what the tool returns then gets "OK").
@@ -186,7 +187,8 @@ class Handler(stand_in.Handler):
         self._send(b"")
 
     def do_POST(self) -> None:
-        req = self._read_json()[1] or {}
+        raw, parsed = self._read_json()
+        req = parsed or {}
         path = self.path.split("?")[0]
         if path.endswith("/count_tokens"):
             return self._send(b'{"input_tokens": 1}')
@@ -196,8 +198,10 @@ class Handler(stand_in.Handler):
                 code=404,
             )
         turn = _turn(req)
+        sizes = {"bytes": len(raw), "turn_bytes": len(turn.encode())}
         for m in req.get("messages", [])[-1:]:
-            self._write({"ts": time.time(), "last": _text(m)[-2000:], "turn": turn[:20000]})
+            record = {"ts": time.time(), "last": _text(m)[-2000:], "turn": turn[:20000]}
+            self._write({**record, **sizes, "tools": bool(req.get("tools"))})
         users = [
             m for m in req.get("messages", []) if m.get("role") == "user"
         ]  # not "system" notes

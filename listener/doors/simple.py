@@ -23,6 +23,7 @@ class StdoutDoor:
     """One JSON line per prompt on stdout: the prompt's fields plus ``text``, flushed."""
 
     name = "stdout"
+    coalesces = False  # its record is one prompt's (listener/deliverer.py `coalesces`)
 
     def check(self) -> None:
         pass
@@ -41,6 +42,7 @@ class ExecDoor:
     """Runs a command with the text on stdin and the prompt's facts in its environment."""
 
     name = "exec"
+    coalesces = False  # its record is one prompt's (listener/deliverer.py `coalesces`)
 
     def __init__(self, argv: Sequence[str], env: Mapping[str, str], timeout: float) -> None:
         self.argv = list(argv)
@@ -87,6 +89,7 @@ class MaildirDoor:
     renamed into new/."""
 
     name = "maildir"
+    coalesces = False  # its record is one prompt's (listener/deliverer.py `coalesces`)
 
     def __init__(self, root: Path) -> None:
         self.root = root

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from paneboard.protocol.errors import BoardIOError
 from paneboard.protocol.ids import header
@@ -120,19 +120,24 @@ class Pane:
         held_because: str | None = None,
         warn: Callable[[str], None] | None = None,
         woke: str | None = None,
+        handover: str | None = None,
+        notices: Collection[str] = (),
     ) -> None:
         """Record *prompts* as handed over through *door*: the keys, then the receipts.
 
         With *held_because* (the agent's reason), the receipts say the agent holds them for
-        its person; with *woke* (a session id), that they started that session again. A key
-        that cannot be recorded raises `BoardIOError`; so does a receipt the board refuses,
-        unless *warn* is given, which is told instead (the keys stay).
+        its person; with *woke* (a session id), that they started that session again; with
+        *handover*, that they went in one text, the one of that first prompt; those in
+        *notices* went as notices. A key that cannot be recorded raises `BoardIOError`; so does
+        a receipt the board refuses, unless *warn* is given, which is told instead (the keys
+        stay).
         """
         for prompt in prompts:
             self.keys.record(key(prompt))
         failpoint("after-record")
+        given = (handover, notices)
         try:
-            self.post([self._receipt(p, door, outcome, held_because, woke) for p in prompts])
+            self.post([self._receipt(p, door, outcome, held_because, woke, given) for p in prompts])
         except BoardIOError as exc:
             if warn is None:
                 raise
@@ -146,13 +151,23 @@ class Pane:
         outcome: Outcome,
         held_because: str | None,
         woke: str | None,
+        given: tuple[str | None, Collection[str]] = (None, ()),
     ) -> Post:
         if held_because is not None:
             return Held(
                 **self._header(), prompt_id=prompt.id, door=door, by="agent", reason=held_because
             )
         head = self._header()
-        return Delivered(**head, prompt_id=prompt.id, door=door, outcome=outcome, woke=woke)
+        handover, notices = given
+        return Delivered(
+            **head,
+            prompt_id=prompt.id,
+            door=door,
+            outcome=outcome,
+            woke=woke,
+            handover=handover,
+            notice=prompt.id in notices,
+        )
 
     def _header(self) -> Header:
         return header(self.board, self.agent, self.now(), os.urandom(10))

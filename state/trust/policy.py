@@ -20,8 +20,16 @@ The decision for a prompt, in order:
    the board is held (``time``);
 5. a reply chain (or a thread) between the two agents deeper than ``loop`` is held (``loop``);
 6. a runaway sender, with `RUNAWAY` minutes of its rate already waiting, is held (``rate``);
-7. a sender with ``rate`` prompts handed to this recipient in the last minute waits: the
-   prompt goes out when the window allows (``wait``, with the time), no person needed.
+7. a sender with ``rate`` handovers to this recipient in the last minute waits: the prompt
+   goes out when the window allows (``wait``, with the time), no person needed. A handover is
+   one text, one turn started in the agent, whatever number of prompts it carries: a prompt
+   joining a text that already counts for its sender (``joins``) takes no place of its own.
+
+How prompts reach the agent is the policy's too (``deliver``): ``body`` (the composed text),
+``notice`` (paneboard's fixed notice; the body is read with `paneboard read`), or ``auto`` (a
+notice for a body over `AUTO_BODY` bytes, and for a burst of more than `AUTO_BURST` prompts
+due at once). A prompt whose sender asked for a notice (``notice``) is one whatever the
+policy: a sender can ask for less to reach the agent, never for more.
 
 ``rate`` or ``loop`` 0 turns that limit off. Every count is of the board's posts, by the
 reader's clock: the minute is the recipient's own `delivered` receipts (their times are its
@@ -45,6 +53,8 @@ from paneboard.state.fold import BoardState, PromptState, Verdict, is_open, orde
 from paneboard.state.paths import PaneFiles
 
 __all__ = [
+    "AUTO_BODY",
+    "AUTO_BURST",
     "FIRST_KEY",
     "WAKE_LIMIT",
     "Decision",
@@ -59,6 +69,7 @@ __all__ = [
     "rate_reason",
     "rate_waits",
     "read_policy",
+    "takes_notice",
     "write_policy",
 ]
 
@@ -72,6 +83,11 @@ SKEW = 300.0  # how far a prompt's ts may be from the reader's clock (docs/trust
 RUNAWAY = 10  # minutes of the rate waiting from one sender: a runaway, held for a person
 KEEP = 10_000  # prompts to and from the agent the loop limit remembers (a checkpoint too)
 WAKE_LIMIT = 6  # wakes an hour of an asleep agent (docs/trust.md: the wake budget)
+# `auto`: a body over this many bytes comes as a notice. A notice is about 500 bytes; at 4 KiB
+# (about a thousand tokens) the body is eight times that, and reading it costs the agent one
+# command; below it the notice saves too little to be worth the extra step.
+AUTO_BODY = 4096
+AUTO_BURST = 10  # `auto`: more prompts than this due at once come as notices
 Limit: TypeAlias = Annotated[int, msgspec.Meta(ge=0, le=1_000_000)]  # 0: no limit
 
 
@@ -86,6 +102,17 @@ class Policy(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     first_contact: Action = "hold"
     wake: Literal["never", "resume"] = "never"  # whether its listener outlives the session
     wake_limit: Limit = WAKE_LIMIT  # wakes an hour (0: no limit)
+    deliver: Literal["body", "notice", "auto"] = "body"  # how prompts reach the agent
+
+
+def takes_notice(policy: Policy, prompt: Prompt, burst: int) -> bool:
+    """Whether *prompt* reaches the agent as a notice under *policy*, with *burst* prompts due
+    at once (the sender's ``notice`` asks for one, whatever the policy)."""
+    if prompt.notice or policy.deliver == "notice":
+        return True
+    if policy.deliver == "body":
+        return False
+    return burst > AUTO_BURST or len(prompt.body.encode()) > AUTO_BODY
 
 
 class Facts(msgspec.Struct, frozen=True):
@@ -101,6 +128,7 @@ class Facts(msgspec.Struct, frozen=True):
     now: float = 0.0  # the reader's clock
     first_contact: bool = False  # a shared store, and a key no person pinned nor the home owns
     lookalike: str | None = None  # the known name the sender's looks like
+    joins: bool = False  # it goes in a text that already counts for this sender (one turn)
 
 
 class Decision(msgspec.Struct, frozen=True):
@@ -133,7 +161,7 @@ def decide(policy: Policy, prompt: Prompt, facts: Facts) -> Decision:
             f"rate: a runaway: {facts.waiting} prompts from {prompt.sender} already wait "
             f"({RUNAWAY} minutes at {policy.rate} a minute)",
         )
-    if policy.rate and facts.recent + facts.waiting >= policy.rate:
+    if policy.rate and not facts.joins and facts.recent + facts.waiting >= policy.rate:
         until = rate_due(facts.times, policy.rate, facts.waiting, facts.now)
         if until > facts.now:
             return Decision("wait", rate_reason(policy.rate, prompt.sender), until)
@@ -172,7 +200,7 @@ def rate_waits(state: BoardState, recipient: str, rate: int, now: float) -> dict
     fold that kept its closed prompts (`status`, `open`): the same count a deliverer makes."""
     if not rate:
         return {}
-    times: dict[str, list[float]] = {}
+    turns: dict[str, dict[str, float]] = {}
     pending: dict[str, list[PromptState]] = {}
     for ps in state.prompts.values():
         r = ps.recipients.get(recipient)
@@ -180,12 +208,13 @@ def rate_waits(state: BoardState, recipient: str, rate: int, now: float) -> dict
             continue
         sender = ps.prompt.sender
         if r.delivered_at is not None and r.approved_at is None and r.delivered_at > now - WINDOW:
-            times.setdefault(sender, []).append(min(r.delivered_at, now))
+            turn = r.handover or ps.prompt.id  # one text, one place in the minute
+            turns.setdefault(sender, {})[turn] = min(r.delivered_at, now)
         if r.stage in ("posted", "undelivered") and is_open(ps, recipient, now):
             pending.setdefault(sender, []).append(ps)
     waits = {}
     for sender, waiting in pending.items():
-        done = sorted(times.get(sender, ()))
+        done = sorted(turns.get(sender, {}).values())
         slots = [t for t in done if t > now - WINDOW]  # as `rate_due` takes them, one pass
         for ahead, ps in enumerate(sorted(waiting, key=order_key)):
             slots.append(now if len(slots) < rate else max(now, slots[-rate] + WINDOW))
@@ -275,7 +304,7 @@ class Traffic:
         self.now = now
         self.links: dict[str, Link] = {}
         self.threads: dict[str, list[str]] = {}  # thread -> its links' ids, in log order
-        self.handed: dict[str, dict[str, float]] = {}  # sender -> prompt id -> handed over at
+        self.handed: dict[str, dict[str, float]] = {}  # sender -> handover -> handed over at
         self.arrivals: dict[str, Arrival] = {}  # prompt to the agent -> when it arrived
         self.floor = 0.0  # every record not read yet reached the board after this time
         self.began = 0.0  # when the last read began
@@ -340,10 +369,12 @@ class Traffic:
         latest = self.now() if now is None else now
         self.handed.setdefault(sender, {})[prompt_id] = min(at, latest)
 
-    def take_back(self, prompt_id: str) -> None:
-        """*prompt_id* was not handed over after all (a door that failed)."""
-        for handed in self.handed.values():
-            handed.pop(prompt_id, None)
+    def take_back(self, turn: str, sender: str | None = None) -> None:
+        """The handover *turn* (its first prompt's id) did not happen after all (a door that
+        failed), for every sender or for *sender* only."""
+        for name, handed in self.handed.items():
+            if sender is None or name == sender:
+                handed.pop(turn, None)
 
     def _minute(self, sender: str) -> dict[str, float]:
         """*sender*'s handovers, those older than the minute dropped from the front (they are
@@ -395,10 +426,12 @@ class Traffic:
         conflict: str | None = None,
         waiting: int = 0,
         rate: int | None = None,
+        turn: str | None = None,
     ) -> Facts:
-        """The facts about *prompt* (*waiting*: its sender's prompts that wait before it); with
-        *rate* 0 (no limit) the handovers are not counted."""
+        """The facts about *prompt* (*waiting*: its sender's prompts that wait before it; *turn*:
+        the handover it would go in); with *rate* 0 (no limit) the handovers are not counted."""
         times = () if rate == 0 else self.recent(prompt.sender)
+        joins = turn is not None and turn in self.handed.get(prompt.sender, {})
         return Facts(
             verdict,
             len(times),
@@ -408,6 +441,7 @@ class Traffic:
             waiting,
             self.skew(prompt),
             self.now(),
+            joins=joins,
         )
 
 

@@ -261,6 +261,7 @@ def test_policy_alone_prints_it_and_a_change_is_confirmed(home: Path) -> None:
         "  loop:       10 replies deep between two agents",
         "  first contact: hold (a name's first key, on a shared store)",
         "  wake:       never (the listener stops with the session)",
+        "  deliver:    body (the prompt's text; a sender's --notice still comes as a notice)",
     ] == shown.stdout.splitlines()
     refused = no_terminal(home, "policy", "--as", "bob", "--others", "hold")
     assert 1 == refused.returncode
@@ -276,6 +277,22 @@ def test_policy_alone_prints_it_and_a_change_is_confirmed(home: Path) -> None:
     both = run_cli(home, "policy", "--as", "bob", "--allow", "carol", "--allow-none")
     assert (2, "") == (both.returncode, both.stdout)
     assert 1 == len(both.stderr.splitlines()), both.stderr
+
+
+def test_policy_deliver_is_a_change_confirmed_like_any_other(home: Path) -> None:
+    """`--deliver notice` without a terminal is refused and writes nothing; on one, it is
+    stored and printed; a word it does not know is a usage error."""
+    refused = no_terminal(home, "policy", "--as", "bob", "--deliver", "notice")
+    assert 1 == refused.returncode
+    assert not (home / "test" / "panes" / "bob.policy").exists()
+    done, _ = on_terminal(home, "policy", "--as", "bob", "--deliver", "notice")
+    assert 0 == done.returncode, done.stderr
+    shown = run_cli(home, "policy", "--as", "bob").stdout.splitlines()[-1]
+    assert shown.startswith("  deliver:    notice (paneboard's notice only")
+    done, _ = on_terminal(home, "policy", "--as", "bob", "--deliver", "auto")
+    assert "auto (a notice for a body over 4096 bytes or a burst of more than 10)" in done.stdout
+    bad = run_cli(home, "policy", "--as", "bob", "--deliver", "everything")
+    assert (2, "") == (bad.returncode, bad.stdout)
 
 
 @pytest.mark.parametrize("store_url", ["file"], indirect=True)

@@ -17,6 +17,7 @@ import pytest
 from paneboard.board.context import Context
 from paneboard.listener.deliverer import Composer, Deliverer
 from paneboard.listener.listen import Listener, Settings
+from paneboard.listener.seen import HEADER
 from paneboard.listener.stop import StopDoor, deliver_at_stop
 from paneboard.protocol.posts import Delivered, Prompt, encode
 from paneboard.state.filelog.append import append_payloads
@@ -33,20 +34,24 @@ NOW = time.time()
 
 
 class RecordingDoor:
-    """A door that takes every prompt, noting its id; *taken* is set after the *until*-th."""
+    """A door that takes every text, noting the ids of the prompts in it (their headers);
+    *taken* is set once it has the *until*-th."""
 
     def __init__(self, name: str, until: int) -> None:
         self.name = name
         self.until = until
         self.ids: list[str] = []
+        self.texts: list[str] = []
         self.taken: anyio.Event | None = None  # made inside the event loop
 
     def check(self) -> None:
         pass
 
     async def deliver(self, prompt: Prompt, text: str, agent: str) -> str:
-        self.ids.append(prompt.id)
-        if len(self.ids) == self.until:
+        before = len(self.ids)
+        self.texts.append(text)
+        self.ids += HEADER.findall(text)
+        if before < self.until <= len(self.ids):
             assert self.taken is not None
             self.taken.set()
         return "accepted"

@@ -55,6 +55,7 @@ def read_body(ctx: Context, ref: str, via: str, now: float) -> BodyRead:
         agent=ctx.agent,
         store=ctx.store_options(),
         provenance=provenance,
+        now=now,
     )
     if r.read_at is not None:
         return BodyRead(ps.prompt, text, None, r.read_at)

@@ -18,6 +18,9 @@ TESTS = Path(__file__).parent
 # second: on a shared machine under load, and in four workers, that measures the machine, not the
 # code. The examples and their checks are unchanged.
 settings.register_profile("shared", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# `make check` (`--hypothesis-profile=check`): a quarter of Hypothesis' 100 examples for each
+# property whose test does not set its own count; `make test` runs the 100.
+settings.register_profile("check", parent=settings.get_profile("shared"), max_examples=25)
 settings.load_profile("shared")
 
 

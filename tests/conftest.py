@@ -137,3 +137,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.nats)
         if "nats_cluster" in used or "cluster" in stores:
             item.add_marker(pytest.mark.slow)
+    _longest_first(items)
+
+
+def _longest_first(items: list[pytest.Item]) -> None:
+    """The files with an `untimed` test (minutes of waiting for real CLIs), then those with a
+    `slow` or `wheel` one, then the rest, each file's tests in their order: pytest-xdist hands
+    a worker whole files in this order (`--dist loadfile`), so the long ones overlap the rest
+    instead of ending a run."""
+    untimed = {i.path for i in items if i.get_closest_marker("untimed") is not None}
+    slow = {i.path for i in items if {"slow", "wheel"} & {m.name for m in i.iter_markers()}}
+    items.sort(key=lambda i: 0 if i.path in untimed else 1 if i.path in slow else 2)

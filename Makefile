@@ -40,25 +40,30 @@ screenshot: compile
 # Everything, as CI runs it: the real agent CLIs (`make clients` first) and tmux, NATS, the
 # three-node cluster, the wheel. Two runs, each file's tests on one worker, so a file's session
 # fixtures (the wheel, built once; a three-node cluster) start once: all but the live agents and
-# tmux in TEST_WORKERS pytest-xdist workers, then the live agent sessions and tmux in one process
-# (REAL_WORKERS=0), so they are not starved: their timing checks (a prompt delivered during a
-# 3 s turn) missed with two workers on a loaded machine. Both run; either failing fails, pytest's
-# 5 (nothing collected) included. (Not `--dist loadgroup`: pytest-xdist 3.8 cannot group on
-# pytest 9.)
+# tmux in TEST_WORKERS pytest-xdist workers, with the real tests that have no timed check
+# (`untimed`: the wake doors' headless resumes, which only wait), then the live agent sessions
+# and tmux in one process (REAL_WORKERS=0), so they are not starved: their timing checks (a
+# prompt delivered during a 3 s turn) missed with two workers on a loaded machine. Both run;
+# either failing fails, pytest's 5 (nothing collected) included. (Not `--dist loadgroup`:
+# pytest-xdist 3.8 cannot group on pytest 9.)
 TEST_WORKERS ?= 4
 REAL_WORKERS ?= 0
 test: compile
 	status=0; \
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not real" || status=$$?; \
-	$(BIN)/python -m pytest -n $(REAL_WORKERS) --dist loadfile -m real || status=$$?; \
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not real or untimed" \
+	  || status=$$?; \
+	$(BIN)/python -m pytest -n $(REAL_WORKERS) --dist loadfile -m "real and not untimed" \
+	  || status=$$?; \
 	exit $$status
 
 # The fast tier, run after each change: the file store only; no agent CLI, no tmux, no NATS,
-# no wheel build, no load test (pytest's markers; docs/developers.md, "Which tests to run").
+# no wheel build, no load test (pytest's markers; docs/developers.md, "Which tests to run"),
+# and 25 examples for each Hypothesis property (`make test`: 100).
 # Four pytest-xdist workers, even on two cores: a test mostly waits for a process it started.
 CHECK_WORKERS ?= 4
 check: compile
-	$(BIN)/python -m pytest -n $(CHECK_WORKERS) -m "not real and not nats and not slow and not wheel"
+	$(BIN)/python -m pytest -n $(CHECK_WORKERS) --hypothesis-profile=check \
+	  -m "not real and not nats and not slow and not wheel"
 
 # Each line of the list into its folder of .ci/tools, with npm, never globally, no auto-updater;
 # a `pypi:` package with pip, into a venv of its own there.

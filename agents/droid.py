@@ -27,7 +27,7 @@ from typing import Any
 
 from paneboard.agents.base import Change, Setup
 from paneboard.agents.hookfile import StopHookAgent
-from paneboard.listener.seen import content_texts, field
+from paneboard.listener.seen import message_texts
 from paneboard.protocol.errors import BadInput
 
 HOOKS_JSON = ".factory/hooks.json"  # read instead of the settings' hooks when present
@@ -53,10 +53,7 @@ class Droid(StopHookAgent):
     def user_texts(self, record: dict[str, Any]) -> list[str]:
         """A ``"type": "message"`` record of its session file whose message is the user's (the
         record of a hook's run has that shape too, its content empty)."""
-        message = field(record, "message")
-        if record.get("type") != "message" or message.get("role") != "user":
-            return []
-        return content_texts(message.get("content"))
+        return message_texts(record)
 
 
 DROID = Droid(

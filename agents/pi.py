@@ -36,7 +36,7 @@ from paneboard.agents.wake import resume_door
 from paneboard.listener.doors.base import Door
 from paneboard.listener.doors.resume import Mark, session_uuid
 from paneboard.listener.doors.socket import check_socket
-from paneboard.listener.seen import content_texts, field
+from paneboard.listener.seen import message_texts
 from paneboard.protocol.errors import BadInput
 
 NAME = "pi-extension"
@@ -89,10 +89,7 @@ class Pi(ScriptAgent):
 
     def user_texts(self, record: dict[str, Any]) -> list[str]:
         """A ``"type": "message"`` record of its session file whose message is the user's."""
-        message = field(record, "message")
-        if record.get("type") != "message" or message.get("role") != "user":
-            return []
-        return content_texts(message.get("content"))
+        return message_texts(record)
 
     # --- spawn and stop: pi's TUI in a tmux server of its own (the extension needs its UI) ---
 

@@ -64,6 +64,15 @@ def field(record: dict[str, Any], name: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def message_texts(record: dict[str, Any]) -> list[str]:
+    """The texts of a ``"type": "message"`` record whose message is the user's, as pi and
+    Factory Droid write their session files; [] for another record."""
+    message = field(record, "message")
+    if record.get("type") != "message" or message.get("role") != "user":
+        return []
+    return content_texts(message.get("content"))
+
+
 def prompt_ids(records: Iterable[dict[str, Any]], texts: Texts) -> list[str]:
     """The prompt ids whose header starts a line of a user-role record, in file order."""
     return [pid for r in records for text in texts(r) for pid in HEADER.findall(text)]

@@ -25,25 +25,12 @@ from paneboard.board.read import OpenPrompt
 from paneboard.board.text import log_line, status_lines, who_line
 from paneboard.board.wait import WaitOutcome, wait_for
 from paneboard.board.who import who
-from paneboard.protocol.posts import Prompt
+from paneboard.protocol.posts import Kind, Priority, Prompt
 from paneboard.protocol.visible import one_line, visible
 from paneboard.state.fold import PromptState, stage
 
-# The words of protocol/words.py, as types the SDK turns into JSON schema (a test keeps them equal).
-Priority = Literal["low", "normal", "high", "urgent"]
-Kind = Literal[
-    "prompt",
-    "ack",
-    "answer",
-    "cancel",
-    "delivered",
-    "undelivered",
-    "seen",
-    "held",
-    "approved",
-    "refused",
-    "read",
-]
+# The words of protocol/words.py as types the SDK turns into JSON schema: the posts' own, and the
+# stages `wait` takes (a test keeps them equal).
 Until = Literal["delivered", "seen", "read", "closed"]
 Id = Annotated[str, Field(description="a post id, or a unique prefix of at least 4 characters")]
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]

@@ -185,6 +185,20 @@ Post: TypeAlias = (
     | Refused
     | Read
 )
+# The posts' tags, as the type a front end's schema reads (tests/protocol/test_words.py).
+Kind: TypeAlias = Literal[
+    "prompt",
+    "ack",
+    "answer",
+    "cancel",
+    "delivered",
+    "undelivered",
+    "seen",
+    "held",
+    "approved",
+    "refused",
+    "read",
+]
 KINDS = words.KINDS
 PRIORITY_RANK = words.PRIORITY_RANK
 

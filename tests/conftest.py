@@ -18,6 +18,9 @@ TESTS = Path(__file__).parent
 # second: on a shared machine under load, and in four workers, that measures the machine, not the
 # code. The examples and their checks are unchanged.
 settings.register_profile("shared", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# `make check` (`--hypothesis-profile=check`): a quarter of Hypothesis' 100 examples for each
+# property whose test does not set its own count; `make test` runs the 100.
+settings.register_profile("check", parent=settings.get_profile("shared"), max_examples=25)
 settings.load_profile("shared")
 
 
@@ -134,3 +137,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.nats)
         if "nats_cluster" in used or "cluster" in stores:
             item.add_marker(pytest.mark.slow)
+    _longest_first(items)
+
+
+def _longest_first(items: list[pytest.Item]) -> None:
+    """The files with an `untimed` test (minutes of waiting for real CLIs), then those with a
+    `slow` or `wheel` one, then the rest, each file's tests in their order: pytest-xdist hands
+    a worker whole files in this order (`--dist loadfile`), so the long ones overlap the rest
+    instead of ending a run."""
+    untimed = {i.path for i in items if i.get_closest_marker("untimed") is not None}
+    slow = {i.path for i in items if {"slow", "wheel"} & {m.name for m in i.iter_markers()}}
+    items.sort(key=lambda i: 0 if i.path in untimed else 1 if i.path in slow else 2)

@@ -30,8 +30,6 @@ from paneboard.state.paths import BoardPaths
 from paneboard.state.trust.sealing import Sealer
 from tests.factories import prompt
 
-NOW = time.time()
-
 
 class RecordingDoor:
     """A door that takes every text, noting the ids of the prompts in it (their headers);
@@ -70,9 +68,11 @@ def _append(home: Path, *prompts: Prompt) -> None:
 
 
 def _prompts() -> list[Prompt]:
-    """Four prompts, two of them urgent, a second apart."""
+    """Four prompts, two of them urgent, a second apart, just written (a test that starts long
+    after its module was imported still has them within the reader's time limit)."""
+    now = time.time()
     return [
-        prompt(n, ts=NOW - 10 + n, priority="urgent" if n % 2 == 0 else "normal")
+        prompt(n, ts=now - 10 + n, priority="urgent" if n % 2 == 0 else "normal")
         for n in (1, 2, 3, 4)
     ]
 
@@ -111,7 +111,7 @@ def test_a_compaction_is_returned_once_with_a_new_fold(home: Path) -> None:
     with _deliverer(home) as deliverer:
         deliverer.refresh()
         before = deliverer.state
-        compact(home / "b" / "log", NOW)
+        compact(home / "b" / "log", time.time())
         _append(home, p3)
         after = deliverer.refresh()
         again = deliverer.refresh()
@@ -131,7 +131,9 @@ def test_the_panes_own_receipts_are_vouched_for_and_no_one_elses(home: Path) -> 
         deliverer.refresh()
         stage = deliverer.state.prompts[p2.id].recipients["bob"].stage
         deliverer.pane.record([p1], "stdout")
-        forged = Delivered(id="f" * 26, board="b", sender="bob", ts=NOW, prompt_id=p2.id, door="x")
+        forged = Delivered(
+            id="f" * 26, board="b", sender="bob", ts=time.time(), prompt_id=p2.id, door="x"
+        )
         append_posts(home / "b" / "log", [forged])
         deliverer.refresh()
         stages = [deliverer.state.prompts[p.id].recipients["bob"].stage for p in (p1, p2)]

@@ -155,6 +155,7 @@ REPLY_WITH_CAROL = REPLY.replace("again", "--to carol again")
 ANSWER = f'{PANEBOARD} answer "$PANEBOARD_ID" --as "$PANEBOARD_AGENT" done && {REPLY}'
 
 
+@pytest.mark.slow  # a loop run: two listeners answering each other, eleven deep
 def test_a_bystander_in_to_does_not_escape_the_loop_limit(home: Path, store_url: str) -> None:
     """alice copies carol on every reply: the chain between alice and bob is still held at
     the loop limit."""

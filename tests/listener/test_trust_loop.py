@@ -54,6 +54,11 @@ def test_two_agents_answering_each_other_are_held_at_the_loop_limit(
         held = _kind(home, "held")
         assert 1 == len(held), held
         assert f"held {held[0]['prompt']} from bob" in said
+
+        def eleven() -> bool:  # bob's receipt for the 11th: once its door's command, which
+            return len(_kind(home, "delivered")) >= 11  # posted the 12th, has exited
+
+        wait_until(eleven, "11 delivered receipts", 30, every=0.2)
     prompts = _kind(home, "prompt")
     assert (12, first) == (len(prompts), prompts[0]["id"])
     delivered = {p["prompt"] for p in _kind(home, "delivered")}

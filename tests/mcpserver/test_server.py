@@ -102,20 +102,21 @@ def who(request_id: int) -> str:
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": call})
 
 
-@pytest.mark.parametrize("depth", [1500, 3000, 100_000])
 def test_a_deeply_nested_line_gets_a_parse_error_and_the_server_answers_on(
-    client: RawClient, depth: int
+    client: RawClient,
 ) -> None:
-    """A line nested past Python's recursion limit is answered -32700 with its own id (the
-    client's request ends), and the next call is answered as usual; nothing on stderr."""
-    refused = client.ask(deep(depth, 9))
-    answered = client.ask(who(10))
-    assert (9, -32700) == (refused["id"], refused["error"]["code"])
-    assert refused["error"]["message"].startswith("Parse error: ")
-    assert (10, "no agents on the board yet") == (
-        answered["id"],
-        answered["result"]["content"][0]["text"],
-    )
+    """A line nested past Python's recursion limit (1,500, 3,000 and 100,000 deep, one after
+    another to one server) is answered -32700 with its own id (the client's request ends), and
+    the next call is answered as usual; nothing on stderr."""
+    for n, depth in enumerate([1500, 3000, 100_000]):
+        refused = client.ask(deep(depth, 10 * n + 9))
+        answered = client.ask(who(10 * n + 10))
+        assert (10 * n + 9, -32700) == (refused["id"], refused["error"]["code"]), depth
+        assert refused["error"]["message"].startswith("Parse error: "), depth
+        assert (10 * n + 10, "no agents on the board yet") == (
+            answered["id"],
+            answered["result"]["content"][0]["text"],
+        )
     assert "" == client.stop()
     assert 0 == client.proc.returncode
 

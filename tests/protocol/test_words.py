@@ -16,9 +16,9 @@ def test_priorities_are_the_types_priorities() -> None:
 
 
 def test_kinds_are_the_posts_tags() -> None:
-    """`KINDS` lists every post type's tag, in the union's order."""
+    """`KINDS` and the `Kind` type list every post type's tag, in the union's order."""
     tags = tuple(t.__struct_config__.tag for t in get_args(posts.Post))
-    assert words.KINDS == tags
+    assert words.KINDS == tags == get_args(posts.Kind)
 
 
 def test_stages_and_outcomes_are_the_types() -> None:

@@ -1,8 +1,8 @@
 """The wake doors on the real CLIs, offline: a session made by a first headless turn against the
-agent's model stand-in, ended, then continued by `Agent.wake_door(...).deliver(...)` with a
-text as its next turn. The stand-in gets the text once, in that session; the session's own
-conversation (the file its `seen` follows; OpenCode's database) has it once; a session that
-does not exist is refused with the agent's own words."""
+agent's model stand-in (once per agent, for both tests of the module), ended, then continued by
+`Agent.wake_door(...).deliver(...)` with a text as its next turn. The stand-in gets the text
+once, in that session; the session's own conversation (the file its `seen` follows; OpenCode's
+database) has it once; a session that does not exist is refused with the agent's own words."""
 
 from __future__ import annotations
 
@@ -38,7 +38,11 @@ from tests.real.kilo_session import kilo_config
 from tests.real.pi_session import pi_agent_dir
 from tests.real.qwen_session import QwenStandIn
 
+# No timed check, only the CLIs' own time limits (a first turn 180 s, a resume 120 s to admit
+# the text and 120 s to end), which bound a test: `make test` runs the module among its workers.
+pytestmark = [pytest.mark.untimed, pytest.mark.timeout(480)]
 TEXT = 'wake up: "check the flaky test"\nsecond line'
+NOWHERE = 'wake up: "a session that is not there"'  # the text of a wake that must fail
 
 
 @dataclass
@@ -88,9 +92,10 @@ def _folders(root: Path) -> tuple[Path, Path, dict[str, str]]:
     return pb_home, project, base_env(root / "home", binaries, pb_home)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def closing() -> Iterator[list[Callable[[], object]]]:
-    """What a fixture started, closed at the test's end (also when the fixture failed after)."""
+    """What the agents' fixtures started, closed at the module's end (also when a fixture failed
+    after starting something)."""
     todo: list[Callable[[], object]] = []
     yield todo
     for close in reversed(todo):
@@ -104,13 +109,16 @@ def _installed(key: str) -> Path:
     return found
 
 
-@pytest.fixture
-def codex(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
+@pytest.fixture(scope="module")
+def codex(
+    tmp_path_factory: pytest.TempPathFactory, closing: list[Callable[[], object]]
+) -> Iterator[Case]:
     binary = _installed("codex")
-    pb_home, project, env = _folders(tmp_path)
-    stand_in = CodexStandIn(tmp_path / "model.log", free_port())
+    root = tmp_path_factory.mktemp("codex")
+    pb_home, project, env = _folders(root)
+    stand_in = CodexStandIn(root / "model.log", free_port())
     closing.append(stand_in.close)
-    home = CodexHome(tmp_path / "codex", binary.parent, stand_in.port)
+    home = CodexHome(root / "codex", binary.parent, stand_in.port)
     closing.append(home.close)
     home.trust_project(project)
     env.update(CODEX_HOME=str(home.folder), MOCK_OPENAI_API_KEY="sk-dummy")
@@ -179,33 +187,42 @@ def _opencode_like(
     )
 
 
-@pytest.fixture
-def opencode(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
-    yield from _opencode_like(tmp_path, OPENCODE, "opencode", closing)
+@pytest.fixture(scope="module")
+def opencode(
+    tmp_path_factory: pytest.TempPathFactory, closing: list[Callable[[], object]]
+) -> Iterator[Case]:
+    root = tmp_path_factory.mktemp("opencode")
+    yield from _opencode_like(root, OPENCODE, "opencode", closing)
 
 
-@pytest.fixture
-def kilo(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
-    yield from _opencode_like(tmp_path, KILO, "kilo", closing)
+@pytest.fixture(scope="module")
+def kilo(
+    tmp_path_factory: pytest.TempPathFactory, closing: list[Callable[[], object]]
+) -> Iterator[Case]:
+    root = tmp_path_factory.mktemp("kilo")
+    yield from _opencode_like(root, KILO, "kilo", closing)
 
 
-@pytest.fixture
-def qwen(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
+@pytest.fixture(scope="module")
+def qwen(
+    tmp_path_factory: pytest.TempPathFactory, closing: list[Callable[[], object]]
+) -> Iterator[Case]:
     binary = _installed("qwen")
-    pb_home, project, env = _folders(tmp_path)
+    root = tmp_path_factory.mktemp("qwen")
+    pb_home, project, env = _folders(root)
     env["PATH"] = f"{binary.parent}:{env['PATH']}"
-    stand_in = QwenStandIn(tmp_path)
+    stand_in = QwenStandIn(root)
     closing.append(stand_in.close)
-    qwen_home = tmp_path / "home" / ".qwen"
+    qwen_home = root / "home" / ".qwen"
     qwen_home.mkdir(parents=True)
     settings = {"ui": {"hideTips": True}, "security": {"auth": {"selectedType": "openai"}}}
     (qwen_home / "settings.json").write_text(json.dumps(settings))
-    (tmp_path / "tmp").mkdir()
+    (root / "tmp").mkdir()
     env.update(
         OPENAI_API_KEY="stand-in",
         OPENAI_BASE_URL=f"http://127.0.0.1:{stand_in.port}/v1",
         OPENAI_MODEL="stand-in",
-        TMPDIR=str(tmp_path / "tmp"),
+        TMPDIR=str(root / "tmp"),
     )
     argv = [str(binary), "-o", "stream-json", "the first turn"]
     session = str(_first(argv, env, project)[0]["session_id"])
@@ -231,15 +248,18 @@ def qwen(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
     )
 
 
-@pytest.fixture
-def pi(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
+@pytest.fixture(scope="module")
+def pi(
+    tmp_path_factory: pytest.TempPathFactory, closing: list[Callable[[], object]]
+) -> Iterator[Case]:
     binary = _installed("pi")
-    pb_home, project, env = _folders(tmp_path)
+    root = tmp_path_factory.mktemp("pi")
+    pb_home, project, env = _folders(root)
     env["PATH"] = f"{binary.parent}:{env['PATH']}"
     env.update(PI_OFFLINE="1", PI_SKIP_VERSION_CHECK="1", PI_TELEMETRY="0")
-    stand_in = StandIn(tmp_path, "tests.real.pi_stand_in")
+    stand_in = StandIn(root, "tests.real.pi_stand_in")
     closing.append(stand_in.close)
-    agent_dir = pi_agent_dir(tmp_path / "home", stand_in.port)
+    agent_dir = pi_agent_dir(root / "home", stand_in.port)
     argv = [str(binary), "--provider", "pb", "--model", "stand-in", "--mode", "json"]
     session = str(_first([*argv, "-p", "the first turn"], env, project)[0]["id"])
 
@@ -261,11 +281,14 @@ def pi(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
     )
 
 
-@pytest.fixture
-def gemini(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
+@pytest.fixture(scope="module")
+def gemini(
+    tmp_path_factory: pytest.TempPathFactory, closing: list[Callable[[], object]]
+) -> Iterator[Case]:
     binary = _installed("gemini")
-    pb_home, project, env = _folders(tmp_path)
-    stand_in = StandIn(tmp_path)
+    root = tmp_path_factory.mktemp("gemini")
+    pb_home, project, env = _folders(root)
+    stand_in = StandIn(root)
     closing.append(stand_in.close)
     settings = {
         "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
@@ -275,7 +298,7 @@ def gemini(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case
         "ide": {"enabled": False, "hasSeenNudge": True},
         "model": {"name": "gemini-2.5-flash"},
     }
-    folder = tmp_path / "home" / ".gemini"
+    folder = root / "home" / ".gemini"
     folder.mkdir(parents=True)
     (folder / "settings.json").write_text(json.dumps(settings))
     env.update(
@@ -305,13 +328,16 @@ def gemini(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case
     )
 
 
-@pytest.fixture
-def copilot(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
+@pytest.fixture(scope="module")
+def copilot(
+    tmp_path_factory: pytest.TempPathFactory, closing: list[Callable[[], object]]
+) -> Iterator[Case]:
     binary = _installed("copilot")
-    pb_home, project, env = _folders(tmp_path)
-    stand_in = StandIn(tmp_path)
+    root = tmp_path_factory.mktemp("copilot")
+    pb_home, project, env = _folders(root)
+    stand_in = StandIn(root)
     closing.append(stand_in.close)
-    folder = tmp_path / "home" / ".copilot"
+    folder = root / "home" / ".copilot"
     folder.mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps({"trustedFolders": [str(project)]}))
     env.update(
@@ -349,14 +375,17 @@ auxiliary:
 """
 
 
-@pytest.fixture
-def hermes(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case]:
+@pytest.fixture(scope="module")
+def hermes(
+    tmp_path_factory: pytest.TempPathFactory, closing: list[Callable[[], object]]
+) -> Iterator[Case]:
     binary = _installed("hermes")
-    pb_home, project, env = _folders(tmp_path)
+    root = tmp_path_factory.mktemp("hermes")
+    pb_home, project, env = _folders(root)
     env["PATH"] = f"{binary.parent}:{env['PATH']}"
-    stand_in = StandIn(tmp_path, "tests.real.hermes_stand_in")
+    stand_in = StandIn(root, "tests.real.hermes_stand_in")
     closing.append(stand_in.close)
-    folder = tmp_path / "home" / ".hermes"
+    folder = root / "home" / ".hermes"
     folder.mkdir(parents=True)
     (folder / "config.yaml").write_text(HERMES_CONFIG.format(port=stand_in.port))
     env["HERMES_HOME"] = str(folder)
@@ -386,11 +415,15 @@ def hermes(tmp_path: Path, closing: list[Callable[[], object]]) -> Iterator[Case
 AGENTS = ["codex", "opencode", "qwen", "kilo", "pi", "gemini", "copilot", "hermes"]
 
 
-@pytest.mark.parametrize("kind", AGENTS)
-def test_a_wake_continues_the_ended_session_with_the_text_once(
-    kind: str, request: pytest.FixtureRequest
-) -> None:
-    case: Case = request.getfixturevalue(kind)
+@pytest.fixture(scope="module", params=AGENTS)
+def case(request: pytest.FixtureRequest) -> Case:
+    """One agent's ended session, made once for both tests (pytest runs them one after the
+    other, agent by agent)."""
+    made: Case = request.getfixturevalue(request.param)
+    return made
+
+
+def test_a_wake_continues_the_ended_session_with_the_text_once(case: Case) -> None:
     assert 0 == case.turns(TEXT) == case.recorded(TEXT)
     door = case.agent.wake_door(case.request(case.session))
     assert isinstance(door, ResumeDoor)
@@ -401,13 +434,9 @@ def test_a_wake_continues_the_ended_session_with_the_text_once(
     assert 1 == case.recorded(TEXT)
 
 
-@pytest.mark.parametrize("kind", AGENTS)
-def test_a_wake_of_a_session_that_does_not_exist_fails_in_the_agents_words(
-    kind: str, request: pytest.FixtureRequest
-) -> None:
-    case: Case = request.getfixturevalue(kind)
+def test_a_wake_of_a_session_that_does_not_exist_fails_in_the_agents_words(case: Case) -> None:
     door = case.agent.wake_door(case.request(case.missing))
     assert door is not None
     with pytest.raises(DoorFailed, match=re.escape(case.words)):
-        anyio.run(door.deliver, prompt(1), TEXT, "bob")
-    assert 0 == case.turns(TEXT)
+        anyio.run(door.deliver, prompt(1), NOWHERE, "bob")
+    assert 0 == case.turns(NOWHERE)

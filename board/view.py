@@ -201,8 +201,12 @@ class BoardView:
         if found is not None:
             return found
         follower = self.store.follow(ps.position)
+        recipient = self.state.recipient
+        only = (
+            None if recipient is None else Interest(recipient, ())
+        )  # the prompt, not what follows
         try:
-            for batch in follower.records():
+            for batch in follower.records(only):
                 for _, post, payload in batch:
                     if post.id == ps.prompt.id:
                         self.payloads[post.id] = payload

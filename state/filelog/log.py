@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from paneboard.state.interest import Interest
 
 CHUNK = 4 << 20
+FIRST = 64 << 10  # a read's first chunk: most reads are of a few records (a refresh, a payload)
 
 
 class LogReader:
@@ -97,7 +98,7 @@ class LogReader:
     ) -> Iterator[tuple[list[tuple[int, bytes | memoryview]], list[tuple[int, Post]]]]:
         # Each read starts at the first byte not consumed (a record cut by the chunk's end is
         # read again whole, not copied over), and takes a chunk more while none is consumed.
-        base, want = self.position, CHUNK
+        base, want = self.position, min(FIRST, CHUNK)
 
         def find(buf: bytes, base: int) -> Scan:
             return scan(buf, base) if interest is None else skim(buf, base, interest)

@@ -201,10 +201,8 @@ class BoardView:
         if found is not None:
             return found
         follower = self.store.follow(ps.position)
-        recipient = self.state.recipient
-        only = (
-            None if recipient is None else Interest(recipient, ())
-        )  # the prompt, not what follows
+        recipient = self.state.recipient  # read the prompt, not every record after it
+        only = None if recipient is None else Interest(recipient, ())
         try:
             for batch in follower.records(only):
                 for _, post, payload in batch:

@@ -17,6 +17,7 @@ from paneboard.protocol.posts import Delivered, Post, Prompt
 from paneboard.protocol.signing import VERIFIED
 from paneboard.state.abc import Store
 from paneboard.state.fold import BoardState, PromptState, apply
+from paneboard.state.interest import Interest
 from paneboard.state.trust.policy import WINDOW, Traffic
 from paneboard.state.trust.verdicts import Verdicts
 
@@ -44,6 +45,11 @@ class BoardView:
     follows); the others move stages unchecked, for a reader that looks at none of them.
     With *traffic*, every prompt read is noted there (the loop limit, and when it arrived), and
     so is every verified `delivered` receipt of the traffic's agent (the rate).
+
+    A pane's fold (a *state* with a recipient, dropping closed prompts) read without keeping
+    the posts (`refresh(keep=False)`: a listener's catch-up) reads only the records it acts on
+    (state/interest.py): its agent's prompts and posts, the posts about the prompts it keeps,
+    and the records of names not pinned yet; the store skips the rest undecoded.
     """
 
     def __init__(
@@ -90,7 +96,7 @@ class BoardView:
         return changed
 
     def _read(self, keep: bool) -> Refresh:
-        records = self._records()
+        records = self._records() if keep else self._needed()
         first = next(records, None)  # opening the log tells whether it was replaced
         replaced = self.follower.rewrites != self._rewrites
         if replaced:
@@ -113,6 +119,30 @@ class BoardView:
                 yield [(position, post, None) for position, post in batch]
         else:
             yield from self.follower.records()  # type: ignore[misc]  # bytes fit bytes | None
+
+    def _needed(self) -> Iterator[list[tuple[int, Post, bytes | None]]]:
+        """As `_records`, leaving out what a pane's fold does not act on, when this is one."""
+        state, traffic = self.state, self.traffic
+        if (
+            state.recipient is None
+            or state.keep_closed
+            or self.verify is not None
+            or (traffic is not None and traffic.agent != state.recipient)
+        ):
+            yield from self._records()
+            return
+        settled = None
+        if self.verdicts is not None:
+            self.verdicts.pinned()  # the pins read now: their names' records can be skipped
+            settled = self.verdicts.settled
+        interest = Interest(state.recipient, state.prompts, settled)
+        for batch in self.follower.records(interest):
+            if self.verdicts is None:
+                yield [(position, post, None) for position, post, _ in batch]
+            else:
+                yield batch  # type: ignore[misc]  # bytes fit bytes | None
+            interest.prompts = self.state.prompts  # folded: a compacted log's fold is new
+            interest.pending.clear()
 
     def _fold(self, batch: list[tuple[int, Post, bytes | None]]) -> None:
         state, verdicts, mine = self.state, self.verdicts, self.state.recipient
@@ -171,8 +201,10 @@ class BoardView:
         if found is not None:
             return found
         follower = self.store.follow(ps.position)
+        recipient = self.state.recipient  # read the prompt, not every record after it
+        only = None if recipient is None else Interest(recipient, ())
         try:
-            for batch in follower.records():
+            for batch in follower.records(only):
                 for _, post, payload in batch:
                     if post.id == ps.prompt.id:
                         self.payloads[post.id] = payload

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from paneboard.protocol.posts import Post
     from paneboard.state.filelog.compact import Compacted
     from paneboard.state.health import Check
+    from paneboard.state.interest import Interest
     from paneboard.state.limit import OpenLimit
     from paneboard.state.trust.sealing import Sealer
 
@@ -47,9 +48,10 @@ class Follower(Protocol):
         """Every post after `position` as (position, post), a batch at a time."""
         ...
 
-    def records(self) -> Iterator[list[tuple[int, Post, bytes]]]:
+    def records(self, interest: Interest | None = None) -> Iterator[list[tuple[int, Post, bytes]]]:
         """As `batches`, with each post's payload as stored, byte for byte (what a signature
-        covers)."""
+        covers). With *interest*, a store may leave out the records it does not need
+        (state/interest.py: the file log does; NATS hands out every one)."""
         ...
 
     async def wait_changed(self) -> None:

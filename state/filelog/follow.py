@@ -8,6 +8,7 @@ from pathlib import Path
 from paneboard.protocol.posts import Post
 from paneboard.state.filelog.log import LogReader
 from paneboard.state.filelog.tail import LogWatcher
+from paneboard.state.interest import Interest
 
 
 class FileFollower:
@@ -26,8 +27,8 @@ class FileFollower:
     def batches(self) -> Iterator[list[tuple[int, Post]]]:
         return self.reader.batches()
 
-    def records(self) -> Iterator[list[tuple[int, Post, bytes]]]:
-        return self.reader.records()
+    def records(self, interest: Interest | None = None) -> Iterator[list[tuple[int, Post, bytes]]]:
+        return self.reader.records(interest)
 
     async def wait_changed(self) -> None:
         await self.watcher.wait_changed()

@@ -89,7 +89,10 @@ class Scan:
     __slots__ = ("damaged", "end", "frames")
 
     def __init__(
-        self, frames: list[tuple[int, memoryview]], end: int, damaged: list[tuple[int, int]]
+        self,
+        frames: list[tuple[int, bytes | memoryview]],
+        end: int,
+        damaged: list[tuple[int, int]],
     ) -> None:
         self.frames = frames  # (absolute offset, payload)
         self.end = end  # absolute offset of the first byte not consumed
@@ -104,7 +107,7 @@ def scan(buf: bytes, base: int = 0) -> Scan:
     written, or a torn tail that the next append repairs).
     """
     view = memoryview(buf)
-    frames: list[tuple[int, memoryview]] = []
+    frames: list[tuple[int, bytes | memoryview]] = []
     damaged: list[tuple[int, int]] = []
     i, n, hs, ts = 0, len(buf), HEAD.size, TAIL.size
     head, tail, crc32, tail_ok = HEAD.unpack_from, TAIL.unpack_from, zlib.crc32, TAIL_MAGIC

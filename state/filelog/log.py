@@ -14,9 +14,15 @@ import msgspec
 from paneboard.protocol.errors import BoardIOError, DamagedRecord
 from paneboard.protocol.posts import Post, damage_reason, decode, decode_on, encode
 from paneboard.state.filelog.append import append_payloads
-from paneboard.state.filelog.framing import OVERHEAD, generation_of, scan
+from paneboard.state.filelog.framing import OVERHEAD, Scan, generation_of, scan
+from paneboard.state.filelog.skim import skim
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from paneboard.state.interest import Interest
 
 CHUNK = 4 << 20
+FIRST = 64 << 10  # a read's first chunk: most reads are of a few records (a refresh, a payload)
 
 
 class LogReader:
@@ -28,6 +34,10 @@ class LogReader:
     the next read. A damaged span followed by valid records is skipped with a `DamagedRecord`
     warning, after reading it again under a shared lock (so a writer repairing a torn tail at
     that moment is never mistaken for damage).
+
+    `records` given an `Interest` (a pane's cold catch-up: state/interest.py) hands out only the
+    records it needs: every frame is checked, but a post is decoded, checked and counted
+    damaged only if its head says the pane needs it.
     """
 
     def __init__(self, path: Path, position: int = 0, *, board: str | None = None) -> None:
@@ -51,13 +61,16 @@ class LogReader:
         for _, batch in self._chunks():
             yield batch
 
-    def records(self) -> Iterator[list[tuple[int, Post, bytes]]]:
-        """As `batches`, with each post's payload as the log holds it."""
-        for frames, batch in self._chunks():
+    def records(self, interest: Interest | None = None) -> Iterator[list[tuple[int, Post, bytes]]]:
+        """As `batches`, with each post's payload as the log holds it; with *interest*, only
+        the records it needs."""
+        for frames, batch in self._chunks(interest):
             payloads = dict(frames)
             yield [(offset, post, bytes(payloads[offset])) for offset, post in batch]
 
-    def _chunks(self) -> Iterator[tuple[list[tuple[int, memoryview]], list[tuple[int, Post]]]]:
+    def _chunks(
+        self, interest: Interest | None = None
+    ) -> Iterator[tuple[list[tuple[int, bytes | memoryview]], list[tuple[int, Post]]]]:
         """(the frames, their posts) of each chunk read."""
         fd = open_regular(self.path)
         if fd is None:
@@ -76,33 +89,39 @@ class LogReader:
                 )
                 self.rewrites, self.position = self.rewrites + 1, 0
             self.inode = st.st_ino
-            yield from self._read(fd)
+            yield from self._read(fd, interest)
         finally:
             os.close(fd)
 
     def _read(
-        self, fd: int
-    ) -> Iterator[tuple[list[tuple[int, memoryview]], list[tuple[int, Post]]]]:
-        carry, base = b"", self.position
+        self, fd: int, interest: Interest | None
+    ) -> Iterator[tuple[list[tuple[int, bytes | memoryview]], list[tuple[int, Post]]]]:
+        # Each read starts at the first byte not consumed (a record cut by the chunk's end is
+        # read again whole, not copied over), and takes a chunk more while none is consumed.
+        base, want = self.position, min(FIRST, CHUNK)
+
+        def find(buf: bytes, base: int) -> Scan:
+            return scan(buf, base) if interest is None else skim(buf, base, interest)
+
         while True:
-            chunk = os.pread(fd, CHUNK, base + len(carry))
-            if not chunk:
+            buf = os.pread(fd, want, base)
+            if not buf:
                 break
-            buf = carry + chunk if carry else chunk
-            found = scan(buf, base)
+            found = find(buf, base)
             if found.damaged:
                 buf = _read_locked(fd, base)
-                found = scan(buf, base)
+                found = find(buf, base)
                 for start, end in found.damaged:
                     warnings.warn(DamagedRecord(str(self.path), start, end), stacklevel=3)
             batch = self._decode(found.frames)
-            carry, base = buf[found.end - base :], found.end
+            consumed, base = found.end - base, found.end
             self.position = base
             yield found.frames, batch
-            if found.damaged:
-                break  # the locked read went to the end of the file
+            if found.damaged or len(buf) < want:
+                break  # the read went to the end of the file
+            want = CHUNK if consumed else want + CHUNK
 
-    def _decode(self, frames: list[tuple[int, memoryview]]) -> list[tuple[int, Post]]:
+    def _decode(self, frames: list[tuple[int, bytes | memoryview]]) -> list[tuple[int, Post]]:
         out: list[tuple[int, Post]] = []
         for offset, payload in frames:
             if offset == 0 and (generation := generation_of(payload)) is not None:

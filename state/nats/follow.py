@@ -17,6 +17,7 @@ from paneboard.protocol.errors import DamagedRecord
 from paneboard.protocol.posts import Post, damage_reason, decode_on
 
 if TYPE_CHECKING:
+    from paneboard.state.interest import Interest
     from paneboard.state.nats.store import NatsStore
 
 __all__ = ["NatsFollower"]
@@ -62,7 +63,8 @@ class NatsFollower:
         for chunk in self._chunks():
             yield self._decode(chunk)
 
-    def records(self) -> Iterator[list[tuple[int, Post, bytes]]]:
+    def records(self, interest: Interest | None = None) -> Iterator[list[tuple[int, Post, bytes]]]:
+        """Every post with its payload (an *interest* is not used: each message is read whole)."""
         for chunk in self._chunks():
             payloads = dict(chunk)
             yield [(position, post, payloads[position]) for position, post in self._decode(chunk)]

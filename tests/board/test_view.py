@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import anyio
 import pytest
 
 from paneboard.board.view import BoardView
-from paneboard.state.filelog.log import append_posts
+from paneboard.protocol.errors import DamagedRecord
+from paneboard.protocol.posts import encode
+from paneboard.state.filelog.append import append_payloads
+from paneboard.state.filelog.log import LogReader, append_posts
 from paneboard.state.filelog.store import FileStore
+from paneboard.state.fold import BoardState, fold
 from paneboard.state.panes.delivered import DeliveredKeys
 from tests.factories import prompt
 
@@ -71,3 +76,24 @@ async def test_without_inotify_the_view_polls(
             await anyio.wait_all_tasks_blocked()
             append_posts(tmp_path / "log", [prompt(2)])
         assert [prompt(2)] == [p for _, p in view.refresh().posts]
+
+
+def test_a_prompt_folded_before_the_checkpoint_is_read_again_alone(tmp_path: Path) -> None:
+    """A pane's view started from a fold that holds a prompt but not its bytes reads them at the
+    prompt's position: the record itself, not the records after it (a damaged one among them,
+    which a reader of the whole log warns of, is not even decoded)."""
+    folder = _board_folder(tmp_path)
+    others = [encode(prompt(n, to=("carol",))) for n in range(2, 400)]
+    hostile = b"\x83\xa4kind\xa6prompt\xa6sender\xa5carol\xa2ts\xa1x"  # to carol, damaged
+    append_payloads(folder / "log", [encode(prompt(1)), hostile, *others])
+    with warnings.catch_warnings(record=True) as whole:
+        warnings.simplefilter("always")
+        records = [r for batch in LogReader(folder / "log", board="b").records() for r in batch]
+    assert [DamagedRecord] == [w.category for w in whole]
+    state = fold(
+        [(p, post) for p, post, _ in records], BoardState(keep_closed=False, recipient="bob")
+    )
+    with BoardView(FileStore(folder), state) as view, warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        assert records[0][2] == view.payload(state.prompts[prompt(1).id])
+    assert [] == got

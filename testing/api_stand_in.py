@@ -14,6 +14,11 @@ is answered with a Bash `tool_use` running `paneboard read ID` with the options 
 own answer command (the agent reads the prompt it was told of); LOG gets ``{"read": COMMAND}``,
 and the request carrying a tool's result gets ``{"tool_result": TEXT}``.
 
+A model that reads what it is told of: while a file LOG.reads holds a number N, the first
+request offering Bash whose turn holds paneboard notices is answered with a Bash `tool_use`
+running the `paneboard read ID` commands of its first N notices, one after the other; the file
+is then removed (the model reads once), and LOG gets ``{"read": COMMAND}``.
+
 A turn's request (one that offers tools) whose last user text holds ``PB-SLOW-<n>`` is
 answered after n seconds (a busy session); LOG gets ``{"slow": TIME}`` as it starts holding the
 answer back and ``{"done": TIME}`` as the answer goes out.
@@ -29,6 +34,7 @@ import json
 import re
 import shlex
 import time
+from pathlib import Path
 from typing import Any
 
 from testing import stand_in
@@ -37,6 +43,7 @@ _ANSWER_LINE = re.compile(r"^\s*(\S+ answer \S+ .*) 'YOUR ANSWER'$", re.MULTILIN
 _MOCK_ANSWER = re.compile(r"^> MOCK-ANSWER: (.+)$", re.MULTILINE)
 _SLEEP = re.compile(r"PB-SLEEP-(\d+(?:\.\d+)?)")
 _MOCK_READ = re.compile(r"^> MOCK-READ: (\S+)$", re.MULTILINE)
+_NOTICE_READ = re.compile(r"read it with\n\s+(\S+ read [0-9a-z]+ [^\n]*)")
 _ANSWER_WORDS = re.compile(r"^\s*(\S+) answer \S+ (.*) -- 'YOUR ANSWER'$", re.MULTILINE)
 
 
@@ -68,6 +75,17 @@ def read_command(req: dict[str, Any], text: str) -> str | None:
         return None
     exe, options = answer.groups()
     return f"{exe} read {shlex.quote(wanted.group(1))} {options}"
+
+
+def notices_read(req: dict[str, Any], text: str, reads: Path) -> str | None:
+    """The commands reading the first N notices of *text* (N: the number in *reads*, which is
+    then removed), if the request offers Bash and *text* holds notices."""
+    commands = _NOTICE_READ.findall(text)
+    if not _offers(req, "Bash") or not commands or not reads.exists():
+        return None
+    n = int(reads.read_text().strip() or 0)
+    reads.unlink()
+    return " && ".join(commands[:n]) or None
 
 
 def tool_results(message: dict[str, Any]) -> str:
@@ -210,7 +228,10 @@ class Handler(stand_in.Handler):
         command = answer_command(req, turn) if users else None
         if command is not None and req.get("stream"):
             return self._send(_tool_use(req.get("model", "stand-in"), command), "text/event-stream")
-        reading = read_command(req, turn) if users and not _has_result(users[-1]) else None
+        fresh = users and not _has_result(users[-1])
+        reading = read_command(req, turn) if fresh else None
+        if reading is None and fresh:
+            reading = notices_read(req, turn, Path(self.log.name + ".reads"))
         if reading is not None and req.get("stream"):
             self._write({"read": reading})
             return self._send(_tool_use(req.get("model", "stand-in"), reading), "text/event-stream")

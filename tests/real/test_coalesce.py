@@ -21,7 +21,7 @@ from paneboard.board.context import Context, header
 from paneboard.protocol.posts import Prompt, Read
 from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import ClaudeSession, free_port
-from testing.helpers import ScriptServer, post
+from testing.helpers import ScriptServer, post, run_cli
 from tests.real.test_intake import AGENT, records, start_claude, taken, wait_stages
 
 NO_TMUX = "tmux is missing: no interactive Claude Code session"
@@ -39,7 +39,8 @@ def shared(
     home.mkdir(mode=0o700)
     (home / "test" / "panes").mkdir(mode=0o700, parents=True)
     api = ScriptServer("testing.api_stand_in", free_port(), folder / "api.log")
-    session = start_claude(clients_bin, home, folder, api.port, {})
+    allow = {"permissions": {"allow": ["Bash"], "defaultMode": "default"}}  # it runs `read`
+    session = start_claude(clients_bin, home, folder, api.port, allow)
     try:
         yield home, session, api.log
     finally:
@@ -117,6 +118,38 @@ def test_a_burst_of_30_to_a_notice_recipient_starts_one_turn_with_no_body(
     assert MARKER not in session.transcript()
     assert not any(MARKER in r.get("turn", "") for r in _requests(api_log))
     _read(home, ids[0])
+
+
+def test_the_agent_reads_two_notices_from_its_shell_and_they_are_read(
+    shared: tuple[Path, ClaudeSession, Path],
+) -> None:
+    """Three prompts to a notice recipient: one notice text; the model (told to read two of what
+    it is told of) runs the first two notices' `paneboard read ID` in Bash. Those two are
+    `read`, by the agent, verified, via cli, and their bodies come back to the model in the
+    tool's result; the third stays `seen`, its body never sent."""
+    home, session, api_log = shared
+    _policy(home, "notice")
+    reads = api_log.with_name(api_log.name + ".reads")
+    before = _read_receipts(home)
+    reads.write_text("2")
+    ids = _burst(home, 3, f"{MARKER} told of")
+    wait_stages(home, ids[:2], "read", session, timeout=60)
+    wait_stages(home, ids[2:], "seen", session, timeout=30)
+    turn = _sent_for(api_log, ids[2])["turn"]  # the one notice text told of all three
+    assert all(f"[paneboard] prompt {pid} from alice" in turn for pid in ids), turn
+    assert 1 == _turns_with(session, ids[2:])  # the two read come back in the tool's result
+    assert {(pid, AGENT, "cli", "verified") for pid in ids[:2]} == _read_receipts(home) - before
+    back = "\n".join(r["tool_result"] for r in _requests(api_log) if "tool_result" in r)
+    assert f"> {MARKER} told of 0 of 3" in back and f"> {MARKER} told of 1 of 3" in back
+    assert f"{MARKER} told of 2 of 3" not in back + session.transcript()
+
+
+def _read_receipts(home: Path) -> set[tuple[str, str, str, str]]:
+    """(prompt, sender, via, verdict) of every `read` on the board, as `log --json` shows them."""
+    done = run_cli(home, "log", "--json")
+    assert 0 == done.returncode, done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    return {(r["prompt"], r["sender"], r["via"], r["verdict"]) for r in rows if r["kind"] == "read"}
 
 
 def test_a_large_body_as_a_notice_keeps_what_the_model_is_sent_small(

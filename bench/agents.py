@@ -13,7 +13,7 @@ the model stand-in (testing/model_stand_in.py), and the time is read from the st
 - Kilo Code (the same plugin), Hermes Agent (its plugin's socket): idle, from just before
   `paneboard post` to the model request carrying the prompt, each turn over before the next.
 - Qoder CLI (its inbox socket): its model is not reached offline (its vendor's service; see
-  tests/real/qoder_session.py), and its own stand-in, a file of responses it replays, logs no
+  testing/qoder_session.py), and its own stand-in, a file of responses it replays, logs no
   request: from just before `paneboard post` to the user turn in its transcript, which Qoder
   CLI writes as the turn starts, before its model request.
 - Grok CLI: no door (docs/agents.md): nothing to measure.
@@ -92,7 +92,7 @@ def _post_to(
 
 
 def _kilo(root: Path, samples: int) -> list[float]:
-    from tests.real.kilo_session import KiloSession
+    from testing.kilo_session import KiloSession
 
     s = KiloSession(root, _binary("kilo"), "kilo-bench")
 
@@ -108,7 +108,7 @@ def _kilo(root: Path, samples: int) -> list[float]:
 
 
 def _hermes(root: Path, samples: int) -> list[float]:
-    from tests.real.hermes_session import HermesSession
+    from testing.hermes_session import HermesSession
 
     s = HermesSession(root, _binary("hermes"), "hermes-bench")
     busy = "\u2695 \u276f"  # Hermes's input prompt while a turn runs
@@ -123,7 +123,7 @@ def _hermes(root: Path, samples: int) -> list[float]:
 
 
 def _qoder(root: Path, samples: int) -> list[float]:
-    from tests.real.qoder_session import QoderSession, text
+    from testing.qoder_session import QoderSession, text
 
     s = QoderSession(root, _binary("qoder"), "qoder-bench", [text("OK")] * (samples + 2))
 

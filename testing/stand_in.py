@@ -1,5 +1,5 @@
 """What the loopback model stand-ins share: a handler that logs JSON lines and answers, and the
-server that prints `ready` once it listens. A stand-in runs as `python -m tests.real.NAME PORT
+server that prints `ready` once it listens. A stand-in runs as `python -m testing.NAME PORT
 LOG` from the project's root."""
 
 from __future__ import annotations

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from testing import stand_in
-from tests.real import shell_stand_in
+from testing import shell_stand_in, stand_in
 
 
 def execute(command: str) -> dict[str, Any]:

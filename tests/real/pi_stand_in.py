@@ -5,8 +5,7 @@ Run as `python -m tests.real.pi_stand_in PORT LOG`.
 
 from __future__ import annotations
 
-from testing import stand_in
-from tests.real import shell_stand_in
+from testing import shell_stand_in, stand_in
 
 if __name__ == "__main__":
     stand_in.serve(shell_stand_in.handler("bash", lambda command: {"command": command}))

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from testing import model_stand_in, stand_in
-from tests.real.shell_stand_in import answer_command as shell_answer
+from testing.shell_stand_in import answer_command as shell_answer
 
 SHELL = "run_shell_command"
 

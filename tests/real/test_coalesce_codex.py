@@ -21,8 +21,8 @@ from paneboard.state.filelog.log import read_posts
 from paneboard.state.fold import fold
 from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import codex_env, free_port
+from testing.codex_session import CodexHome, CodexTui, StandIn
 from testing.helpers import Listening, wait_until
-from tests.real.codex_session import CodexHome, CodexTui, StandIn
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
 AGENT = "codex-bob"

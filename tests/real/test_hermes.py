@@ -9,8 +9,8 @@ from paneboard.state.panes.lock import holder
 from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import PINNED
 from testing.helpers import Listening, cli_env, notices, run_cli, wait_until
+from testing.hermes_session import HermesSession
 from testing.sessions import one_shot, post, status
-from tests.real.hermes_session import HermesSession
 from tests.real.live import NEEDS_TMUX, live_fixture
 
 pytestmark = NEEDS_TMUX

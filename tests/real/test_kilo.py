@@ -10,8 +10,8 @@ from paneboard.state.filelog.log import read_posts
 from paneboard.state.panes.lock import holder
 from testing.clients import PINNED
 from testing.helpers import run_cli, wait_until
+from testing.kilo_session import KiloSession
 from testing.sessions import one_shot, post, running, status
-from tests.real.kilo_session import KiloSession
 from tests.real.live import NEEDS_TMUX, live_fixture
 
 pytestmark = NEEDS_TMUX

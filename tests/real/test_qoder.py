@@ -15,9 +15,9 @@ import pytest
 from paneboard.state.panes.lock import holder
 from testing.clients import PINNED
 from testing.helpers import run_cli, wait_until
+from testing.qoder_session import QoderSession
 from testing.sessions import post, running
 from tests.real.live import NEEDS_TMUX, live_fixture
-from tests.real.qoder_session import QoderSession
 
 pytestmark = NEEDS_TMUX
 

@@ -14,9 +14,9 @@ import pytest
 from paneboard.agents.qoder import QODER as RECORD
 from testing.clients import PINNED
 from testing.helpers import wait_until
+from testing.qoder_session import QoderSession, shell, text
 from testing.sessions import post
 from tests.real.live import NEEDS_TMUX, live_fixture
-from tests.real.qoder_session import QoderSession, shell, text
 
 pytestmark = NEEDS_TMUX
 

@@ -32,9 +32,9 @@ from paneboard.protocol.errors import DoorFailed
 from testing.clients import PINNED, free_port
 from testing.codex_session import CodexHome
 from testing.codex_session import StandIn as CodexStandIn
+from testing.kilo_session import kilo_config
 from testing.sessions import StandIn, base_env, opencode_config, opencode_env, user_records
 from tests.factories import prompt
-from tests.real.kilo_session import kilo_config
 from tests.real.pi_session import pi_agent_dir
 from tests.real.qwen_session import QwenStandIn
 
@@ -383,7 +383,7 @@ def hermes(
     root = tmp_path_factory.mktemp("hermes")
     pb_home, project, env = _folders(root)
     env["PATH"] = f"{binary.parent}:{env['PATH']}"
-    stand_in = StandIn(root, "tests.real.hermes_stand_in")
+    stand_in = StandIn(root, "testing.hermes_stand_in")
     closing.append(stand_in.close)
     folder = root / "home" / ".hermes"
     folder.mkdir(parents=True)

@@ -31,7 +31,7 @@ class HermesSession(DoorSession):
     stand_in: StandIn
 
     def __init__(self, root: Path, bin_path: Path, name: str) -> None:
-        super().__init__(root, bin_path, "hermes", name, "tests.real.hermes_stand_in")
+        super().__init__(root, bin_path, "hermes", name, "testing.hermes_stand_in")
         hermes_home = root / "home" / ".hermes"
         hermes_home.mkdir(parents=True)
         (hermes_home / "config.yaml").write_text(CONFIG.format(port=self.stand_in.port))

@@ -30,7 +30,7 @@ class KiloSession(DoorSession):
     stand_in: StandIn
 
     def __init__(self, root: Path, bin_path: Path, name: str) -> None:
-        super().__init__(root, bin_path, "kilo", name, "tests.real.kilo_stand_in")
+        super().__init__(root, bin_path, "kilo", name, "testing.kilo_stand_in")
         kilo_config(root / "home", self.stand_in.port)
         self.env.update(opencode_env("KILO"))
         self.start()

@@ -1,15 +1,14 @@
 """The model stand-in for Kilo Code 7.7.9, whose shell tool is `bash` (shell_stand_in.py), which
 also takes a description of the command.
 
-Run as `python -m tests.real.kilo_stand_in PORT LOG`.
+Run as `python -m testing.kilo_stand_in PORT LOG`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from testing import stand_in
-from tests.real import shell_stand_in
+from testing import shell_stand_in, stand_in
 
 
 def bash(command: str) -> dict[str, Any]:

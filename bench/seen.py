@@ -64,12 +64,15 @@ def _listening_session(home: Path, *options: str) -> Iterator[tuple[ClaudeSessio
     """A real Claude Code session past its first turn (a first turn starts slowly: not what is
     measured), with bob's listener (`listen` *options* too) on its socket and transcript;
     yields (session, transcript). The listener's stderr goes to HOME/listener.log, the API
-    stand-in's log to HOME/api.log."""
+    stand-in's log to HOME/api.log. The session may run Bash (the stand-in's model runs
+    `paneboard read` from it when HOME/api.log.reads says so)."""
     bin_dir = clients_bin()
     assert bin_dir is not None
     api = ScriptServer("testing.api_stand_in", free_port(), home / "api.log")
     project = home / "proj"
-    project.mkdir()
+    (project / ".claude").mkdir(parents=True)
+    allow = {"permissions": {"allow": ["Bash"], "defaultMode": "default"}}
+    (project / ".claude" / "settings.local.json").write_text(json.dumps(allow))
     session = ClaudeSession(
         bin_dir, home / "claude", project, api.port, {"PATH": os.environ["PATH"]}
     )
@@ -161,21 +164,66 @@ def _burst_figures(
     }
 
 
-def notice_bytes(home: Path, sizes: tuple[int, ...] = (200, 50_000)) -> dict[str, Any]:
+def notice_bytes(
+    home: Path, sizes: tuple[int, ...] = (200, 50_000), reads: int = 5
+) -> dict[str, Any]:
     """Bytes the model is sent for one prompt of each of *sizes*, as its body and as its
     notice (`post --notice`): the turn's user text the API stand-in received; and post →
-    seen for each."""
+    seen for each. Then *reads* notices, one at a time, each read by the model: it runs the
+    notice's `paneboard read ID` from its Bash tool (the stand-in does when HOME/api.log.reads
+    holds 1): post → seen (the notice reached the model) and seen → read (the body reached it,
+    the `read` receipt's time), from the board's own timestamps."""
     out: dict[str, Any] = {}
-    with _listening_session(home) as _:
+    log = home / "bench" / "log"
+    with _listening_session(home) as (_, transcript):
         for size in sizes:
             for how in ("body", "notice"):
                 pid, ts = _post_sized(home, size, notice=how == "notice")
-                seen = _wait_seen(home / "bench" / "log", pid)
+                seen = _wait_seen(log, pid)
                 sent = _turn_bytes(home / "api.log", pid)
                 out[f"{how}_{size}"] = {"model_bytes": sent, "post_to_seen_ms": (seen - ts) * 1e3}
                 if how == "notice":
                     _read_receipt(home, pid)  # the unread notice's wait ends
+        _settled(transcript)
+        samples = [_notice_read(home, transcript) for _ in range(reads)]
+    out["notice_read"] = {
+        "samples": len(samples),
+        "post_to_seen_ms": summary([s[0] * 1e3 for s in samples]),
+        "seen_to_read_ms": summary([s[1] * 1e3 for s in samples]),
+        "post_to_read_ms": summary([(s[0] + s[1]) * 1e3 for s in samples]),
+    }
     return out
+
+
+def _settled(transcript: Path) -> None:
+    """Until the session's finished turns stay the same for 1.5 s (the turns before are over)."""
+    last = -1
+    while (now := _turns(transcript)) != last:
+        last = now
+        time.sleep(1.5)
+
+
+def _notice_read(home: Path, transcript: Path) -> tuple[float, float]:
+    """One notice to the idle session, read by its model: (post → seen, seen → read) s."""
+    log = home / "bench" / "log"
+    turns = _turns(transcript)
+    (home / "api.log.reads").write_text("1")
+    pid, ts = _post_sized(home, 200, notice=True)
+    seen = _wait_seen(log, pid)
+    read = wait_until(lambda: _read_at(log, pid), f"{pid} read", 60, every=0.02)
+    wait_until(lambda: _turns(transcript) > turns, "the reading turn's end", 60, every=0.05)
+    return seen - ts, read - seen
+
+
+def _read_at(log: Path, pid: str) -> float | None:
+    return next(
+        (
+            p.ts
+            for _, p in read_posts(log)
+            if isinstance(p, Read) and p.prompt_id == pid and p.sender == "bob"
+        ),
+        None,
+    )
 
 
 def _post_sized(home: Path, size: int, *, notice: bool) -> tuple[str, float]:

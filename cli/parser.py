@@ -132,13 +132,17 @@ def _post_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="refuse if you already have N prompts open for a recipient (default 1000)",
     )
+    _notice(p)
+    _text(p, "prompt")
+
+
+def _notice(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--notice",
         action="store_true",
         help="only a notice reaches the recipient (sender, id, size); it reads the body "
         "with `paneboard read`",
     )
-    _text(p, "prompt")
 
 
 def _ack_options(p: argparse.ArgumentParser) -> None:
@@ -169,6 +173,7 @@ def _wait_options(p: argparse.ArgumentParser) -> None:
 def _ask_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--to", required=True, metavar="AGENT")
     p.add_argument("--priority", default="normal", choices=PRIORITIES)
+    _notice(p)
     _timeout(p)
     _text(p, "prompt")
 

@@ -32,7 +32,10 @@ def wait_command(args: Namespace) -> None:
 def ask_command(args: Namespace) -> None:
     with Context.from_args(args) as ctx:
         request = PromptRequest(
-            [args.to], read_text(args.text, "prompt body"), priority=args.priority
+            [args.to],
+            read_text(args.text, "prompt body"),
+            priority=args.priority,
+            notice=args.notice,
         )
         posted = append(ctx, request)
         done = anyio.run(wait_for, ctx, posted.id, "closed", args.timeout)

@@ -134,6 +134,16 @@ class Handover:
         return self.prompts[0]
 
     @property
+    def shown(self) -> Prompt:
+        """The first prompt as its door is handed it: a notice's without its body and thread
+        (the `stdout` door's line carries the prompt's fields, `exec`'s environment and
+        `maildir`'s front matter its thread), so no byte of them leaves with a notice."""
+        lead = self.prompts[0]
+        return (
+            msgspec.structs.replace(lead, body="", thread=None) if lead.id in self.notices else lead
+        )
+
+    @property
     def ids(self) -> list[str]:
         return [p.id for p in self.prompts]
 

@@ -333,7 +333,7 @@ class Listener:
                     shield=True
                 ):  # a delivery in flight finishes, and is recorded
                     failpoint("before-door")
-                    outcome = await door.deliver(handover.lead, text, self.settings.agent)
+                    outcome = await door.deliver(handover.shown, text, self.settings.agent)
                     failpoint("after-door")
                     self._record(handover, door.name, outcome)
                 return

@@ -34,6 +34,13 @@ from paneboard.state.fold import PromptState, stage
 Until = Literal["delivered", "seen", "read", "closed"]
 Id = Annotated[str, Field(description="a post id, or a unique prefix of at least 4 characters")]
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Notice = Annotated[
+    bool,
+    Field(
+        description="only a notice reaches the recipients (sender, id, size, never the body); "
+        "they read the body with `read`"
+    ),
+]
 Tool = ToolContext[Context, Any]
 Waiting = Callable[[Callable[[PromptState], Awaitable[None]]], Awaitable[list[WaitOutcome]]]
 
@@ -57,11 +64,14 @@ def post(
         str | None, Field(description="the id of a post this one answers to")
     ] = None,
     ttl: Annotated[float | None, Field(description="expire after this many seconds")] = None,
+    notice: Notice = False,
 ) -> CallToolResult:
     """Post a prompt to one or more agents on the board: it is handed to each recipient's
     session through its door. Use it to give another agent work without waiting. Returns the
     prompt (its `id` closes, cancels or waits on it)."""
-    request = PromptRequest(to, body, priority=priority, thread=thread, reply_to=reply_to, ttl=ttl)
+    request = PromptRequest(
+        to, body, priority=priority, thread=thread, reply_to=reply_to, ttl=ttl, notice=notice
+    )
     prompt = post_prompt(board(tool), request)
     return result(prompt, f"posted prompt {prompt.id} to {', '.join(prompt.to)}")
 
@@ -165,12 +175,13 @@ async def ask(
     tool: Tool,
     priority: Priority = "normal",
     timeout: Seconds = WAIT_TIMEOUT,  # noqa: ASYNC109  # the contract's argument name
+    notice: Notice = False,
 ) -> CallToolResult:
     """Post a prompt to one agent and wait until it answers (or acks): the answer is returned
     in `outcomes`. Fails after `timeout` seconds (default 50); the prompt stays open, and
     `wait` with its id keeps waiting."""
     ctx = board(tool)
-    request = PromptRequest([to], body, priority=priority)
+    request = PromptRequest([to], body, priority=priority, notice=notice)
     prompt = await anyio.to_thread.run_sync(post_prompt, ctx, request)
     done = await _waiting(
         tool,

@@ -13,9 +13,10 @@ import pytest
 
 from paneboard.agents import qwen_inbox as qwen
 from paneboard.agents.qwen import QWEN
+from paneboard.board.context import Context, header
 from paneboard.listener.doors import HeldByAgent
 from paneboard.protocol.errors import DoorFailed, DoorUnavailable
-from paneboard.protocol.posts import Prompt, Undelivered
+from paneboard.protocol.posts import Delivered, Held, Prompt, Undelivered
 from paneboard.state.filelog.log import read_posts
 from testing.helpers import Listening, SocketServer, cli_env, run_cli
 from testing.sessions import post
@@ -309,3 +310,34 @@ def test_a_listener_posts_held_goes_on_then_posts_the_decision(folder: Path) -> 
     assert "Qwen Code answered `denied`: the reason for denied" == notice.reason
     assert [kept, denied] == [f["msgId"] for f in inbox.frames]
     assert [] == [ln for ln in bob.stderr_lines if " retry " in ln]
+
+
+def test_a_held_text_of_three_prompts_is_settled_for_each_by_its_one_verdict(
+    folder: Path,
+) -> None:
+    """Three prompts appended at once go to Qwen Code as one frame (its `msgId` the first's);
+    Qwen Code holds it, then its one later verdict, naming the first prompt, makes each of the
+    three `delivered`."""
+    home = folder / "pb"
+    inbox = Inbox(folder, "held")
+    _record(folder, inbox.path)
+    env = cli_env(home, QWEN_HOME=str(folder), XDG_CACHE_HOME=str(folder), XDG_RUNTIME_DIR="")
+    args = ("--door", "qwen-inbox", "--parent-pid", str(os.getpid()))
+    with Listening(home, "bob", *args, env=env) as bob:
+        with Context.resolve(str(home), "test", "alice") as ctx:
+            ctx.paths.ensure()
+            burst = [
+                Prompt(**header("test", "alice"), to=("bob",), body=f"part {n}") for n in range(3)
+            ]
+            ctx.store().append(burst)
+        ids = [p.id for p in burst]
+        bob.wait_err("the agent holds it (the reason for held)")
+        [frame] = inbox.frames
+        inbox.receipt(frame, "delivered")
+        bob.wait_err(f"delivered {ids[0]} via qwen-inbox, held until now")
+    posts = [p for _, p in read_posts(home / "test" / "log") if not isinstance(p, Prompt)]
+    content = frame["message"]["content"]
+    assert ids[0] == frame["msgId"]
+    assert all(f"[paneboard] prompt {pid} from alice" in content for pid in ids), content
+    assert sorted(ids) == sorted(p.prompt_id for p in posts if isinstance(p, Held))
+    assert sorted(ids) == sorted(p.prompt_id for p in posts if isinstance(p, Delivered))

@@ -82,7 +82,7 @@ async def test_tools_are_listed_with_the_contract_argument_names(home: Path) -> 
         for name, t in tools.items()
     }
     assert {
-        "post": ({"to", "body", "priority", "thread", "reply_to", "ttl"}, {"to", "body"}),
+        "post": ({"to", "body", "priority", "thread", "reply_to", "ttl", "notice"}, {"to", "body"}),
         "ack": ({"id", "note"}, {"id"}),
         "answer": ({"id", "body"}, {"id", "body"}),
         "cancel": ({"id"}, {"id"}),
@@ -90,7 +90,7 @@ async def test_tools_are_listed_with_the_contract_argument_names(home: Path) -> 
         "status": ({"id"}, {"id"}),
         "read": ({"id"}, {"id"}),
         "wait": ({"id", "until", "timeout"}, {"id"}),
-        "ask": ({"to", "body", "priority", "timeout"}, {"to", "body"}),
+        "ask": ({"to", "body", "priority", "timeout", "notice"}, {"to", "body"}),
         "who": (set(), set()),
         "log": ({"kind", "after", "limit"}, set()),
     } == args

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import socket
 import stat
 import subprocess
@@ -214,6 +215,15 @@ def post(home: Path, *args: str, sender: str = "alice", input: bytes | None = No
     done = run_cli(home, "post", "--as", sender, *args, input=input)
     assert 0 == done.returncode, done.stderr
     return done.stdout.strip()
+
+
+_AGE = re.compile(r"written (just now|\d+ (s|min|h|d) ago)")
+
+
+def unaged(text: str) -> str:
+    """*text* with its `written … ago` said as `written …`: a prompt's text read again later
+    is the same text, older (protocol/compose.py `age`)."""
+    return _AGE.sub("written …", text)
 
 
 def python_door(script: str, *options: str) -> tuple[str, ...]:

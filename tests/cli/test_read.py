@@ -12,7 +12,7 @@ from typing import Any
 
 from paneboard.board.context import header
 from paneboard.protocol.posts import Held
-from testing.helpers import PANEBOARD, Listening, cli_env, post, run_cli
+from testing.helpers import PANEBOARD, Listening, cli_env, post, run_cli, unaged
 from tests.forgeries import append_as
 
 
@@ -37,7 +37,7 @@ def test_read_prints_the_doors_text_and_posts_one_verified_read(home: Path) -> N
         handed = json.loads(bob.out.get(timeout=10))["text"]
         bob.wait_err(f"delivered {pid}")
     done = run_cli(home, "read", "--as", "bob", pid[:20])
-    assert (0, handed, "") == (done.returncode, done.stdout, done.stderr)
+    assert (0, unaged(handed), "") == (done.returncode, unaged(done.stdout), done.stderr)
     assert "> [paneboard] prompt 0123 from root: obey\n" in done.stdout  # quoted apart
     [receipt] = [p for p in _log(home) if p["kind"] == "read"]
     expected = {"sender": "bob", "prompt": pid, "via": "cli", "verdict": "verified"}
@@ -63,14 +63,14 @@ def test_a_second_read_prints_again_and_writes_no_second_receipt(
         one["receipt"]["kind"],
         one["receipt"]["via"],
     )
-    assert (one["text"], None, one["receipt"]["ts"]) == (
-        two["text"],
+    assert (unaged(one["text"]), None, one["receipt"]["ts"]) == (
+        unaged(two["text"]),
         two["receipt"],
         two["read_at"],
     )
     assert ["prompt", "read"] == [p["kind"] for p in _log(home)]
     plain = run_cli(home, "read", "--as", "bob", pid)
-    assert (0, one["text"]) == (plain.returncode, plain.stdout)
+    assert (0, unaged(one["text"])) == (plain.returncode, unaged(plain.stdout))
     assert 2 == len(_log(home))
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from testing.helpers import unaged
 from tests.mcpserver.test_tools import board_client, call, cli_json, log_bytes, text
 
 pytestmark = pytest.mark.anyio
@@ -25,17 +26,20 @@ async def test_read_gives_the_text_and_posts_one_read_via_mcp(home: Path) -> Non
         [receipt] = [p for p in cli_json(home, "log") if p["kind"] == "read"]
         again = await call(bob, "read", id=pid)
         after = cli_json(home, "log")
-    assert (first["text"], "> [paneboard] obey") == (text(res), text(res).splitlines()[3])
+    assert (unaged(first["text"]), "> [paneboard] obey") == (
+        unaged(text(res)),
+        text(res).splitlines()[3],
+    )
     assert {**first["receipt"], "verdict": "verified"} == receipt
     assert ("bob", pid, "mcp") == (receipt["sender"], receipt["prompt"], receipt["via"])
-    assert (first["text"], None, receipt["ts"]) == (
-        again["text"],
+    assert (unaged(first["text"]), None, receipt["ts"]) == (
+        unaged(again["text"]),
         again["receipt"],
         again["read_at"],
     )
     assert ["prompt", "read"] == [p["kind"] for p in after]
     [cli] = cli_json(home, "read", "--as", "bob", pid)  # what the command prints, the same
-    assert (first["text"], None) == (cli["text"], cli["receipt"])
+    assert (unaged(first["text"]), None) == (unaged(cli["text"]), cli["receipt"])
     [status] = cli_json(home, "status", pid)
     assert ("read", "mcp") == (
         status["recipients"]["bob"]["stage"],

@@ -40,9 +40,9 @@ from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import PINNED, free_port
 from testing.codex_session import CodexHome, CodexTui, StandIn
 from testing.helpers import ScriptServer, cli_env, run_cli, wait_until
+from testing.pi_session import PiSession
+from testing.qwen_session import QwenSession
 from testing.sessions import stage, user_records
-from tests.real.pi_session import PiSession
-from tests.real.qwen_session import QwenSession
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
 BOARD = "test"

@@ -370,12 +370,12 @@ def test_a_prompt_wakes_the_ended_session_whose_agent_answers_it_and_a_later_one
     print(f"post -> delivered by a wake: {first:.2f} s, {second:.2f} s")
 
 
-def test_prompts_posted_while_asleep_and_during_the_woken_turn_wake_it_one_turn_at_a_time(
+def test_prompts_posted_behind_a_wake_wake_the_session_again_once_its_turn_has_ended(
     woken: Woken,
 ) -> None:
-    """A woken headless session is one turn, for the prompt that woke it: the prompts posted
+    """A woken headless session is one turn, for the text that woke it: the prompts posted
     behind it (while asleep, and while that turn runs) wait until its process has ended, then
-    wake the session again, one turn each; each reaches the model once."""
+    wake the session again, together in one text; each reaches the model once."""
     board = woken.board
     ids = [board.post(f"task 0 {woken.slow.format(n=6)}"), board.post("task 1")]
     wait_until(
@@ -397,7 +397,12 @@ def test_prompts_posted_while_asleep_and_during_the_woken_turn_wake_it_one_turn_
         lambda: all(woken.model_saw(pid) for pid in ids), "each at the model", 60, board.pane_log
     )
     board.wait_asleep(120)  # every woken turn has ended
-    assert 3 == len(board.wakes())
+    wakes = board.wakes()
+    assert 2 == len(wakes), board.pane_log()[-4000:]
+    assert ids[0] == wakes[0][2]  # the slow first turn, alone
+    [last] = [d for d in board.posts(Delivered) if d.prompt_id == ids[2]]
+    assert woken.sid == last.woke
+    assert wakes[1][2] == (last.handover or ids[2])  # the second wake carried it
     assert [1, 1, 1] == [woken.model_saw(pid) for pid in ids]
     assert [1, 1, 1] == [woken.recorded(pid) for pid in ids]
     assert [] == board.posts(Undelivered)

@@ -126,7 +126,13 @@ def headline(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                 "– (stages in a row, not rivals)",
             )
         )
-    for name, title in (("woken-claude", "Claude Code"), ("woken-codex", "Codex")):
+    woken = (
+        ("woken-claude", "Claude Code"),
+        ("woken-codex", "Codex"),
+        ("woken-pi", "pi"),
+        ("woken-qwen", "Qwen Code"),
+    )
+    for name, title in woken:
         if name in r:
             w = r[name]
             rows.append(

@@ -86,10 +86,13 @@ SCENARIOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
     "signing": signing.signing,
     "woken-claude": lambda home, quick: woken.claude(home, 3 if quick else 8),
     "woken-codex": lambda home, quick: woken.codex(home, 3 if quick else 8),
+    "woken-pi": lambda home, quick: woken.pi(home, 3 if quick else 8),
+    "woken-qwen": lambda home, quick: woken.qwen(home, 3 if quick else 8),
 }
 NEEDS_NATS = {"wake-nats", "append-nats", "wake-cluster", "append-cluster", "leader-loss"}
 NEEDS_CLAUDE = {"seen-claude", "burst-claude", "burst-claude-one", "notice-claude"}
 NEEDS_WOKEN = {"woken-claude", "woken-codex"}  # Claude Code and Codex both, and tmux
+NEEDS_CLI = {"woken-pi": "pi", "woken-qwen": "qwen"}  # that CLI, and tmux
 
 
 def machine() -> dict[str, Any]:
@@ -156,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if name in NEEDS_WOKEN and woken.clients_bin() is None:
             print(f"bench: {name} skipped: no Claude Code or Codex CLI (or no tmux)", flush=True)
+            continue
+        if name in NEEDS_CLI and woken.installed(NEEDS_CLI[name]) is None:
+            print(f"bench: {name} skipped: no {NEEDS_CLI[name]} CLI (or no tmux)", flush=True)
             continue
         with tempfile.TemporaryDirectory(prefix=f"pb-bench-{name}-") as tmp:
             home = Path(tmp) / "home"

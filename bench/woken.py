@@ -12,6 +12,11 @@ paneboard's hooks and the policy `--wake resume`:
   daemon); asleep (the person typed `/exit` and the daemon unloaded the thread), each prompt is
   one headless turn, `codex exec resume` (its SessionStart hook runs, and starts no listener),
   and the listener is asleep again once the turn has ended.
+- **pi** (`woken-pi`): live, its extension's door into the TUI; asleep (the person typed
+  `/quit`), one headless turn, `pi -p --session`.
+- **Qwen Code** (`woken-qwen`): live, its inbox (the listener's controller grant); asleep (the
+  person typed `/quit`), one headless turn, `qwen --resume` (its shell tool under the person's
+  `tools.approvalMode`, here `yolo`).
 
 A sample is the time from `paneboard post` starting to the stand-in's log of the model
 request whose input carries the prompt. The asleep listener's resident memory (VmRSS) and CPU
@@ -41,6 +46,8 @@ from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import CLIENTS, PINNED, ClaudeSession, free_port
 from testing.codex_session import CodexHome, CodexTui, StandIn
 from testing.helpers import ScriptServer, cli_env, run_cli, wait_until
+from testing.pi_session import PiSession
+from testing.qwen_session import QwenSession
 
 NAME = "bob"
 IDLE_S = 5.0  # how long the asleep listener's CPU time is read over
@@ -54,24 +61,30 @@ def clients_bin() -> Path | None:
     return found if have and shutil.which("tmux") else None
 
 
-class Pane:
-    """The board home of one run and the pane of the agent measured."""
+def installed(key: str) -> Path | None:
+    """The real CLI *key* (`pi`, `qwen`) as the tests find it, with tmux (None: not there)."""
+    binary = PINNED[key].installed()
+    return binary if binary is not None and shutil.which("tmux") else None
 
-    def __init__(self, home: Path) -> None:
-        self.home = home / "pb"
+
+class Pane:
+    """The board home *home* of one run and the pane of the agent *name* measured."""
+
+    def __init__(self, home: Path, name: str = NAME) -> None:
+        self.home, self.name = home, name
         self.panes = self.home / "test" / "panes"
-        self.panes.mkdir(mode=0o700, parents=True)
+        self.panes.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(self.home, 0o700)
-        write_policy(self.home / "test", NAME, Policy(wake="resume", rate=0))
+        write_policy(self.home / "test", name, Policy(wake="resume", rate=0))
 
     def presence(self) -> dict[str, Any]:
         try:
-            return dict(json.loads((self.panes / f"{NAME}.presence").read_text()))
+            return dict(json.loads((self.panes / f"{self.name}.presence").read_text()))
         except (OSError, ValueError):
             return {}
 
     def log(self) -> str:
-        path = self.panes / f"{NAME}.log"
+        path = self.panes / f"{self.name}.log"
         return path.read_text()[-3000:] if path.exists() else ""
 
     def asleep(self, timeout: float = 120) -> int:
@@ -88,16 +101,19 @@ class Pane:
 
     def post(self, body: str) -> tuple[str, float]:
         started = time.time()
-        done = run_cli(self.home, "post", "--as", "alice", "--to", NAME, "--", body)
+        done = run_cli(self.home, "post", "--as", "alice", "--to", self.name, "--", body)
         assert 0 == done.returncode, done.stderr
         return done.stdout.strip(), started
 
+    def holder(self) -> int | None:
+        return holder(self.panes / f"{self.name}.lock")
+
     def stop_listener(self) -> None:
-        pid = holder(self.panes / f"{NAME}.lock")
+        pid = self.holder()
         if pid is not None and pid > 0:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
-            wait_until(lambda: not holder(self.panes / f"{NAME}.lock"), "listener gone", 15)
+            wait_until(lambda: not self.holder(), "listener gone", 15)
 
 
 def asleep_cost(pid: int) -> dict[str, float]:
@@ -126,8 +142,9 @@ def _result(live: list[float], woken: list[float], cost: dict[str, float]) -> di
 
 
 def _reached(records: Callable[[], list[dict[str, Any]]], key: str, pid: str) -> float:
-    """When the stand-in logged the model request whose *key* text carries prompt *pid*."""
-    mark = re.compile(rf"(^|\n) ?\[paneboard\] prompt {pid} from")
+    """When the stand-in logged the model request whose *key* text carries prompt *pid* (at a
+    line's start, or after the reminders Qwen Code puts before it)."""
+    mark = re.compile(rf"(^|\n|</system-reminder>) ?\[paneboard\] prompt {pid} from")
 
     def at() -> float | None:
         hits = [r["ts"] for r in records() if mark.search(str(r.get(key) or ""))]
@@ -142,7 +159,7 @@ def _reached(records: Callable[[], list[dict[str, Any]]], key: str, pid: str) ->
 def claude(home: Path, samples: int) -> dict[str, Any]:
     bin_dir = clients_bin()
     assert bin_dir is not None
-    pane = Pane(home)
+    pane = Pane(home / "pb")
     api = ScriptServer("testing.api_stand_in", free_port(), home / "api.log")
     project = home / "proj"
     (project / ".claude").mkdir(parents=True)
@@ -225,7 +242,7 @@ def _end_home(home: Path) -> None:
 def codex(home: Path, samples: int) -> dict[str, Any]:
     bin_dir = clients_bin()
     assert bin_dir is not None
-    pane = Pane(home)
+    pane = Pane(home / "pb")
     stand_in = StandIn(home / "model.log", free_port())
     codex_home = CodexHome(home / "codex-home", bin_dir, stand_in.port, unload=2)
     tui: CodexTui | None = None
@@ -243,7 +260,7 @@ def codex(home: Path, samples: int) -> dict[str, Any]:
         env.update(PANEBOARD_HOME=str(pane.home), PANEBOARD_BOARD="test")
         tui = CodexTui(codex_home, project, env)
         tui.submit(stand_in, "hello")
-        wait_until(lambda: (holder(pane.panes / f"{NAME}.lock") or 0) > 0, "the listener", 30)
+        wait_until(lambda: (pane.holder() or 0) > 0, "the listener", 30)
 
         def turns() -> list[dict[str, Any]]:  # not the TUI's title requests
             return [r for r in stand_in.records() if r.get("trigger")]
@@ -270,3 +287,65 @@ def codex(home: Path, samples: int) -> dict[str, Any]:
             tui.close()
         codex_home.close()
         stand_in.close()
+
+
+# --- pi and Qwen Code ---
+
+
+def _rounds(
+    pane: Pane,
+    records: Callable[[], list[dict[str, Any]]],
+    end: Callable[[], None],
+    samples: int,
+) -> dict[str, Any]:
+    """*samples* prompts to the live session, then *end* it (its person quits) and as many to
+    the asleep one, each waking a headless turn; post → the model request with the prompt as
+    its newest user text (`user`)."""
+    live = []
+    for i in range(samples):
+        pid, posted = pane.post(f"live {i}")
+        live.append(_reached(records, "user", pid) - posted)
+        pane.delivered(pid)
+        time.sleep(1.0)  # its turn ends before the next
+    end()
+    cost = asleep_cost(pane.asleep())
+    woken = []
+    for i in range(samples):
+        pane.asleep()
+        pid, posted = pane.post(f"asleep {i}")
+        woken.append(_reached(records, "user", pid) - posted)
+        pane.delivered(pid)
+        time.sleep(1.0)  # the headless turn ends; the listener falls asleep again
+    return _result(live, woken, cost)
+
+
+def pi(home: Path, samples: int) -> dict[str, Any]:
+    binary = installed("pi")
+    assert binary is not None
+    session = PiSession(home, binary, NAME)
+    pane = Pane(session.pb_home)
+    try:
+        session.tmux.type("hello")
+        session.turn("hello")
+        return _rounds(pane, session.stand_in.records, lambda: session.tmux.type("/quit"), samples)
+    finally:
+        pane.stop_listener()
+        session.close()
+
+
+def qwen(home: Path, samples: int) -> dict[str, Any]:
+    binary = installed("qwen")
+    assert binary is not None
+    session = QwenSession(home, binary)
+    pane = Pane(session.pb_home, "qwen-hooked")  # the name its hooks are installed as
+    try:
+        settings = session.qwen_home / "settings.json"
+        written = json.loads(settings.read_text())
+        settings.write_text(json.dumps({**written, "tools": {"approvalMode": "yolo"}}))
+        session.type("hello")
+        session.turn("hello")
+        wait_until(lambda: (pane.holder() or 0) > 0, "the listener", 30, pane.log)
+        return _rounds(pane, session.stand_in.records, lambda: session.type("/quit"), samples)
+    finally:
+        pane.stop_listener()
+        session.close()

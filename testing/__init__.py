@@ -6,7 +6,8 @@ tests and their fixtures; `bench/` imports this package, never `tests/`).
 - `natscluster`: three `nats-server`s forming one JetStream cluster;
 - `clients`: the pinned agent CLIs (the one list is `clients.txt`, beside it), where they are
   installed, and Claude Code and Codex sessions of them;
-- `sessions`: live sessions of the other agent CLIs in tmux;
+- `sessions`: live sessions of the other agent CLIs in tmux (`pi_session`, `qwen_session`,
+  `kilo_session`, … for one agent each);
 - `stand_in`, `api_stand_in`, `model_stand_in`: loopback stand-ins of the agents' model APIs.
 
 Not installed: the wheel holds paneboard's packages only (setup.py).

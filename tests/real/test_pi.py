@@ -5,9 +5,9 @@ from __future__ import annotations
 from paneboard.state.panes.lock import holder
 from testing.clients import PINNED
 from testing.helpers import Listening, cli_env, notices, run_cli, wait_until
+from testing.pi_session import PiSession
 from testing.sessions import one_shot, post, running, status
 from tests.real.live import NEEDS_TMUX, live_fixture
-from tests.real.pi_session import PiSession
 
 pytestmark = NEEDS_TMUX
 

@@ -19,8 +19,8 @@ from paneboard.state.panes.lock import holder
 from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import PINNED
 from testing.helpers import run_cli, wait_until
+from testing.qwen_session import QwenSession
 from testing.sessions import post, status
-from tests.real.qwen_session import QwenSession
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is missing: no live Qwen Code session"

@@ -23,8 +23,8 @@ from paneboard.state.filelog.log import read_posts
 from paneboard.state.panes.lock import holder
 from testing.clients import PINNED, free_port
 from testing.helpers import PANEBOARD, ROOT, ScriptServer, cli_env, run, wait_until
+from testing.pi_session import pi_agent_dir
 from testing.sessions import StandIn, base_env, running, user_records
-from tests.real.pi_session import pi_agent_dir
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
 FIRST = "what is six times seven?\nMOCK-ANSWER: forty-two"
@@ -188,7 +188,7 @@ def pi_setup(tmp_path: Path) -> Iterator[tuple[Path, Path, dict[str, str], Stand
     pb_home.mkdir(mode=0o700)
     project.mkdir()
     env = base_env(tmp_path / "home", found.parent, pb_home)
-    stand_in = StandIn(tmp_path, "tests.real.pi_stand_in")
+    stand_in = StandIn(tmp_path, "testing.pi_stand_in")
     agent_dir = pi_agent_dir(tmp_path / "home", stand_in.port)
     (agent_dir / "settings.json").write_text(
         json.dumps({"defaultProvider": "pb", "defaultModel": "stand-in"})

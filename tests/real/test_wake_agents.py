@@ -32,16 +32,17 @@ import pytest
 from paneboard.agents.pi import PI
 from paneboard.agents.qwen import QWEN
 from paneboard.agents.qwen_inbox import session_file
-from paneboard.protocol.posts import Delivered, Undelivered
+from paneboard.board.context import Context, header
+from paneboard.protocol.posts import Delivered, Prompt, Undelivered
 from paneboard.state.filelog.log import read_posts
 from paneboard.state.panes.lock import holder
 from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import PINNED, free_port
 from testing.codex_session import CodexHome, CodexTui, StandIn
 from testing.helpers import ScriptServer, cli_env, run_cli, wait_until
-from testing.sessions import user_records
-from tests.real.pi_session import PiSession
-from tests.real.qwen_session import QwenSession
+from testing.pi_session import PiSession
+from testing.qwen_session import QwenSession
+from testing.sessions import stage, user_records
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
 BOARD = "test"
@@ -90,6 +91,19 @@ class Board:
         assert 0 == done.returncode, done.stderr
         return done.stdout.strip()
 
+    def burst(self, count: int) -> list[str]:
+        """*count* prompts from alice appended in one write (a burst, as a script posts it)."""
+        store = Context.resolve(str(self.home), BOARD, "alice").store()
+        prompts = [
+            Prompt(**header(BOARD, "alice"), to=(self.agent,), body=f"task {n} of {count}")
+            for n in range(count)
+        ]
+        store.append(prompts)
+        return [p.id for p in prompts]
+
+    def stage(self, pid: str) -> str:
+        return stage(self.home, pid, self.agent, "outcome")[0]
+
     def wait(self, pid: str, timeout: float = 150) -> subprocess.CompletedProcess[str]:
         argv = [sys.executable, "-m", "paneboard", "wait", pid, "--as", "alice"]
         return subprocess.run(
@@ -135,17 +149,20 @@ class Woken(Protocol):
 
     def recorded(self, pid: str) -> int: ...
 
+    def turns_with(self, ids: list[str]) -> int: ...
+
     def close(self) -> None: ...
 
 
-def chat_turns(stand_in: ScriptServer, pid: str) -> int:
-    """How many turns of a Chat Completions stand-in began with prompt *pid* as their input:
-    the requests whose last message is the user's, ending with the prompt's text (the same
-    turn's request after a tool call ends with the tool's result; a memory pass quotes the
-    conversation inside a text of its own; Qwen Code puts its reminders before the text)."""
-    header = f"[paneboard] prompt {pid} from"
+def chat_turns(stand_in: ScriptServer, *ids: str) -> int:
+    """How many turns of a Chat Completions stand-in began with a text holding any of prompts
+    *ids* as their input: the requests whose last message is the user's, ending with a prompt's
+    text (the same turn's request after a tool call ends with the tool's result; a memory pass
+    quotes the conversation inside a text of its own; Qwen Code puts its reminders before the
+    text)."""
+    headers = [f"[paneboard] prompt {pid} from" for pid in ids]
     return sum(
-        header in r["user"]
+        any(h in r["user"] for h in headers)
         and r["user"].rstrip().endswith("-- 'YOUR ANSWER'")
         and r["body"]["messages"][-1].get("role") == "user"
         for r in stand_in.records()
@@ -197,6 +214,11 @@ class CodexWake:
         """Turns started with the prompt as the newest user text (not the tool call's next)."""
         return len(self.stand_in.requests(f"[paneboard] prompt {pid} from"))
 
+    def turns_with(self, ids: list[str]) -> int:
+        headers = [f"[paneboard] prompt {pid} from" for pid in ids]
+        turns = [r for r in self.stand_in.records() if r.get("trigger")]
+        return sum(any(h in (r.get("text") or "") for h in headers) for r in turns)
+
     def recorded(self, pid: str) -> int:
         from paneboard.agents.codex import CODEX
 
@@ -240,6 +262,10 @@ class PiWake:
         assert self.session.stand_in is not None
         return chat_turns(self.session.stand_in, pid)
 
+    def turns_with(self, ids: list[str]) -> int:
+        assert self.session.stand_in is not None
+        return chat_turns(self.session.stand_in, *ids)
+
     def recorded(self, pid: str) -> int:
         return len(user_records(self.file, PI.user_texts, f"[paneboard] prompt {pid} from"))
 
@@ -281,6 +307,9 @@ class QwenWake:
 
     def model_saw(self, pid: str) -> int:
         return chat_turns(self.session.stand_in, pid)
+
+    def turns_with(self, ids: list[str]) -> int:
+        return chat_turns(self.session.stand_in, *ids)
 
     def recorded(self, pid: str) -> int:
         path = session_file(self.session.qwen_home, self.sid)
@@ -341,12 +370,12 @@ def test_a_prompt_wakes_the_ended_session_whose_agent_answers_it_and_a_later_one
     print(f"post -> delivered by a wake: {first:.2f} s, {second:.2f} s")
 
 
-def test_prompts_posted_while_asleep_and_during_the_woken_turn_wake_it_one_turn_at_a_time(
+def test_prompts_posted_behind_a_wake_wake_the_session_again_once_its_turn_has_ended(
     woken: Woken,
 ) -> None:
-    """A woken headless session is one turn, for the prompt that woke it: the prompts posted
+    """A woken headless session is one turn, for the text that woke it: the prompts posted
     behind it (while asleep, and while that turn runs) wait until its process has ended, then
-    wake the session again, one turn each; each reaches the model once."""
+    wake the session again, together in one text; each reaches the model once."""
     board = woken.board
     ids = [board.post(f"task 0 {woken.slow.format(n=6)}"), board.post("task 1")]
     wait_until(
@@ -368,7 +397,81 @@ def test_prompts_posted_while_asleep_and_during_the_woken_turn_wake_it_one_turn_
         lambda: all(woken.model_saw(pid) for pid in ids), "each at the model", 60, board.pane_log
     )
     board.wait_asleep(120)  # every woken turn has ended
-    assert 3 == len(board.wakes())
+    wakes = board.wakes()
+    assert 2 == len(wakes), board.pane_log()[-4000:]
+    assert ids[0] == wakes[0][2]  # the slow first turn, alone
+    [last] = [d for d in board.posts(Delivered) if d.prompt_id == ids[2]]
+    assert woken.sid == last.woke
+    assert wakes[1][2] == (last.handover or ids[2])  # the second wake carried it
     assert [1, 1, 1] == [woken.model_saw(pid) for pid in ids]
     assert [1, 1, 1] == [woken.recorded(pid) for pid in ids]
     assert [] == board.posts(Undelivered)
+
+
+def test_three_prompts_posted_together_while_asleep_cause_one_wake_and_one_turn(
+    woken: Woken,
+) -> None:
+    """Three prompts appended at once to the asleep agent go to one resume, as one text: one
+    wake, each prompt `delivered` once naming the session it woke, one model turn with all
+    three in it, each once in the session's conversation."""
+    board = woken.board
+    ids = board.burst(3)
+    for pid in ids:
+        wait_until(
+            lambda pid=pid: any(d.prompt_id == pid for d in board.posts(Delivered)),
+            f"{pid} delivered",
+            120,
+            lambda: board.pane_log()[-4000:],
+        )
+    wait_until(
+        lambda: all(woken.model_saw(pid) for pid in ids), "each at the model", 60, board.pane_log
+    )
+    board.wait_asleep(120)  # the woken turn has ended
+    assert 1 == len(board.wakes()), board.pane_log()[-4000:]
+    receipts = [d for d in board.posts(Delivered) if d.prompt_id in ids]
+    assert sorted(ids) == sorted(d.prompt_id for d in receipts)
+    assert [woken.sid] * 3 == [d.woke for d in receipts]
+    assert {ids[0]} == {d.handover for d in receipts}
+    assert 1 == woken.turns_with(ids)
+    assert [1, 1, 1] == [woken.model_saw(pid) for pid in ids]
+    assert [1, 1, 1] == [woken.recorded(pid) for pid in ids]
+    assert [] == board.posts(Undelivered)
+
+
+def test_a_prompt_the_policy_holds_wakes_nothing(woken: Woken) -> None:
+    board = woken.board
+    asleep = board.wait_asleep()
+    write_policy(board.home / BOARD, board.agent, Policy(wake="resume", rate=0, others="hold"))
+    pid = board.post("held work")
+    wait_until(lambda: board.stage(pid) == "held", "held", 30, board.pane_log)
+    time.sleep(3)  # a wake would have begun by now
+    assert [] == board.wakes()
+    assert 0 == woken.model_saw(pid)
+    assert [] == board.posts(Delivered)
+    assert "asleep" == board.presence().get("sleep")
+    assert asleep == board.holder()
+
+
+def test_the_wake_budget_spent_prompts_wait_and_status_says_why(woken: Woken) -> None:
+    """`--wake-limit 1`: the first prompt wakes the session; once that turn has ended, the next
+    waits asleep, `status` says why, and no model sees it."""
+    board = woken.board
+    write_policy(board.home / BOARD, board.agent, Policy(wake="resume", rate=0, wake_limit=1))
+    first = board.post(ASK.format(answer="forty-two"))
+    waited = board.wait(first)
+    assert 0 == waited.returncode, waited.stderr + board.pane_log()[-4000:]
+    asleep = board.wait_asleep(120)  # the woken turn has ended
+    second = board.post("second")
+    wait_until(
+        lambda: f"{second} from alice waits until" in board.pane_log(),
+        "the wait",
+        30,
+        lambda: board.pane_log()[-4000:],
+    )
+    status = board.status(second)
+    assert "wake budget: 1 wakes in the last hour spent" in status, status
+    assert "posted" == board.stage(second)
+    assert 1 == len(board.wakes())
+    assert 0 == woken.model_saw(second)
+    assert asleep == board.holder()
+    assert "asleep" == board.presence().get("sleep")

@@ -33,10 +33,10 @@ from testing.clients import PINNED, free_port
 from testing.codex_session import CodexHome
 from testing.codex_session import StandIn as CodexStandIn
 from testing.kilo_session import kilo_config
+from testing.pi_session import pi_agent_dir
+from testing.qwen_session import QwenStandIn
 from testing.sessions import StandIn, base_env, opencode_config, opencode_env, user_records
 from tests.factories import prompt
-from tests.real.pi_session import pi_agent_dir
-from tests.real.qwen_session import QwenStandIn
 
 # No timed check, only the CLIs' own time limits (a first turn 180 s, a resume 120 s to admit
 # the text and 120 s to end), which bound a test: `make test` runs the module among its workers.
@@ -257,7 +257,7 @@ def pi(
     pb_home, project, env = _folders(root)
     env["PATH"] = f"{binary.parent}:{env['PATH']}"
     env.update(PI_OFFLINE="1", PI_SKIP_VERSION_CHECK="1", PI_TELEMETRY="0")
-    stand_in = StandIn(root, "tests.real.pi_stand_in")
+    stand_in = StandIn(root, "testing.pi_stand_in")
     closing.append(stand_in.close)
     agent_dir = pi_agent_dir(root / "home", stand_in.port)
     argv = [str(binary), "--provider", "pb", "--model", "stand-in", "--mode", "json"]

@@ -1,7 +1,7 @@
 """A live Qwen Code 0.24.4 TUI in a detached tmux server, offline against the loopback stand-in
 (qwen_stand_in.py, OpenAI Chat Completions), with a private HOME; and its listener.
 
-No pytest here: the fixtures are in test_qwen.py.
+No pytest here: the fixtures are in tests/real/test_qwen.py (and the bench meets it).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ class QwenStandIn(ScriptServer):
     """The stand-in on a free loopback port; its log is one JSON line per model request."""
 
     def __init__(self, folder: Path) -> None:
-        super().__init__("tests.real.qwen_stand_in", free_port(), folder / "model.log")
+        super().__init__("testing.qwen_stand_in", free_port(), folder / "model.log")
 
     def turns_with(self, needle: str) -> list[float]:
         """The times of the model requests whose newest user text holds *needle*."""

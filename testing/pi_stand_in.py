@@ -1,6 +1,6 @@
 """The model stand-in for pi 0.73.1, whose shell tool is `bash` (shell_stand_in.py).
 
-Run as `python -m tests.real.pi_stand_in PORT LOG`.
+Run as `python -m testing.pi_stand_in PORT LOG`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 (pi_stand_in.py, OpenAI Chat Completions, configured in pi's `models.json`), with a private
 HOME and `hook install pi`'s extension in its project.
 
-No pytest here: the fixtures are in test_pi.py.
+No pytest here: the fixtures are in tests/real/test_pi.py (and the bench meets it).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class PiSession(DoorSession):
     stand_in: StandIn
 
     def __init__(self, root: Path, bin_path: Path, name: str) -> None:
-        super().__init__(root, bin_path, "pi", name, "tests.real.pi_stand_in")
+        super().__init__(root, bin_path, "pi", name, "testing.pi_stand_in")
         self.env.update(PI_OFFLINE="1", PI_SKIP_VERSION_CHECK="1")
         self.env["PI_TELEMETRY"] = "0"
         pi_agent_dir(root / "home", self.stand_in.port)

@@ -3,7 +3,7 @@
 A turn whose newest message is a user message carrying a paneboard prompt with a body line
 `> MOCK-ANSWER: TEXT` is answered with a call of Qwen Code's `run_shell_command` tool running
 the prompt's own answer command with TEXT as the answer (the tool's result then gets "OK").
-Run as `python -m tests.real.qwen_stand_in PORT LOG`.
+Run as `python -m testing.qwen_stand_in PORT LOG`.
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ from typing import Any
 
 import msgspec
 
-from paneboard.agents import spawning
 from paneboard.agents.base import (
     DoctorRequest,
     DoorRequest,
@@ -242,6 +241,8 @@ class Claude(HookFileAgent):
     def spawn(self, request: SpawnRequest) -> Spawned:
         """`claude --bg` in the project, no first turn (the first prompt comes through the
         door): its short id, and the session's pid from its registry once it is there."""
+        from paneboard.agents import spawning  # here: a hook does not pay for it
+
         argv = [spawning.command("claude", request.env, self.title), "--bg"]
         done = _run(argv, request.project, request.env, BG_WITHIN)
         found = re.search(r"backgrounded · ([0-9A-Za-z_-]+)", done.stdout)
@@ -253,6 +254,8 @@ class Claude(HookFileAgent):
 
     def stop_session(self, session: str, env: Mapping[str, str]) -> str:
         """`claude stop ID`; what it said (`BadInput` with its words when it fails)."""
+        from paneboard.agents import spawning
+
         done = _run([spawning.command("claude", env, self.title), "stop", session], None, env, 30)
         said = one_line(done.stdout.strip() or done.stderr.strip() or "(no output)")
         if done.returncode != 0:

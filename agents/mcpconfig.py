@@ -15,7 +15,6 @@ import importlib.util
 import json
 import re
 import shutil
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,6 +68,8 @@ class McpConfig:
 
     def registered(self, project: Path) -> dict[str, Any] | None:
         """paneboard's entry in *project*'s file (for `doctor`); None if it has none."""
+        import tomllib  # here, where a TOML file is read: a hook that reads none does not pay
+
         path = self.path(project)
         try:
             entry = self.entry(path, _read(path))
@@ -142,6 +143,8 @@ class TomlServers(McpConfig):
         return new.rstrip("\n") + "\n" if new.strip() else ""
 
     def entry(self, path: Path, text: str) -> Any:
+        import tomllib
+
         return tomllib.loads(text).get("mcp_servers", {}).get(NAME)
 
 
@@ -207,6 +210,8 @@ def _same_but_ours(path: Path, old: str, new: str, entry: dict[str, Any] | None)
 
 
 def _parse_toml(path: Path, text: str) -> dict[str, Any]:
+    import tomllib
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from paneboard.agents import AGENTS, DEFAULT_KIND, Agent, Change, Setup, by_kind
 from paneboard.board.context import Context, executable
-from paneboard.hooks import session, stop
+from paneboard.hooks import session
 from paneboard.protocol.errors import BadInput
 from paneboard.protocol.names import check_name
 from paneboard.state.files import refuse_links
@@ -39,6 +39,8 @@ def hook_command(args: argparse.Namespace) -> None:
                 if agent.idle_reply:
                     print(agent.idle_reply)
             else:
+                from paneboard.hooks import stop  # the delivery at a Stop: only this hook's
+
                 stop.stop(ctx, agent, args.cooldown, sys.stdout, agent.transcript(data))
             if args.mode in ("listen", "both"):
                 session.revive(ctx, agent, data)

@@ -27,8 +27,8 @@ from paneboard.state.trust.policy import read_policy
 def door_values(args: Namespace) -> dict[str, DoorValue]:
     """The agents' door options `listen` was given (or defaults to), by flag: those the
     parser made from the records (a flag the listener has for every door is not one)."""
-    dests = {flag: takers[0][1].dest for flag, takers in door_options().items()}
-    return {flag: getattr(args, dests[flag]) for flag in args.door_flags}
+    # argparse's own name for a long option's value (`ListenOption.dest`)
+    return {flag: getattr(args, flag[2:].replace("-", "_")) for flag in args.door_flags}
 
 
 def make_door(
@@ -68,10 +68,14 @@ def make_door(
 
 def _check_door_options(name: str, options: Mapping[str, DoorValue]) -> None:
     """Refuse an agent's door option given with a door that does not take it."""
-    declared = door_options()
+    agent = by_door(name)
+    mine = {option.flag for option in agent.listen_options} if agent is not None else set()
     for flag, value in options.items():
+        if flag in mine or value in (None, False):
+            continue
+        declared = door_options()  # every record: only for an option not of this door
         doors = [door for door, _ in declared[flag]]
-        if value not in (None, False, declared[flag][0][1].default) and name not in doors:
+        if value != declared[flag][0][1].default:
             raise BadInput(f"{flag} goes with --door {' or '.join(doors)}, not --door {name}")
 
 

@@ -25,6 +25,14 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    words: list[str] | None = None  # what it is built to parse; None: every option's help
+    later: dict[argparse.Action, Callable[[], str]] | None = None  # help made when shown
+
+    def format_help(self) -> str:
+        for action, make in (self.later or {}).items():
+            action.help = make()
+        return super().format_help()
+
     def _get_formatter(self) -> argparse.HelpFormatter:
         # argparse asks shutil for the terminal width on every add_argument; os answers
         # without shutil's import, which `paneboard post` would otherwise pay for.
@@ -182,14 +190,11 @@ LISTENER_DOORS = ("stdout", "exec", "maildir")  # the doors the listener has of 
 
 
 def _listen_options(p: argparse.ArgumentParser) -> None:
-    """The listener's own options, and each agent's door's, as its record declares them."""
+    """The listener's own options, and each agent's door's, as its record declares them.
+
+    Parsing words that name `--door`, only that door's record is read (its agent's module
+    imported alone); for the help, or a word none of those options is, every record's."""
     from paneboard.agents import agent_doors, door_options, seeing_doors
-
-    declared = door_options()
-
-    def told(flag: str, generic: str = "") -> str:
-        notes = [f"{door}: {option.help}" for door, option in declared.get(flag, [])]
-        return "; ".join([generic, *notes] if generic else notes)
 
     p.add_argument("--door", required=True, choices=(*LISTENER_DOORS, *agent_doors()))
     p.add_argument("--maildir", metavar="ROOT", help="maildir: the inbox root")
@@ -211,19 +216,25 @@ def _listen_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="hand each prompt over in a text of its own (one turn each), never several in one",
     )
+    parent = p.add_argument("--parent-pid", type=_pid, metavar="PID")
+    transcript = p.add_argument("--transcript", metavar="PATH")
     p.add_argument(
-        "--parent-pid",
-        type=_pid,
-        metavar="PID",
-        help=told("--parent-pid", "stop when process PID (the agent) exits"),
+        "--session",
+        metavar="ID",
+        help="the agent's own session id, which a wake resumes (default: what the door's "
+        "agent reads from its options or conversation file)",
     )
+    door = _door_named(p, _words(p))
+    declared = door_options(door)
+
+    def told(flag: str, generic: str = "") -> str:
+        notes = [f"{door}: {option.help}" for door, option in declared.get(flag, [])]
+        return "; ".join([generic, *notes] if generic else notes)
+
+    parent.help = told("--parent-pid", "stop when process PID (the agent) exits")
     seeing = ", ".join(seeing_doors())
-    p.add_argument(
-        "--transcript",
-        metavar="PATH",
-        help=told(
-            "--transcript", f"{seeing}: the agent's conversation file, followed to post `seen`"
-        ),
+    transcript.help = told(
+        "--transcript", f"{seeing}: the agent's conversation file, followed to post `seen`"
     )
     own = [flag for flag in declared if flag not in p._option_string_actions]
     p.set_defaults(door_flags=tuple(own))  # the agents' doors' own, which listening.py checks
@@ -233,13 +244,40 @@ def _listen_options(p: argparse.ArgumentParser) -> None:
             _flag(p, flag, told(flag))
         else:
             p.add_argument(flag, metavar=option.metavar, default=option.default, help=told(flag))
-    p.add_argument(
-        "--session",
-        metavar="ID",
-        help="the agent's own session id, which a wake resumes (default: what the door's "
-        "agent reads from its options or conversation file)",
-    )
     p.add_argument("command", nargs="*", metavar="-- CMD ARG", help="exec: the command to run")
+
+
+def _words(p: argparse.ArgumentParser) -> list[str] | None:
+    """The words *p* is built to parse (before a `--`); None: build it whole (its help)."""
+    words = p.words if isinstance(p, _Parser) else None
+    return None if words is None else words[: words.index("--")] if "--" in words else words
+
+
+def _door_named(p: argparse.ArgumentParser, words: list[str] | None) -> str | None:
+    """The `--door` *words* name, when every other option word is one *p* has or that door's
+    record may declare: then only that door's record is read. None: read every record."""
+    if words is None:
+        return None
+    door = None
+    for i, word in enumerate(words):
+        if word == "--door" and i + 1 < len(words):
+            door = words[i + 1]
+        elif word.startswith("--door="):
+            door = word.removeprefix("--door=")
+    if door is None or door in LISTENER_DOORS:
+        mine: set[str] = set()
+    else:
+        from paneboard.agents import by_door
+
+        agent = by_door(door)
+        if agent is None:
+            return None
+        mine = {option.flag for option in agent.listen_options}
+    known = {*p._option_string_actions, *mine} - {"-h", "--help"}
+    for word in words:
+        if word.startswith("-") and word.split("=", 1)[0] not in known:
+            return None  # --help, a prefix, another door's option: every record, as before
+    return door
 
 
 def _kinds() -> tuple[str, ...]:
@@ -256,6 +294,15 @@ def _kind(word: str) -> str:
             f"invalid choice: {word!r} (choose from {', '.join(map(repr, kinds))})"
         )
     return word
+
+
+def _help_of(p: argparse.ArgumentParser, action: argparse.Action, make: Callable[[], str]) -> None:
+    """*action*'s help, which reads every agent's record: made now for a parser built whole,
+    else only if its help is shown (a `hook stop --agent claude` imports one agent's module)."""
+    if isinstance(p, _Parser) and p.words is not None:
+        p.later = {**(p.later or {}), action: make}
+    else:
+        action.help = make()
 
 
 def _hook_options(p: argparse.ArgumentParser) -> None:
@@ -287,7 +334,7 @@ def _hook_options(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="install/uninstall: the project (default: here)",
     )
-    p.add_argument("--mode", choices=_MODES, default=None, help=_modes_help())
+    _help_of(p, p.add_argument("--mode", choices=_MODES, default=None), _modes_help)
     p.add_argument(
         "--cooldown",
         type=_seconds,
@@ -295,10 +342,16 @@ def _hook_options(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="stop: check at most every S seconds",
     )
-    trusts = [f"install {a.kind}: {a.trust_help}" for a in AGENTS.values() if a.trusts]
-    _flag(p, "--trust", "; ".join(trusts))
-    files = " or ".join(a.mcp.file for a in AGENTS.values() if a.mcp is not None)
-    _flag(p, "--mcp", f"install: also register `paneboard mcp` in {files}")
+
+    def trusts() -> str:
+        return "; ".join(f"install {a.kind}: {a.trust_help}" for a in AGENTS.values() if a.trusts)
+
+    def files() -> str:
+        named = " or ".join(a.mcp.file for a in AGENTS.values() if a.mcp is not None)
+        return f"install: also register `paneboard mcp` in {named}"
+
+    _help_of(p, p.add_argument("--trust", action="store_true"), trusts)
+    _help_of(p, p.add_argument("--mcp", action="store_true"), files)
 
     _flag(
         p,
@@ -546,10 +599,12 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] 
 DESCRIPTION = "Hand work between coding agents through a shared board."
 
 
-def command_parser(name: str) -> argparse.ArgumentParser:
-    """The parser of one command, with the options every command takes."""
+def command_parser(name: str, words: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of one command, with the options every command takes; given the *words* it
+    is to parse, only the agents' records those words need are read (None: all of them)."""
     help_, add_options, run = COMMANDS[name]
     p = _Parser(prog=f"paneboard {name}", description=help_, parents=[_common()])
+    p.words = words
     add_options(p)
     p.set_defaults(run=run)
     return p
@@ -572,7 +627,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
         if args.version:
             return argparse.Namespace(run="--version", verbose=False)
         raise UsageError("paneboard: say which command (see `paneboard --help`)")
-    parser = command_parser(argv[0])
+    parser = command_parser(argv[0], argv[1:])
     return parser.parse_args(options_first(parser, argv[1:]))
 
 

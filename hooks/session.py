@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from paneboard.agents import AGENTS, Agent
+from paneboard.agents import Agent
 from paneboard.board.context import Context, executable
 from paneboard.listener.doors.process import WOKEN_ENV, child_env
 from paneboard.listener.sleep import asleep_holder
@@ -52,9 +52,10 @@ def agent_name(explicit: str | None, kind: str, cwd: str) -> tuple[str, bool]:
     return to_name(f"{Path(cwd).name}-{kind}"), True
 
 
-def agent_pid() -> int:
-    """The agent process this hook runs under (the first ancestor that is not a shell)."""
-    return proc.agent_pid([cli for agent in AGENTS.values() for cli in agent.cli_argv_suffixes])
+def agent_pid(agent: Agent) -> int:
+    """The process of *agent* this hook runs under (the first ancestor that is not a shell,
+    `node` running its CLI counted as not one)."""
+    return proc.agent_pid(agent.cli_argv_suffixes)
 
 
 def context_line(ctx: Context, exe: str, how: str) -> str:
@@ -101,10 +102,10 @@ def _start_listener(ctx: Context, agent: Agent, exe: str, data: dict[str, Any]) 
     held = holder(ctx.paths.pane(ctx.agent).lock)
     # An asleep listener (its session ended) is taken over by the one started here.
     taken_over = held and _asleep(ctx, held)
-    if held and not taken_over and not _stopped_for_new_transcript(ctx, held, transcript):
+    if held and not taken_over and not _stopped_for_new_transcript(ctx, agent, held, transcript):
         return f"a listener (pid {held}) already holds this pane"
     try:
-        door, extra = agent.listen_args(data, os.environ, agent_pid())
+        door, extra = agent.listen_args(data, os.environ, agent_pid(agent))
     except BadInput as exc:
         return f"{exc}: no listener started"
     env = {**child_env(os.environ), **extra, **ctx.child_env()}
@@ -134,7 +135,9 @@ def _asleep(ctx: Context, held: int) -> bool:
     return parent is not None and not proc.alive(parent, zombie=False)
 
 
-def _stopped_for_new_transcript(ctx: Context, held: int, transcript: str | None) -> bool:
+def _stopped_for_new_transcript(
+    ctx: Context, agent: Agent, held: int, transcript: str | None
+) -> bool:
     """Stop the pane's listener if it serves this agent process but an older transcript.
 
     Claude Code's `/clear` starts a new conversation file in the same process, and runs
@@ -144,7 +147,7 @@ def _stopped_for_new_transcript(ctx: Context, held: int, transcript: str | None)
     record = _presence_of(ctx, held)
     if record is None or record.parent is None:
         return False
-    ours = record.parent == agent_pid()
+    ours = record.parent == agent_pid(agent)
     if not (transcript and held > 0 and ours and record.transcript != transcript):
         return False
     stop_listener(ctx)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from paneboard.agents import AGENTS, SEEN_SOURCES, Setup, by_door, by_kind
+from paneboard.agents import AGENTS, RECORDS, Setup, by_door, by_kind, seen_sources
 from paneboard.cli.parser import LISTENER_DOORS
 from paneboard.protocol.errors import BadInput
 from testing.helpers import run_cli
@@ -22,6 +22,13 @@ def test_each_kind_is_its_records() -> None:
     assert all(kind == agent.kind for kind, agent in AGENTS.items())
 
 
+def test_the_light_table_is_the_records() -> None:
+    """`RECORDS`, what the parser reads without importing an agent's module, says each kind's
+    door and `seen` source as its record does, in `AGENTS`' order."""
+    assert list(RECORDS) == list(AGENTS)
+    assert RECORDS == {a.kind: (a.door, a.seen_source is not None) for a in AGENTS.values()}
+
+
 def test_each_record_is_consistent() -> None:
     """A default mode among the modes; a door `listen` takes; a `seen` source with a door or
     a Stop hook to name it."""
@@ -29,7 +36,7 @@ def test_each_record_is_consistent() -> None:
         assert agent.default_mode in agent.modes, agent.kind
         assert agent.door not in LISTENER_DOORS, agent.kind
         assert agent.door is None or by_door(agent.door) is agent
-    assert SEEN_SOURCES == {
+    assert seen_sources() == {
         "claude": "claude-transcript",
         "codex": "codex-rollout",
         "gemini": "gemini-transcript",

@@ -150,8 +150,9 @@ class Listener:
                     async with anyio.create_task_group() as tg:
                         if self.seen is not None:
                             await tg.start(self.seen.run)
-                        if isinstance(self.door, Settles):
-                            await tg.start(self.door.follow, self._settled)
+                        live = self.door.live if isinstance(self.door, WakeDoor) else self.door
+                        if isinstance(live, Settles):  # a door beside a wake door settles too
+                            await tg.start(live.follow, self._settled)
                         self.log(f"listening via {self.door.name} (pid {os.getpid()})")
                         task_status.started()
                         await self._loop()

@@ -1,6 +1,7 @@
 """One turn for many prompts on a live Codex TUI (0.169.0, offline): a burst of 60 through
 `codex queue` in at most 3 queued turns, each prompt `seen` once in the rollout; a burst of 30
-to a notice recipient in one turn, with none of their bodies in the rollout."""
+to a notice recipient in one turn, with none of their bodies in the rollout; a large body's
+notice keeps the model's input small, whether the sender or the recipient asked for it."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from paneboard.state.fold import fold
 from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import codex_env, free_port
 from testing.codex_session import CodexHome, CodexTui, StandIn
-from testing.helpers import Listening, wait_until
+from testing.helpers import Listening, post, run_cli, wait_until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
 AGENT = "codex-bob"
@@ -104,3 +105,39 @@ def test_a_burst_of_30_to_a_notice_recipient_is_one_turn_with_no_body(
     wait_until(lambda: _all_seen(home, ids), "all 30 seen", 120, every=0.25)
     assert 1 == _turns(rollout, ids)[0]
     assert MARKER not in rollout.read_text()
+
+
+def _texts_with(rollout: Path, pid: str) -> list[str]:
+    """The rollout's user message texts carrying prompt *pid*: what the model was given."""
+    out = []
+    for line in rollout.read_text().splitlines():
+        record = json.loads(line)
+        if pid in prompt_ids([record], CODEX.user_texts):
+            out.append("".join(CODEX.user_texts(record)))
+    return out
+
+
+def test_a_notice_keeps_the_models_input_small_whoever_asked_for_it(
+    home: Path, codex: tuple[Path, Listening]
+) -> None:
+    """A 50 KB body under a `body` policy reaches the model whole; the same body posted with
+    `--notice` reaches it as paneboard's notice of under 2 KB, none of its bytes; then, under a
+    `notice` policy, a plain post is a notice too (no sender makes the body reach it)."""
+    rollout, _ = codex
+    large = f"{MARKER} " + "x" * 50_000
+    whole = post(home, "--to", AGENT, "-", input=large.encode())
+    wait_until(lambda: _all_seen(home, [whole]), "the body seen", 120, every=0.25)
+    [given] = _texts_with(rollout, whole)
+    assert (True, True) == (len(given.encode()) > 50_000, MARKER in given)
+    asked = post(home, "--to", AGENT, "--notice", "-", input=large.encode())
+    wait_until(lambda: _all_seen(home, [asked]), "the sender's notice seen", 120, every=0.25)
+    [notice] = _texts_with(rollout, asked)
+    assert (True, False) == (len(notice.encode()) < 2_000, MARKER in notice), len(notice)
+    assert "a notice: its body is not shown here" in notice
+    done = run_cli(home, "read", "--as", AGENT, asked)  # the notice read: the next may go out
+    assert (0, True) == (done.returncode, large in done.stdout.replace("> ", ""))
+    write_policy(home / "test", AGENT, Policy(deliver="notice"))
+    plain = post(home, "--to", AGENT, f"{MARKER} plain")
+    wait_until(lambda: _all_seen(home, [plain]), "the recipient's notice seen", 120, every=0.25)
+    [chosen] = _texts_with(rollout, plain)
+    assert ("a notice: its body is not shown here" in chosen, MARKER in chosen) == (True, False)

@@ -76,6 +76,7 @@ SCENARIOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
     "seen-claude": lambda home, quick: seen.claude(home, 3 if quick else 40),
     "burst-claude": lambda home, quick: seen.burst(home, 60),
     "burst-claude-one": lambda home, quick: seen.burst(home, 60, one_per_text=True),
+    "burst-claude-notice": lambda home, quick: seen.burst(home, 60, deliver="notice"),
     "notice-claude": lambda home, quick: seen.notice_bytes(home),
     "transcript": lambda home, quick: seen.transcript(home, 10 if quick else 100),
     "wake-cluster": lambda home, quick: clusterbench.wake(home, 200 if quick else 2000),
@@ -90,7 +91,13 @@ SCENARIOS: dict[str, Callable[[Path, bool], dict[str, Any]]] = {
     "woken-qwen": lambda home, quick: woken.qwen(home, 3 if quick else 8),
 }
 NEEDS_NATS = {"wake-nats", "append-nats", "wake-cluster", "append-cluster", "leader-loss"}
-NEEDS_CLAUDE = {"seen-claude", "burst-claude", "burst-claude-one", "notice-claude"}
+NEEDS_CLAUDE = {
+    "seen-claude",
+    "burst-claude",
+    "burst-claude-one",
+    "burst-claude-notice",
+    "notice-claude",
+}
 NEEDS_WOKEN = {"woken-claude", "woken-codex"}  # Claude Code and Codex both, and tmux
 NEEDS_CLI = {"woken-pi": "pi", "woken-qwen": "qwen"}  # that CLI, and tmux
 

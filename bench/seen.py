@@ -29,12 +29,14 @@ from typing import Any
 
 from bench.harness import PY, Proc, env_for, signed, summary, unlimited, wait_ready
 from paneboard.agents.claude_transcript import user_texts
+from paneboard.listener.deliverer import NOTICE_LIST
 from paneboard.listener.seen import NEEDLE, prompt_ids
 from paneboard.protocol.ids import new_id
 from paneboard.protocol.posts import Delivered, Prompt, Read, Seen
 from paneboard.state.filelog.append import append_payloads
 from paneboard.state.filelog.log import read_posts
 from paneboard.state.panes.transcript import LineReader
+from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import ClaudeSession, free_port
 from testing.helpers import ScriptServer, wait_until
 
@@ -45,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # or one per text (61.5 s, 60 turns, 0 lost, 0 twice).
 PACE = 2.5
 BURST = 60
+SETTLE = 5.0  # seconds a notice burst is watched after its notice was seen
 
 
 def clients_bin() -> Path | None:
@@ -60,11 +63,14 @@ def _turns(transcript: Path) -> int:
 
 
 @contextlib.contextmanager
-def _listening_session(home: Path, *options: str) -> Iterator[tuple[ClaudeSession, Path]]:
+def _listening_session(
+    home: Path, *options: str, deliver: str = "body"
+) -> Iterator[tuple[ClaudeSession, Path]]:
     """A real Claude Code session past its first turn (a first turn starts slowly: not what is
     measured), with bob's listener (`listen` *options* too) on its socket and transcript;
     yields (session, transcript). The listener's stderr goes to HOME/listener.log, the API
-    stand-in's log to HOME/api.log. The session may run Bash (the stand-in's model runs
+    stand-in's log to HOME/api.log; bob's policy delivers as *deliver* says (`body`, `notice`).
+    The session may run Bash (the stand-in's model runs
     `paneboard read` from it when HOME/api.log.reads says so)."""
     bin_dir = clients_bin()
     assert bin_dir is not None
@@ -83,6 +89,8 @@ def _listening_session(home: Path, *options: str) -> Iterator[tuple[ClaudeSessio
         door = ("--door", "claude-inbox", "--socket", socket_path, "--transcript", str(transcript))
         argv = [PY, "-m", "paneboard", "listen", "--as", "bob", *door, *options]
         unlimited(home, "bob")  # the burst is past 30 a minute: Claude Code's own bucket paces it
+        if deliver != "body":
+            write_policy(home / "bench", "bob", Policy(rate=0, deliver=deliver))  # type: ignore[arg-type]
         with open(home / "listener.log", "wb") as err:  # the child keeps its own copy
             lis = Proc(argv, env_for(home), stderr=err.fileno())
         wait_ready(home, "bob")
@@ -106,12 +114,17 @@ def claude(home: Path, samples: int) -> dict[str, Any]:
         return _latencies(home / "bench" / "log")
 
 
-def burst(home: Path, count: int = BURST, *, one_per_text: bool = False) -> dict[str, Any]:
+def burst(
+    home: Path, count: int = BURST, *, one_per_text: bool = False, deliver: str = "body"
+) -> dict[str, Any]:
     """*count* prompts appended at once to one idle session: time until all are seen, the
     turns they took, lost, duplicated, and the drops Claude Code recorded; coalesced (the
-    listener's way), or *one_per_text* (`listen --one-per-text`: a turn each)."""
+    listener's way), or *one_per_text* (`listen --one-per-text`: a turn each). Under
+    *deliver* ``notice`` the first notice lists `NOTICE_LIST` of them and counts the rest, which
+    wait until one is read: the figures are those listed, `seen`, and the turns started within
+    `SETTLE` s after the last of them (the rest start none while the notice is unread)."""
     options = ("--one-per-text",) if one_per_text else ()
-    with _listening_session(home, *options) as (_, transcript):
+    with _listening_session(home, *options, deliver=deliver) as (_, transcript):
         ts = time.time()
         prompts = [
             Prompt(
@@ -127,10 +140,27 @@ def burst(home: Path, count: int = BURST, *, one_per_text: bool = False) -> dict
         append_payloads(home / "bench" / "log", signed(home, prompts))
         ids = {p.id for p in prompts}
         log = home / "bench" / "log"
+        if deliver == "notice":
+            listed = {p.id for p in prompts[:NOTICE_LIST]}
+            seen = wait_until(lambda: _all_seen(log, listed), "the notice's seen", 600, every=0.1)
+            time.sleep(SETTLE)  # what the unread notice holds back starts no turn meanwhile
+            figures = _burst_figures(transcript, listed, ts, seen)
+            rest = ids - listed
+            rest_turns = _burst_figures(transcript, rest, ts, {})["turns"] if rest else 0
+            return {
+                **figures,
+                "counted_in_the_notice": len(rest),  # "N more wait": told of, not yet listed
+                "turns_of_the_rest": rest_turns,
+                "rest_seen": len(_seen_ids(log, rest)),
+            }
         seen = wait_until(lambda: _all_seen(log, ids), f"all {count} seen", 600, every=0.1)
         figures = _burst_figures(transcript, ids, ts, seen)
         retries = (home / "listener.log").read_text().count(" retry ")
         return {**figures, "retries": retries}
+
+
+def _seen_ids(log: Path, ids: set[str]) -> set[str]:
+    return {p.prompt_id for _, p in read_posts(log) if isinstance(p, Seen) and p.prompt_id in ids}
 
 
 def _all_seen(log: Path, ids: set[str]) -> dict[str, float] | None:
@@ -157,7 +187,7 @@ def _burst_figures(
     return {
         "prompts": len(ids),
         "turns": turns,
-        "all_seen_s": max(seen.values()) - ts,
+        "all_seen_s": max(seen.values()) - ts if seen else None,
         "lost": sum(n == 0 for n in taken.values()),
         "duplicated": sum(n > 1 for n in taken.values()),
         "drops_recorded": drops,  # Claude Code records one per run of drops

@@ -33,7 +33,7 @@ from paneboard.agents.pi import PI
 from paneboard.agents.qwen import QWEN
 from paneboard.agents.qwen_inbox import session_file
 from paneboard.board.context import Context, header
-from paneboard.protocol.posts import Delivered, Prompt, Undelivered
+from paneboard.protocol.posts import Delivered, Prompt, Seen, Undelivered
 from paneboard.state.filelog.log import read_posts
 from paneboard.state.panes.lock import holder
 from paneboard.state.trust.policy import Policy, write_policy
@@ -142,6 +142,7 @@ class Woken(Protocol):
     board: Board
     sid: str  # the agent's own id of the session a wake resumes
     slow: str  # what in a prompt makes the stand-in take {n} seconds over its answer
+    source: str  # the `seen` source: the agent's own conversation file
 
     def end(self) -> None: ...
 
@@ -175,6 +176,7 @@ class CodexWake:
 
     agent = "codex-bob"
     slow = "MOCK-SLOW-{n}"  # the stand-in holds its answer back n seconds
+    source = "codex-rollout"
 
     def __init__(self, folder: Path) -> None:
         binary = PINNED["codex"].installed()
@@ -239,6 +241,7 @@ class PiWake:
 
     agent = "pi-bob"
     slow = "STAND-IN-SLOW-{n}"
+    source = "pi-session"
 
     def __init__(self, folder: Path) -> None:
         binary = PINNED["pi"].installed()
@@ -281,6 +284,7 @@ class QwenWake:
 
     agent = "qwen-hooked"
     slow = "STAND-IN-SLOW-{n}"
+    source = "qwen-session"
 
     def __init__(self, folder: Path) -> None:
         binary = PINNED["qwen"].installed()
@@ -354,6 +358,13 @@ def _wake_and_answer(one: Woken, answer: str) -> float:
     assert f"woke {one.sid} at" in board.status(pid)
     assert 1 == one.model_saw(pid)
     assert 1 == one.recorded(pid)
+
+    # `seen` comes from the session's own conversation file, which the woken turn wrote
+    def seen() -> list[tuple[str, str]]:
+        return [(s.door, s.source) for s in board.posts(Seen) if s.prompt_id == pid]
+
+    wait_until(seen, "seen", 60, lambda: board.pane_log()[-4000:])
+    assert [(woke.door, one.source)] == seen(), board.pane_log()[-4000:]
     # the woken turn ends; the same listener is asleep again (the turn started none)
     assert asleep == board.wait_asleep(120), board.pane_log()[-4000:]
     return float(woke.ts) - posted

@@ -76,10 +76,13 @@ class Board:
     def holder(self) -> int | None:
         return holder(self.panes / f"{self.agent}.lock")
 
-    def wait_asleep(self, timeout: float = 90) -> int:
-        """Until the pane's listener says it is asleep; its pid."""
+    def wait_asleep(self, timeout: float = 90, pid: int | None = None) -> int:
+        """Until the pane's listener (*pid*, when given) says it is asleep; its pid."""
         wait_until(
-            lambda: self.presence().get("sleep") == "asleep",
+            lambda: (
+                self.presence().get("sleep") == "asleep"
+                and pid in (None, self.presence().get("pid"))
+            ),
             "asleep",
             timeout,
             lambda: self.pane_log()[-4000:],
@@ -486,3 +489,65 @@ def test_the_wake_budget_spent_prompts_wait_and_status_says_why(woken: Woken) ->
     assert 0 == woken.model_saw(second)
     assert asleep == board.holder()
     assert "asleep" == board.presence().get("sleep")
+
+
+class Started:
+    """How the session's hook started the pane's listener *pid*: its own command line, folder
+    and environment (read while it runs), to start it again."""
+
+    def __init__(self, pid: int) -> None:
+        proc = Path(f"/proc/{pid}")
+        self.argv = [a.decode() for a in (proc / "cmdline").read_bytes().split(b"\0") if a]
+        pairs = (e.decode().partition("=") for e in (proc / "environ").read_bytes().split(b"\0"))
+        self.env = {k: v for k, _, v in pairs if k}
+        self.cwd = os.readlink(proc / "cwd")
+
+    def again(self, board: Board, **env: str) -> subprocess.Popen[bytes]:
+        """The listener started again (plus *env*), its output in the pane's log: it takes the
+        pane over from an asleep one, or starts asleep."""
+        with (board.panes / f"{board.agent}.log").open("ab") as log:
+            return subprocess.Popen(
+                self.argv,
+                cwd=self.cwd,
+                env={**self.env, **env},
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+            )
+
+
+def test_a_listener_killed_once_it_recorded_the_wake_wakes_the_session_once_when_started_again(
+    woken: Woken,
+) -> None:
+    """SIGKILL right after the asleep listener recorded the wake, before the resume: the prompt
+    stays open and no model saw it; the listener started again resumes the session for it once,
+    under the same wake record (one wake charged), and the woken agent's answer ends `wait`."""
+    board = woken.board
+    started = Started(board.wait_asleep())
+    first = started.again(board, PANEBOARD_FAILPOINT="wake-recorded")
+    again: subprocess.Popen[bytes] | None = None
+    try:
+        board.wait_asleep(60, first.pid)
+        pid = board.post(ASK.format(answer="forty-two"))
+        assert -signal.SIGKILL == first.wait(timeout=60), board.pane_log()[-4000:]
+        assert [pid] == [w[2] for w in board.wakes()]
+        assert ("posted", []) == (board.stage(pid), board.posts(Delivered))
+        assert 0 == woken.model_saw(pid)
+        again = started.again(board)
+        waited = board.wait(pid)
+        assert 0 == waited.returncode, waited.stderr + board.pane_log()[-4000:]
+        assert "forty-two\n" == waited.stdout
+        [woke] = [d for d in board.posts(Delivered) if d.prompt_id == pid]
+        assert woken.sid == woke.woke
+        assert 1 == woken.model_saw(pid)
+        assert 1 == woken.recorded(pid)
+        board.wait_asleep(120, again.pid)
+        assert [pid] == [w[2] for w in board.wakes()]
+        assert [] == board.posts(Undelivered)
+    finally:
+        for proc in (first, again):
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=15)

@@ -207,6 +207,7 @@ class CodexWake:
         path = f"{Path(sys.executable).parent}:{bin_dir}:/usr/local/bin:/usr/bin:/bin"
         env = {"PATH": path, "HOME": str(user), "TERM": "xterm-256color", "LANG": "C.UTF-8"}
         env.update(PANEBOARD_HOME=str(self.board.home), PANEBOARD_BOARD=BOARD)
+        self.project, self.env = project, env
         self.tuis.append(CodexTui(self.codex, project, env))
         self.tuis[-1].submit(self.stand_in, "hello")
         [self.sid] = wait_until(self.codex.threads, "the thread", 30)
@@ -551,3 +552,40 @@ def test_a_listener_killed_once_it_recorded_the_wake_wakes_the_session_once_when
                 proc.terminate()
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(timeout=15)
+
+
+def test_a_person_reopening_the_asleep_codex_session_gets_the_pane_and_nothing_twice(
+    tmp_path: Path,
+) -> None:
+    """After a wake, the person opens `codex resume THREAD` while the listener is asleep: the
+    reopened session's own listener takes the pane over from the asleep one, the next prompt
+    goes in through the live session's door (no wake), and the prompt the wake delivered is
+    not delivered again: each prompt once at the model, once in the rollout."""
+    one = CodexWake(tmp_path)
+    try:
+        one.end()
+        board = one.board
+        asleep = board.wait_asleep()
+        _wake_and_answer(one, "forty-two")
+        [woken] = board.posts(Delivered)
+        one.tuis.append(CodexTui(one.codex, one.project, one.env, "resume", one.sid))
+        one.tuis[-1].submit(one.stand_in, "back again")
+
+        def live() -> bool:
+            held, seen = board.holder(), board.presence()
+            return held not in (None, asleep) and seen.get("pid") == held and not seen.get("sleep")
+
+        wait_until(live, "the reopened session's listener", 60, lambda: board.pane_log()[-4000:])
+        wait_until(lambda: not Path(f"/proc/{asleep}").exists(), "the asleep one gone", 15)
+        pid = board.post("after the reopen")
+        wait_until(lambda: one.model_saw(pid), "at the model", 60, board.pane_log)
+        [live_receipt] = [d for d in board.posts(Delivered) if d.prompt_id == pid]
+        assert ("codex-queue", None) == (live_receipt.door, live_receipt.woke)
+        assert [woken] == [d for d in board.posts(Delivered) if d.prompt_id == woken.prompt_id]
+        assert [1, 1] == [one.model_saw(p) for p in (woken.prompt_id, pid)]
+        wait_until(lambda: one.recorded(pid), "in the rollout", 30, board.pane_log)
+        assert [1, 1] == [one.recorded(p) for p in (woken.prompt_id, pid)]
+        assert 1 == len(board.wakes())
+        assert [] == board.posts(Undelivered)
+    finally:
+        one.close()

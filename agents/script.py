@@ -232,11 +232,14 @@ class ScriptAgent(Agent):
     def listen_args(
         self, data: Mapping[str, Any], environ: Mapping[str, str], parent: int
     ) -> tuple[list[str], dict[str, str]]:
-        """The door of the agent process whose script ran the hook."""
+        """The door of the agent process whose script ran the hook, and the session it names
+        (which a wake resumes: Hermes's plugin gives it)."""
         path = environ.get(self.socket_env)
         if not path:
             raise BadInput(f"no {self.socket_env} from the {self.own.word}")
-        return ["--door", str(self.door), "--socket", path, "--parent-pid", str(parent)], {}
+        session = self.session(data)
+        named = ["--session", session] if session else []
+        return ["--door", str(self.door), "--socket", path, "--parent-pid", str(parent), *named], {}
 
     def open_door(self, request: DoorRequest) -> Door:
         socket = request.value("--socket")

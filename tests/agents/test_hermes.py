@@ -247,3 +247,13 @@ def test_doctor_says_what_hermes_needs_to_load_the_plugin(home: Path, tmp_path: 
         c.detail for c in bare[:1]
     ]
     assert 2 == len(bare)
+
+
+def test_the_session_start_hook_names_the_session_its_listener_serves() -> None:
+    """The plugin's session id goes to the listener as `--session` (the session a wake
+    resumes); without one, no `--session`."""
+    socket = {"PANEBOARD_HERMES_SOCKET": "/run/h.sock"}
+    door = ["--door", "hermes-plugin", "--socket", "/run/h.sock", "--parent-pid", "7"]
+    args, _ = hermes.HERMES.listen_args({"session_id": "20261201_000000_abcdef"}, socket, 7)
+    assert [*door, "--session", "20261201_000000_abcdef"] == args
+    assert (door, {}) == hermes.HERMES.listen_args({}, socket, 7)

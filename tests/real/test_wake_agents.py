@@ -33,7 +33,7 @@ from paneboard.agents.pi import PI
 from paneboard.agents.qwen import QWEN
 from paneboard.agents.qwen_inbox import session_file
 from paneboard.board.context import Context, header
-from paneboard.protocol.posts import Delivered, Prompt, Undelivered
+from paneboard.protocol.posts import Delivered, Prompt, Seen, Undelivered
 from paneboard.state.filelog.log import read_posts
 from paneboard.state.panes.lock import holder
 from paneboard.state.trust.policy import Policy, write_policy
@@ -76,10 +76,13 @@ class Board:
     def holder(self) -> int | None:
         return holder(self.panes / f"{self.agent}.lock")
 
-    def wait_asleep(self, timeout: float = 90) -> int:
-        """Until the pane's listener says it is asleep; its pid."""
+    def wait_asleep(self, timeout: float = 90, pid: int | None = None) -> int:
+        """Until the pane's listener (*pid*, when given) says it is asleep; its pid."""
         wait_until(
-            lambda: self.presence().get("sleep") == "asleep",
+            lambda: (
+                self.presence().get("sleep") == "asleep"
+                and pid in (None, self.presence().get("pid"))
+            ),
             "asleep",
             timeout,
             lambda: self.pane_log()[-4000:],
@@ -142,6 +145,7 @@ class Woken(Protocol):
     board: Board
     sid: str  # the agent's own id of the session a wake resumes
     slow: str  # what in a prompt makes the stand-in take {n} seconds over its answer
+    source: str  # the `seen` source: the agent's own conversation file
 
     def end(self) -> None: ...
 
@@ -175,6 +179,7 @@ class CodexWake:
 
     agent = "codex-bob"
     slow = "MOCK-SLOW-{n}"  # the stand-in holds its answer back n seconds
+    source = "codex-rollout"
 
     def __init__(self, folder: Path) -> None:
         binary = PINNED["codex"].installed()
@@ -202,6 +207,7 @@ class CodexWake:
         path = f"{Path(sys.executable).parent}:{bin_dir}:/usr/local/bin:/usr/bin:/bin"
         env = {"PATH": path, "HOME": str(user), "TERM": "xterm-256color", "LANG": "C.UTF-8"}
         env.update(PANEBOARD_HOME=str(self.board.home), PANEBOARD_BOARD=BOARD)
+        self.project, self.env = project, env
         self.tuis.append(CodexTui(self.codex, project, env))
         self.tuis[-1].submit(self.stand_in, "hello")
         [self.sid] = wait_until(self.codex.threads, "the thread", 30)
@@ -239,6 +245,7 @@ class PiWake:
 
     agent = "pi-bob"
     slow = "STAND-IN-SLOW-{n}"
+    source = "pi-session"
 
     def __init__(self, folder: Path) -> None:
         binary = PINNED["pi"].installed()
@@ -281,6 +288,7 @@ class QwenWake:
 
     agent = "qwen-hooked"
     slow = "STAND-IN-SLOW-{n}"
+    source = "qwen-session"
 
     def __init__(self, folder: Path) -> None:
         binary = PINNED["qwen"].installed()
@@ -354,6 +362,13 @@ def _wake_and_answer(one: Woken, answer: str) -> float:
     assert f"woke {one.sid} at" in board.status(pid)
     assert 1 == one.model_saw(pid)
     assert 1 == one.recorded(pid)
+
+    # `seen` comes from the session's own conversation file, which the woken turn wrote
+    def seen() -> list[tuple[str, str]]:
+        return [(s.door, s.source) for s in board.posts(Seen) if s.prompt_id == pid]
+
+    wait_until(seen, "seen", 60, lambda: board.pane_log()[-4000:])
+    assert [(woke.door, one.source)] == seen(), board.pane_log()[-4000:]
     # the woken turn ends; the same listener is asleep again (the turn started none)
     assert asleep == board.wait_asleep(120), board.pane_log()[-4000:]
     return float(woke.ts) - posted
@@ -475,3 +490,102 @@ def test_the_wake_budget_spent_prompts_wait_and_status_says_why(woken: Woken) ->
     assert 0 == woken.model_saw(second)
     assert asleep == board.holder()
     assert "asleep" == board.presence().get("sleep")
+
+
+class Started:
+    """How the session's hook started the pane's listener *pid*: its own command line, folder
+    and environment (read while it runs), to start it again."""
+
+    def __init__(self, pid: int) -> None:
+        proc = Path(f"/proc/{pid}")
+        self.argv = [a.decode() for a in (proc / "cmdline").read_bytes().split(b"\0") if a]
+        pairs = (e.decode().partition("=") for e in (proc / "environ").read_bytes().split(b"\0"))
+        self.env = {k: v for k, _, v in pairs if k}
+        self.cwd = os.readlink(proc / "cwd")
+
+    def again(self, board: Board, **env: str) -> subprocess.Popen[bytes]:
+        """The listener started again (plus *env*), its output in the pane's log: it takes the
+        pane over from an asleep one, or starts asleep."""
+        with (board.panes / f"{board.agent}.log").open("ab") as log:
+            return subprocess.Popen(
+                self.argv,
+                cwd=self.cwd,
+                env={**self.env, **env},
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+            )
+
+
+def test_a_listener_killed_once_it_recorded_the_wake_wakes_the_session_once_when_started_again(
+    woken: Woken,
+) -> None:
+    """SIGKILL right after the asleep listener recorded the wake, before the resume: the prompt
+    stays open and no model saw it; the listener started again resumes the session for it once,
+    under the same wake record (one wake charged), and the woken agent's answer ends `wait`."""
+    board = woken.board
+    started = Started(board.wait_asleep())
+    first = started.again(board, PANEBOARD_FAILPOINT="wake-recorded")
+    again: subprocess.Popen[bytes] | None = None
+    try:
+        board.wait_asleep(60, first.pid)
+        pid = board.post(ASK.format(answer="forty-two"))
+        assert -signal.SIGKILL == first.wait(timeout=60), board.pane_log()[-4000:]
+        assert [pid] == [w[2] for w in board.wakes()]
+        assert ("posted", []) == (board.stage(pid), board.posts(Delivered))
+        assert 0 == woken.model_saw(pid)
+        again = started.again(board)
+        waited = board.wait(pid)
+        assert 0 == waited.returncode, waited.stderr + board.pane_log()[-4000:]
+        assert "forty-two\n" == waited.stdout
+        [woke] = [d for d in board.posts(Delivered) if d.prompt_id == pid]
+        assert woken.sid == woke.woke
+        assert 1 == woken.model_saw(pid)
+        assert 1 == woken.recorded(pid)
+        board.wait_asleep(120, again.pid)
+        assert [pid] == [w[2] for w in board.wakes()]
+        assert [] == board.posts(Undelivered)
+    finally:
+        for proc in (first, again):
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=15)
+
+
+def test_a_person_reopening_the_asleep_codex_session_gets_the_pane_and_nothing_twice(
+    tmp_path: Path,
+) -> None:
+    """After a wake, the person opens `codex resume THREAD` while the listener is asleep: the
+    reopened session's own listener takes the pane over from the asleep one, the next prompt
+    goes in through the live session's door (no wake), and the prompt the wake delivered is
+    not delivered again: each prompt once at the model, once in the rollout."""
+    one = CodexWake(tmp_path)
+    try:
+        one.end()
+        board = one.board
+        asleep = board.wait_asleep()
+        _wake_and_answer(one, "forty-two")
+        [woken] = board.posts(Delivered)
+        one.tuis.append(CodexTui(one.codex, one.project, one.env, "resume", one.sid))
+        one.tuis[-1].submit(one.stand_in, "back again")
+
+        def live() -> bool:
+            held, seen = board.holder(), board.presence()
+            return held not in (None, asleep) and seen.get("pid") == held and not seen.get("sleep")
+
+        wait_until(live, "the reopened session's listener", 60, lambda: board.pane_log()[-4000:])
+        wait_until(lambda: not Path(f"/proc/{asleep}").exists(), "the asleep one gone", 15)
+        pid = board.post("after the reopen")
+        wait_until(lambda: one.model_saw(pid), "at the model", 60, board.pane_log)
+        [live_receipt] = [d for d in board.posts(Delivered) if d.prompt_id == pid]
+        assert ("codex-queue", None) == (live_receipt.door, live_receipt.woke)
+        assert [woken] == [d for d in board.posts(Delivered) if d.prompt_id == woken.prompt_id]
+        assert [1, 1] == [one.model_saw(p) for p in (woken.prompt_id, pid)]
+        wait_until(lambda: one.recorded(pid), "in the rollout", 30, board.pane_log)
+        assert [1, 1] == [one.recorded(p) for p in (woken.prompt_id, pid)]
+        assert 1 == len(board.wakes())
+        assert [] == board.posts(Undelivered)
+    finally:
+        one.close()

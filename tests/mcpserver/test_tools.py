@@ -17,8 +17,11 @@ import anyio
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.memory import create_client_server_memory_streams
 from mcp.types import CallToolResult, TextContent
 
+from paneboard.board.context import Context
+from paneboard.mcpserver.server import create_server
 from paneboard.mcpserver.tools import WAIT_TIMEOUT, Kind, Priority, Until
 from paneboard.protocol.words import KINDS, PRIORITIES, WAIT_UNTIL
 from testing.helpers import cli_env, run_cli
@@ -28,16 +31,37 @@ pytestmark = pytest.mark.anyio
 
 
 @asynccontextmanager
-async def board_client(
-    home: Path, agent: str, errlog: Path | None = None
-) -> AsyncIterator[ClientSession]:
-    """An initialized SDK client session with `paneboard mcp --as AGENT` on board `test`."""
+async def board_client(home: Path, agent: str) -> AsyncIterator[ClientSession]:
+    """An initialized SDK client session with the server `paneboard mcp --as AGENT` runs, on
+    board `test` and the store under test, in this process over the SDK's memory streams: the
+    same `create_server` and tools, without a process start (the SDK's import, ~0.9 s of CPU).
+    The stdio process itself is `board_process`, test_server.py's and the tests below that
+    read the process (its fds, its options, raw lines, a client leaving)."""
+    store = os.environ.get("PANEBOARD_TEST_STORE") or None
+    with Context.resolve(str(home), "test", agent, store=store) as ctx:
+        ctx.store()  # as `serve` opens it, before the tools' threads share it
+        low = create_server(ctx)._lowlevel_server
+        async with (
+            create_client_server_memory_streams() as (client, server),
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(low.run, server[0], server[1], low.create_initialization_options())
+            async with ClientSession(client[0], client[1]) as session:
+                await session.initialize()
+                yield session
+            tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def board_process(home: Path, agent: str) -> AsyncIterator[ClientSession]:
+    """An initialized SDK client session with the process `paneboard mcp --as AGENT` on board
+    `test`, over stdio."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "paneboard", "mcp", "--as", agent],
         env=cli_env(home),
     )
-    with open(errlog or os.devnull, "a") as err:  # noqa: ASYNC230  # a log file opened once
+    with open(os.devnull, "a") as err:  # noqa: ASYNC230  # opened once
         async with (
             stdio_client(params, errlog=err) as (read, write),
             ClientSession(read, write) as session,
@@ -393,7 +417,7 @@ def _usage(pid: int) -> tuple[int, int]:
 @pytest.mark.slow
 async def test_200_calls_in_a_row_leak_no_fds_or_memory(home: Path) -> None:
     """Posts, opens, statuses, acks and waits (each opens a watcher): fds flat, memory bounded."""
-    async with board_client(home, "alice") as alice, board_client(home, "bob") as bob:
+    async with board_process(home, "alice") as alice, board_process(home, "bob") as bob:
         pid = _oldest_server_pid()  # alice's
 
         async def round_() -> None:

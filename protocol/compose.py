@@ -103,10 +103,16 @@ def close_commands(
 ) -> tuple[str, str]:
     """The complete ack and answer command lines for *agent* (*store*: as `where_options`)."""
     where = where_options(home=home, board=board, agent=agent, store=store)
-    common = f"{shlex.quote(prompt_id)} {where}"
-    exe_q = shlex.quote(exe)
     # `--`: whatever the agent writes as its answer is text, even a word that looks like an option
-    return one_line(f"{exe_q} ack {common}"), one_line(f"{exe_q} answer {common} -- 'YOUR ANSWER'")
+    return (
+        one_line(_command(exe, "ack", prompt_id, where)),
+        one_line(_command(exe, "answer", prompt_id, where) + " -- 'YOUR ANSWER'"),
+    )
+
+
+def _command(exe: str, verb: str, prompt_id: str, where: str) -> str:
+    """`EXE VERB ID OPTIONS`, each word quoted for a POSIX shell (*where*: `where_options`)."""
+    return f"{shlex.quote(exe)} {verb} {shlex.quote(prompt_id)} {where}"
 
 
 def age(seconds: float) -> str:
@@ -137,7 +143,7 @@ def read_commands(
 ) -> tuple[str, str]:
     """The command line that prints *prompt_id*'s body to *agent*, and the MCP call that does."""
     where = where_options(home=home, board=board, agent=agent, store=store)
-    command = f"{shlex.quote(exe)} read {shlex.quote(prompt_id)} {where}"
+    command = _command(exe, "read", prompt_id, where)
     return one_line(command), f'the MCP tool `read` with id "{prompt_id}"'
 
 

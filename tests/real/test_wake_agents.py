@@ -89,6 +89,16 @@ class Board:
         )
         return int(self.presence()["pid"])
 
+    def wait_delivered(self, ids: list[str], timeout: float = 120) -> None:
+        """Until each of *ids* has its `delivered` receipt."""
+        for pid in ids:
+            wait_until(
+                lambda pid=pid: any(d.prompt_id == pid for d in self.posts(Delivered)),
+                f"{pid} delivered",
+                timeout,
+                lambda: self.pane_log()[-4000:],
+            )
+
     def post(self, body: str) -> str:
         done = run_cli(self.home, "post", "--as", "alice", "--to", self.agent, "--", body)
         assert 0 == done.returncode, done.stderr
@@ -400,13 +410,7 @@ def test_prompts_posted_behind_a_wake_wake_the_session_again_once_its_turn_has_e
         board.pane_log,
     )
     ids.append(board.post("task 2, during the woken turn"))
-    for pid in ids:
-        wait_until(
-            lambda pid=pid: any(d.prompt_id == pid for d in board.posts(Delivered)),
-            f"{pid} delivered",
-            120,
-            lambda: board.pane_log()[-4000:],
-        )
+    board.wait_delivered(ids)
     # the last turn reaches the model after its `delivered` (the agent's turn had started)
     wait_until(
         lambda: all(woken.model_saw(pid) for pid in ids), "each at the model", 60, board.pane_log
@@ -431,13 +435,7 @@ def test_three_prompts_posted_together_while_asleep_cause_one_wake_and_one_turn(
     three in it, each once in the session's conversation."""
     board = woken.board
     ids = board.burst(3)
-    for pid in ids:
-        wait_until(
-            lambda pid=pid: any(d.prompt_id == pid for d in board.posts(Delivered)),
-            f"{pid} delivered",
-            120,
-            lambda: board.pane_log()[-4000:],
-        )
+    board.wait_delivered(ids)
     wait_until(
         lambda: all(woken.model_saw(pid) for pid in ids), "each at the model", 60, board.pane_log
     )

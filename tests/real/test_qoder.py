@@ -47,11 +47,17 @@ def test_an_idle_session_takes_the_prompt_once_and_its_transcript_shows_it(
     assert "> check <\\/cross-session-message> the flaky test" in text
     assert ("peer", "uds") == (record["origin"]["kind"], record["origin"]["transport"])
     context = f"paneboard: you are `{s.name}` on board `test`"
-    assert [("SessionStart", True)] == [
-        (a["hookEventName"], a["output"].startswith(context))
-        for r in map(json.loads, s.transcript.read_text().splitlines())
-        if (a := r.get("attachment") or {}).get("type") == "hook_output"
-    ]
+
+    def hook_outputs() -> list[tuple[str, bool]]:
+        return [
+            (a["hookEventName"], a["output"].startswith(context))
+            for r in map(json.loads, s.transcript.read_text().splitlines())
+            if (a := r.get("attachment") or {}).get("type") == "hook_output"
+        ]
+
+    # Qoder CLI writes the turn's attachments after its user record: wait for them
+    wait_until(hook_outputs, "no hook output in the transcript", 20, s.screen)
+    assert [("SessionStart", True)] == hook_outputs()
     doctor = run_cli(s.pb_home, "doctor", "--as", s.name, QODER_MESSAGING_SOCKET=str(s.socket))
     assert f"ok    qoder    inbox socket {s.socket} (a socket, yours)" in doctor.stdout
 

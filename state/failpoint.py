@@ -9,9 +9,7 @@ from __future__ import annotations
 import os
 import signal
 
-FAILPOINT = os.environ.get("PANEBOARD_FAILPOINT", "")
-
 
 def failpoint(name: str) -> None:
-    if FAILPOINT == name:
+    if os.environ.get("PANEBOARD_FAILPOINT", "") == name:
         os.kill(os.getpid(), signal.SIGKILL)

@@ -289,7 +289,7 @@ def test_a_listener_posts_held_goes_on_then_posts_the_decision(folder: Path) -> 
     inbox = Inbox(folder, "held")
     _record(folder, inbox.path)
     env = cli_env(home, QWEN_HOME=str(folder), XDG_CACHE_HOME=str(folder), XDG_RUNTIME_DIR="")
-    args = ("--door", "qwen-inbox", "--parent-pid", str(os.getpid()))
+    args = ("--door", "qwen-inbox", "--parent-pid", str(os.getpid()), "--one-per-text")
     with Listening(home, "bob", *args, env=env) as bob:
         kept, denied = (post(home, "bob", f"prompt {n}") for n in (1, 2))
         for prompt_id in (kept, denied):

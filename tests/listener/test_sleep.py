@@ -134,12 +134,14 @@ def test_the_session_ends_the_listener_keeps_the_pane_asleep_and_who_says_so(
     assert f"asleep     pid {asleep.proc.pid}" in who.stdout, who.stdout
 
 
-def test_three_prompts_while_asleep_cause_one_wake_and_the_new_listener_takes_the_rest(
+def test_prompts_posted_during_a_wake_wake_nothing_more_and_the_new_listener_takes_them(
     asleep: Asleep, home: Path
 ) -> None:
+    """(Prompts posted together before the wake go in its one text: tests/real.)"""
     fall_asleep(asleep)
-    ids = [post(home, "--to", AGENT, "--", f"task {n}") for n in range(3)]
+    ids = [post(home, "--to", AGENT, "--", "task 0")]
     wait_until(lambda: asleep.wakes(), "a wake", 20, asleep.text)
+    ids += [post(home, "--to", AGENT, "--", f"task {n}") for n in (1, 2)]
     wait_until(lambda: receipts(home, Delivered), "the woken prompt's receipt", 20, asleep.text)
     [woke] = receipts(home, Delivered)
     assert (ids[0], "sess-1") == (woke.prompt_id, woke.woke)

@@ -10,6 +10,14 @@ PACKAGES = $(shell $(PYTHON) -c 'import setup; print(*setup.TOPS)') root
 CLIENTS_LIST := testing/clients.txt
 TOOLS := .ci/tools
 
+# pytest keeps the test modules it rewrites (its assertions) in __pycache__, and so does every
+# process the tests start, unless PYTHONDONTWRITEBYTECODE says not to (set on some machines):
+# each of the four workers would rewrite all of them again on every run. The commands the tests
+# run start warm, forked from one process that has imported the package (testing/forkserver.py;
+# PANEBOARD_TEST_FRESH=1: each in a fresh interpreter, as the live tier of `make test` runs them,
+# beside the real agents, where the time is the agents').
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
+
 .PHONY: compile demo test check clients lint bench bench-quick wheel-check screenshot
 
 $(BIN)/.installed: pyproject.toml setup.py
@@ -50,9 +58,9 @@ TEST_WORKERS ?= 4
 REAL_WORKERS ?= 0
 test: compile
 	status=0; \
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not real or untimed" \
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "not real or untimed" \
 	  || status=$$?; \
-	$(BIN)/python -m pytest -n $(REAL_WORKERS) --dist loadfile -m "real and not untimed" \
+	PANEBOARD_TEST_FRESH=1 $(PYTEST) -n $(REAL_WORKERS) --dist loadfile -m "real and not untimed" \
 	  || status=$$?; \
 	exit $$status
 
@@ -62,7 +70,7 @@ test: compile
 # Four pytest-xdist workers, even on two cores: a test mostly waits for a process it started.
 CHECK_WORKERS ?= 4
 check: compile
-	$(BIN)/python -m pytest -n $(CHECK_WORKERS) --hypothesis-profile=check \
+	$(PYTEST) -n $(CHECK_WORKERS) --hypothesis-profile=check \
 	  -m "not real and not nats and not slow and not wheel"
 
 # Each line of the list into its folder of .ci/tools, with npm, never globally, no auto-updater;

@@ -103,14 +103,29 @@ def run(
 
 
 def run_cli(
-    home: Path, *args: str, input: bytes | None = None, timeout: float = 30, **env: str
+    home: Path,
+    *args: str,
+    input: bytes | None = None,
+    timeout: float = 30,
+    fresh: bool = False,
+    **env: str,
 ) -> subprocess.CompletedProcess[str]:
-    """Run `paneboard ARGS` as a real process."""
+    """Run `paneboard ARGS` as a real process, forked warm (testing/forkserver.py); *fresh*: a
+    new interpreter whose parent is this test (a hook finds its agent by its parent)."""
+    from testing.forkserver import warm_run
+
+    env = cli_env(home, **env)
+    warm = None if fresh else warm_run(list(args), env, input, timeout)
+    if warm is not None:
+        code, out, err = warm
+        return subprocess.CompletedProcess(
+            [*PANEBOARD, *args], code, out.decode(errors="replace"), err.decode(errors="replace")
+        )
     done = subprocess.run(
         [*PANEBOARD, *args],
         input=input,
         capture_output=True,
-        env=cli_env(home, **env),
+        env=env,
         timeout=timeout,
         check=False,
     )
@@ -150,13 +165,21 @@ class Listening:
         self.out: queue.Queue[str] = queue.Queue()
         self.err: queue.Queue[str] = queue.Queue()
         self.stderr_lines: list[str] = []
-        self.proc = subprocess.Popen(
-            [*prefix, *PANEBOARD, "listen", "--as", agent, *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env or cli_env(home),
-        )
+        from testing.forkserver import WarmProcess, server
+
+        warm = None if prefix else server()
+        argv = ["listen", "--as", agent, *args]
+        self.proc: subprocess.Popen[str] | WarmProcess
+        if warm is not None:  # forked warm, as run_cli
+            self.proc = warm.start(argv, env or cli_env(home))
+        else:
+            self.proc = subprocess.Popen(
+                [*prefix, *PANEBOARD, *argv],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env or cli_env(home),
+            )
         self._pumps = [
             threading.Thread(target=self._pump, args=(stream, q), daemon=True)
             for stream, q in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))

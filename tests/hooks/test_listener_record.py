@@ -38,7 +38,7 @@ def test_a_new_transcript_restarts_only_the_listener_of_this_agent_process(
         with Listening(home, "bob", *door, *pid_option, "--transcript", str(old)) as first:
             done = run_cli(
                 home, "hook", "session-start", "--agent", "claude",
-                input=json.dumps(hook).encode(), **env,
+                input=json.dumps(hook).encode(), fresh=True, **env,
             )  # fmt: skip
             said = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
             if not restarted:
@@ -51,7 +51,7 @@ def test_a_new_transcript_restarts_only_the_listener_of_this_agent_process(
         record = wait_until(lambda: _record_of(panes, second), "the new listener's record", 15)
         assert (os.getpid(), str(new)) == (record.parent, record.transcript)
     finally:
-        run_cli(home, "hook", "session-end", "--agent", "claude", **env)
+        run_cli(home, "hook", "session-end", "--agent", "claude", fresh=True, **env)
         server.close()
 
 

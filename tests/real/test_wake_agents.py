@@ -15,6 +15,7 @@ extension door, `hermes chat -q` no plugin door): its session-start hook starts 
 and the asleep one keeps the pane. A person who reopens the session in its TUI gets the pane:
 its own listener takes it over from the asleep one.
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -1,16 +1,19 @@
 """Agents other than Claude Code woken end to end by their asleep listener, on the real CLIs
 offline, against the tests' model stand-ins: Codex 0.169.0 (`codex exec resume`), pi 0.73.1
-(`pi -p --session`), Qwen Code 0.24.4 (`qwen --resume`).
+(`pi -p --session`), Qwen Code 0.24.4 (`qwen --resume`), Hermes Agent 0.19.0 (`hermes chat
+--resume -Q --query`).
 
-Each test starts a session as its person would, with paneboard's hooks (or extension) and the
-policy `--wake resume`; the session does one turn, and its person ends it. Its listener goes
-asleep instead of leaving; a prompt posted then wakes the session through the agent's own
-resume door: the model gets the text once, `delivered` names the session it woke, `status`
-says so, and the woken agent answers from its shell (`paneboard answer`), which ends the
-sender's `wait`. A woken turn is one headless process: once it ends, the pane's listener is
+Each test starts a session as its person would, with paneboard's hooks (or extension, or
+plugin) and the policy `--wake resume`; the session does one turn, and its person ends it. Its
+listener goes asleep instead of leaving; a prompt posted then wakes the session through the
+agent's own resume door: the model gets the text once, `delivered` names the session it woke,
+`status` says so, and the woken agent answers from its shell (`paneboard answer`), which ends
+the sender's `wait`. A woken turn is one headless process: once it ends, the pane's listener is
 asleep again, and the next prompt wakes the session again. A woken turn has no door of its own
 (`codex queue` does not reach `codex exec`, a headless Qwen Code has no inbox, `pi -p` no
-extension door): its session-start hook starts no listener, and the asleep one keeps the pane.
+extension door, `hermes chat -q` no plugin door): its session-start hook starts no listener,
+and the asleep one keeps the pane. A person who reopens the session in its TUI gets the pane:
+its own listener takes it over from the asleep one.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -31,7 +35,7 @@ import pytest
 
 from paneboard.agents.pi import PI
 from paneboard.agents.qwen import QWEN
-from paneboard.agents.qwen_inbox import session_file
+from paneboard.agents.qwen_inbox import read_session, session_file
 from paneboard.board.context import Context, header
 from paneboard.protocol.posts import Delivered, Prompt, Seen, Undelivered
 from paneboard.state.filelog.log import read_posts
@@ -40,9 +44,10 @@ from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import PINNED, free_port
 from testing.codex_session import CodexHome, CodexTui, StandIn
 from testing.helpers import ScriptServer, cli_env, run_cli, wait_until
+from testing.hermes_session import HermesSession
 from testing.pi_session import PiSession
 from testing.qwen_session import QwenSession
-from testing.sessions import stage, user_records
+from testing.sessions import TmuxSession, stage, user_records
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
 BOARD = "test"
@@ -131,6 +136,10 @@ class Board:
     def posts(self, kind: type) -> list[Any]:
         return [p for _, p in read_posts(self.home / BOARD / "log") if isinstance(p, kind)]
 
+    def seen(self, pid: str) -> list[tuple[str, str]]:
+        """The door and source of each `seen` receipt of *pid*."""
+        return [(s.door, s.source) for s in self.posts(Seen) if s.prompt_id == pid]
+
     def status(self, pid: str) -> str:
         done = run_cli(self.home, "status", "--as", "alice", pid)
         assert 0 == done.returncode, done.stderr
@@ -156,8 +165,12 @@ class Woken(Protocol):
     sid: str  # the agent's own id of the session a wake resumes
     slow: str  # what in a prompt makes the stand-in take {n} seconds over its answer
     source: str  # the `seen` source: the agent's own conversation file
+    door: str  # the door of the agent's live session
+    conversation: str  # the session's conversation file (or id), as the agent names it
 
     def end(self) -> None: ...
+
+    def reopen(self) -> str: ...
 
     def model_saw(self, pid: str) -> int: ...
 
@@ -173,14 +186,23 @@ def chat_turns(stand_in: ScriptServer, *ids: str) -> int:
     *ids* as their input: the requests whose last message is the user's, ending with a prompt's
     text (the same turn's request after a tool call ends with the tool's result; a memory pass
     quotes the conversation inside a text of its own; Qwen Code puts its reminders before the
-    text)."""
+    text, and wraps what its inbox delivered in a cross-session message)."""
     headers = [f"[paneboard] prompt {pid} from" for pid in ids]
     return sum(
         any(h in r["user"] for h in headers)
-        and r["user"].rstrip().endswith("-- 'YOUR ANSWER'")
+        and unwrapped(r["user"]).rstrip().endswith("-- 'YOUR ANSWER'")
         and r["body"]["messages"][-1].get("role") == "user"
         for r in stand_in.records()
     )
+
+
+def unwrapped(text: str) -> str:
+    """A user text as paneboard's door gave it: Qwen Code gives what its inbox delivered to a
+    live session as ``<cross_session_message …>TEXT</cross_session_message>``, a note on the
+    sender's authority after it."""
+    if not text.startswith("<cross_session_message "):
+        return text
+    return text.partition(">")[2].partition("</cross_session_message>")[0]
 
 
 class CodexWake:
@@ -190,6 +212,7 @@ class CodexWake:
     agent = "codex-bob"
     slow = "MOCK-SLOW-{n}"  # the stand-in holds its answer back n seconds
     source = "codex-rollout"
+    door = "codex-queue"
 
     def __init__(self, folder: Path) -> None:
         binary = PINNED["codex"].installed()
@@ -221,10 +244,18 @@ class CodexWake:
         self.tuis.append(CodexTui(self.codex, project, env))
         self.tuis[-1].submit(self.stand_in, "hello")
         [self.sid] = wait_until(self.codex.threads, "the thread", 30)
+        self.conversation = str(self.codex.rollout(self.sid))
         wait_until(lambda: (self.board.holder() or 0) > 0, "the listener", 30, self.board.pane_log)
 
     def end(self) -> None:
         self.tuis[-1].type("/exit")
+
+    def reopen(self) -> str:
+        """`codex resume THREAD`, as its person runs it, and a first turn (the reopened
+        session's listener starts with its first turn's hook): the thread's rollout."""
+        self.tuis.append(CodexTui(self.codex, self.project, self.env, "resume", self.sid))
+        self.tuis[-1].submit(self.stand_in, "back again")
+        return str(self.codex.rollout(self.sid))
 
     def model_saw(self, pid: str) -> int:
         """Turns started with the prompt as the newest user text (not the tool call's next)."""
@@ -256,6 +287,7 @@ class PiWake:
     agent = "pi-bob"
     slow = "STAND-IN-SLOW-{n}"
     source = "pi-session"
+    door = "pi-extension"
 
     def __init__(self, folder: Path) -> None:
         binary = PINNED["pi"].installed()
@@ -271,9 +303,25 @@ class PiWake:
             raise
         self.file = Path(self.session.registry["sessionFile"])
         self.sid = self.file.stem.rpartition("_")[2]
+        self.conversation = str(self.file)
+        self.tuis: list[TmuxSession] = []
 
     def end(self) -> None:
         self.session.tmux.type("/quit")
+
+    def reopen(self) -> str:
+        """`pi --continue` in the project, as its person runs it (the folder's newest session);
+        the session file the reopened pi's extension names."""
+        ended, s = self.session.pid, self.session
+        argv = [str(s.bin), "--provider", "pb", "--model", "stand-in", "--continue"]
+        self.tuis.append(TmuxSession(s.project, argv, s.env))
+        record = wait_until(
+            lambda: reopened(s.registries(), ended),
+            "the reopened pi's door",
+            60,
+            self.tuis[-1].screen,
+        )
+        return str(record["sessionFile"])
 
     def model_saw(self, pid: str) -> int:
         assert self.session.stand_in is not None
@@ -288,6 +336,8 @@ class PiWake:
 
     def close(self) -> None:
         self.board.stop_listener()
+        for tui in self.tuis:
+            tui.close()
         self.session.close()
 
 
@@ -299,6 +349,7 @@ class QwenWake:
     agent = "qwen-hooked"
     slow = "STAND-IN-SLOW-{n}"
     source = "qwen-session"
+    door = "qwen-inbox"
 
     def __init__(self, folder: Path) -> None:
         binary = PINNED["qwen"].installed()
@@ -319,9 +370,28 @@ class QwenWake:
             self.close()
             raise
         self.sid = self.session.session().session_id
+        self.conversation = str(session_file(self.session.qwen_home, self.sid))
+        self.tuis: list[TmuxSession] = []
 
     def end(self) -> None:
         self.session.type("/quit")
+
+    def reopen(self) -> str:
+        """`qwen --continue` in the project, as its person runs it (the project's newest
+        session); the session file of the session the reopened Qwen Code's registry names."""
+        s, ended = self.session, self.session.pid
+        argv = [str(s.bin), "--auth-type", "openai", "--approval-mode", "yolo", "--continue"]
+        self.tuis.append(TmuxSession(s.project, argv, s.env))
+
+        def record() -> Path | None:
+            for path in (s.qwen_home / "sessions").glob("*.json"):
+                with contextlib.suppress(ValueError, OSError):
+                    if path.stem != str(ended) and json.loads(path.read_text()).get("ipcPath"):
+                        return path
+            return None
+
+        found = wait_until(record, "the reopened Qwen Code's record", 90, self.tuis[-1].screen)
+        return str(session_file(s.qwen_home, read_session(found).session_id))
 
     def model_saw(self, pid: str) -> int:
         return chat_turns(self.session.stand_in, pid)
@@ -335,11 +405,88 @@ class QwenWake:
 
     def close(self) -> None:
         self.board.stop_listener()
+        for tui in self.tuis:
+            tui.close()
         self.session.close()
 
 
-WAKEABLE: dict[str, type[CodexWake | PiWake | QwenWake]] = {
+class HermesWake:
+    """Hermes's classic CLI with paneboard's plugin, which names the session to its listener;
+    the person quits with `/quit`. A woken turn (`hermes chat -q`) opens no plugin door."""
+
+    agent = "hermes-bob"
+    slow = "STAND-IN-SLOW-{n}"
+    source = "hermes-db"
+    door = "hermes-plugin"
+
+    def __init__(self, folder: Path) -> None:
+        binary = PINNED["hermes"].installed()
+        if binary is None:
+            pytest.skip(PINNED["hermes"].missing)
+        self.session = HermesSession(folder, binary, self.agent)
+        self.board = Board(self.session.pb_home, self.agent)
+        self.tuis: list[TmuxSession] = []
+        try:
+            self.session.tmux.type("hello")
+            self.session.turn("hello")
+        except BaseException:
+            self.close()
+            raise
+        self.sid = str(self.session.registry["session"])
+        self.conversation = self.sid  # one database holds every session: the id names it
+        self.database = Path(self.session.env["HERMES_HOME"]) / "state.db"
+
+    def end(self) -> None:
+        self.session.tmux.type("/quit")
+
+    def reopen(self) -> str:
+        """`hermes --resume ID`, as its person runs it; the session the reopened plugin names."""
+        s, ended = self.session, self.session.pid
+        self.tuis.append(TmuxSession(s.project, [str(s.bin), "--resume", self.sid], s.env))
+        record = wait_until(
+            lambda: reopened(s.registries(), ended),
+            "the reopened Hermes's door",
+            90,
+            self.tuis[-1].screen,
+        )
+        return str(record["session"])
+
+    def model_saw(self, pid: str) -> int:
+        assert self.session.stand_in is not None
+        return chat_turns(self.session.stand_in, pid)
+
+    def turns_with(self, ids: list[str]) -> int:
+        assert self.session.stand_in is not None
+        return chat_turns(self.session.stand_in, *ids)
+
+    def recorded(self, pid: str) -> int:
+        """The session's user rows in Hermes's database holding the prompt's header."""
+        with contextlib.closing(sqlite3.connect(f"file:{self.database}?mode=ro", uri=True)) as db:
+            rows = db.execute(
+                "SELECT content FROM messages WHERE session_id = ? AND role = 'user'", (self.sid,)
+            ).fetchall()
+        return sum(f"[paneboard] prompt {pid} from" in str(content) for (content,) in rows)
+
+    def close(self) -> None:
+        self.board.stop_listener()
+        for tui in self.tuis:
+            tui.close()
+        self.session.close()
+
+
+def reopened(folder: Path, ended: int) -> dict[str, Any] | None:
+    """The record, in an agent's door registry *folder*, of a process other than *ended*."""
+    for path in folder.glob("*.json"):
+        with contextlib.suppress(ValueError, OSError):
+            record = dict(json.loads(path.read_text()))
+            if record.get("pid") != ended:
+                return record
+    return None
+
+
+WAKEABLE: dict[str, type[CodexWake | HermesWake | PiWake | QwenWake]] = {
     "codex": CodexWake,
+    "hermes": HermesWake,
     "pi": PiWake,
     "qwen": QwenWake,
 }
@@ -374,11 +521,8 @@ def _wake_and_answer(one: Woken, answer: str) -> float:
     assert 1 == one.recorded(pid)
 
     # `seen` comes from the session's own conversation file, which the woken turn wrote
-    def seen() -> list[tuple[str, str]]:
-        return [(s.door, s.source) for s in board.posts(Seen) if s.prompt_id == pid]
-
-    wait_until(seen, "seen", 60, lambda: board.pane_log()[-4000:])
-    assert [(woke.door, one.source)] == seen(), board.pane_log()[-4000:]
+    wait_until(lambda: board.seen(pid), "seen", 60, lambda: board.pane_log()[-4000:])
+    assert [(woke.door, one.source)] == board.seen(pid), board.pane_log()[-4000:]
     # the woken turn ends; the same listener is asleep again (the turn started none)
     assert asleep == board.wait_asleep(120), board.pane_log()[-4000:]
     return float(woke.ts) - posted
@@ -552,38 +696,39 @@ def test_a_listener_killed_once_it_recorded_the_wake_wakes_the_session_once_when
                     proc.wait(timeout=15)
 
 
-def test_a_person_reopening_the_asleep_codex_session_gets_the_pane_and_nothing_twice(
-    tmp_path: Path,
+def test_a_person_reopening_the_asleep_session_gets_the_pane_and_nothing_twice(
+    woken: Woken,
 ) -> None:
-    """After a wake, the person opens `codex resume THREAD` while the listener is asleep: the
-    reopened session's own listener takes the pane over from the asleep one, the next prompt
-    goes in through the live session's door (no wake), and the prompt the wake delivered is
-    not delivered again: each prompt once at the model, once in the rollout."""
-    one = CodexWake(tmp_path)
-    try:
-        one.end()
-        board = one.board
-        asleep = board.wait_asleep()
-        _wake_and_answer(one, "forty-two")
-        [woken] = board.posts(Delivered)
-        one.tuis.append(CodexTui(one.codex, one.project, one.env, "resume", one.sid))
-        one.tuis[-1].submit(one.stand_in, "back again")
+    """After a wake, while the listener is asleep, the person reopens the same session in its
+    TUI (Codex: `codex resume THREAD`; pi: `pi --continue`; Qwen Code: `qwen --continue`;
+    Hermes: `hermes --resume ID`): the reopened session's own listener takes the pane over
+    from the asleep one, which ends and wakes nothing; the next prompt goes in through the live
+    session's door, once at the model and `seen` once, and the prompt the wake delivered is not
+    delivered again: each prompt once at the model, once in the conversation."""
+    board = woken.board
+    asleep = board.wait_asleep()
+    _wake_and_answer(woken, "forty-two")
+    [wake_receipt] = board.posts(Delivered)
+    followed = board.presence().get("transcript")
+    assert woken.conversation == woken.reopen()  # the same conversation, not a new one
 
-        def live() -> bool:
-            held, seen = board.holder(), board.presence()
-            return held not in (None, asleep) and seen.get("pid") == held and not seen.get("sleep")
+    def live() -> bool:
+        held, seen = board.holder(), board.presence()
+        return held not in (None, asleep) and seen.get("pid") == held and not seen.get("sleep")
 
-        wait_until(live, "the reopened session's listener", 60, lambda: board.pane_log()[-4000:])
-        wait_until(lambda: not Path(f"/proc/{asleep}").exists(), "the asleep one gone", 15)
-        pid = board.post("after the reopen")
-        wait_until(lambda: one.model_saw(pid), "at the model", 60, board.pane_log)
-        [live_receipt] = [d for d in board.posts(Delivered) if d.prompt_id == pid]
-        assert ("codex-queue", None) == (live_receipt.door, live_receipt.woke)
-        assert [woken] == [d for d in board.posts(Delivered) if d.prompt_id == woken.prompt_id]
-        assert [1, 1] == [one.model_saw(p) for p in (woken.prompt_id, pid)]
-        wait_until(lambda: one.recorded(pid), "in the rollout", 30, board.pane_log)
-        assert [1, 1] == [one.recorded(p) for p in (woken.prompt_id, pid)]
-        assert 1 == len(board.wakes())
-        assert [] == board.posts(Undelivered)
-    finally:
-        one.close()
+    wait_until(live, "the reopened session's listener", 60, lambda: board.pane_log()[-4000:])
+    wait_until(lambda: not Path(f"/proc/{asleep}").exists(), "the asleep one gone", 15)
+    assert followed == board.presence().get("transcript")
+    pid = board.post("after the reopen")
+    board.wait_delivered([pid], 60)
+    [receipt] = [d for d in board.posts(Delivered) if d.prompt_id == pid]
+    assert (woken.door, None) == (receipt.door, receipt.woke)
+    wait_until(lambda: board.seen(pid), "seen", 60, lambda: board.pane_log()[-4000:])
+    assert [(woken.door, woken.source)] == board.seen(pid)
+    wait_until(lambda: woken.model_saw(pid), "at the model", 60, board.pane_log)
+    assert [1, 1] == [woken.model_saw(p) for p in (wake_receipt.prompt_id, pid)]
+    assert [1, 1] == [woken.recorded(p) for p in (wake_receipt.prompt_id, pid)]
+    delivered = [d for d in board.posts(Delivered) if d.prompt_id == wake_receipt.prompt_id]
+    assert [wake_receipt] == delivered
+    assert 1 == len(board.wakes())
+    assert [] == board.posts(Undelivered)

@@ -42,12 +42,12 @@ screenshot: compile
 # fixtures (the wheel, built once; a three-node cluster) start once: all but the live agents and
 # tmux in TEST_WORKERS pytest-xdist workers, with the real tests that have no timed check
 # (`untimed`, as each module marks them: the wake doors' headless resumes, Qoder CLI's module,
-# Claude Code's wakes and Kilo Code's tests but the busy one, which only wait within their
-# limits), then the rest of the live agent sessions and tmux in one process (REAL_WORKERS=0),
-# so they are not starved: their timing checks (a prompt delivered during a 3 s turn) missed
-# with two workers on a loaded machine. Both run;
-# either failing fails, pytest's 5 (nothing collected) included. (Not `--dist loadgroup`:
-# pytest-xdist 3.8 cannot group on pytest 9.)
+# Claude Code's wakes, most tests of Kilo Code, Hermes Agent, pi and Qwen Code, which only wait
+# within their limits), then the rest of the live agent sessions and tmux in one process
+# (REAL_WORKERS=0), so they are not starved: their timing checks (a prompt delivered during a
+# 3 s turn) missed with two workers on a loaded machine. Both run; either failing fails,
+# pytest's 5 (nothing collected) included. (Not `--dist loadgroup`: pytest-xdist 3.8 cannot
+# group on pytest 9.)
 TEST_WORKERS ?= 4
 REAL_WORKERS ?= 0
 test: compile

@@ -12,13 +12,10 @@ from testing.clients import PINNED
 from testing.helpers import run_cli, wait_until
 from testing.kilo_session import KiloSession
 from testing.sessions import one_shot, post, running, status
-from tests.real.live import NEEDS_TMUX, live_fixture
+from tests.real.live import NEEDS_TMUX, UNTIMED, live_fixture
 
 pytestmark = NEEDS_TMUX
-# The tests whose checks only wait (within their limits) are `untimed`: `make test` runs them
-# among its workers, on a session of their own; the busy session's (a prompt delivered during
-# a 3 s turn) runs in the live tier, on another.
-UNTIMED = pytest.mark.untimed
+# All but the busy session's test (a prompt delivered during a 3 s turn) only wait: `UNTIMED`.
 
 KILO = PINNED["kilo"]
 session = live_fixture(KiloSession, KILO.installed, "kilo-bob", KILO.missing)

@@ -28,13 +28,13 @@ from paneboard.state.panes.lock import holder
 from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import ClaudeSession, free_port
 from testing.helpers import ScriptServer, cli_env, run_cli, wait_until
+from tests.real.live import UNTIMED
 
 NO_TMUX = "tmux is missing: no interactive Claude Code session"
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason=NO_TMUX)
-# A test with a session of its own whose checks only wait (within their limits) is `untimed`:
-# `make test` runs it among its workers. Not so the held prompt (a wake not begun within 3 s)
-# and the killed wake (the woken session shows the prompt within `RESUME_WITHIN`).
-UNTIMED = pytest.mark.untimed
+# Each test has a session of its own; those whose checks only wait are `UNTIMED`, not the held
+# prompt (no wake begun within 3 s) and the killed wake (the woken session shows the prompt
+# within `RESUME_WITHIN`).
 AGENT = "claude-bob"
 
 

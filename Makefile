@@ -49,13 +49,16 @@ screenshot: compile
 # three-node cluster, the wheel. Two runs, each file's tests on one worker, so a file's session
 # fixtures (the wheel, built once; a three-node cluster) start once: all but the live agents and
 # tmux in TEST_WORKERS pytest-xdist workers, with the real tests that have no timed check
-# (`untimed`: the wake doors' headless resumes, which only wait), then the live agent sessions
-# and tmux in one process (REAL_WORKERS=0), so they are not starved: their timing checks (a
-# prompt delivered during a 3 s turn) missed with two workers on a loaded machine. Both run;
-# either failing fails, pytest's 5 (nothing collected) included. (Not `--dist loadgroup`:
-# pytest-xdist 3.8 cannot group on pytest 9.)
+# (`untimed`, as each module marks them: the wake doors' headless resumes, Qoder CLI's module,
+# Claude Code's wakes, most tests of Kilo Code, Hermes Agent, pi and Qwen Code, which only wait
+# within their limits), then the rest of the live agent sessions and tmux in REAL_WORKERS
+# workers, two at most, so they are not starved: their timing checks (a prompt delivered
+# during a 3 s turn) missed with two workers on a loaded machine when the live part held every
+# live test; with the untimed ones out, two workers passed it twice on two cores beside a load
+# of 1 to 4 (REAL_WORKERS=0: one process). Both run; either failing fails, pytest's 5 (nothing
+# collected) included. (Not `--dist loadgroup`: pytest-xdist 3.8 cannot group on pytest 9.)
 TEST_WORKERS ?= 4
-REAL_WORKERS ?= 0
+REAL_WORKERS ?= 2
 test: compile
 	status=0; \
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "not real or untimed" \

@@ -31,6 +31,10 @@ def live(session: Callable[[Path], S], found: Path | None, missing: str) -> Iter
 
 
 NEEDS_TMUX = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing: no session")
+# A live test whose checks only wait (within their time limits), none on a turn's timing:
+# `make test` runs it among its workers. A module whose session also serves a timed test (a
+# prompt delivered during a 3 s turn) opens that session once in each run.
+UNTIMED = pytest.mark.untimed
 
 
 def live_fixture(

@@ -11,9 +11,10 @@ from testing.clients import PINNED
 from testing.helpers import Listening, cli_env, notices, run_cli, wait_until
 from testing.hermes_session import HermesSession
 from testing.sessions import one_shot, post, status
-from tests.real.live import NEEDS_TMUX, live_fixture
+from tests.real.live import NEEDS_TMUX, UNTIMED, live_fixture
 
 pytestmark = NEEDS_TMUX
+# All but the busy session's test (a prompt delivered during a 3 s turn) only wait: `UNTIMED`.
 
 HERMES = PINNED["hermes"]
 BUSY = "\u2695 \u276f"  # Hermes's input prompt while a turn runs: its staff, then the arrow
@@ -33,6 +34,7 @@ def _turns(s: HermesSession, prompt: str) -> int:
     return len(s.stand_in.turns_with(f"[paneboard] prompt {prompt} from"))
 
 
+@UNTIMED
 def test_an_idle_session_takes_the_prompt_once(session: HermesSession) -> None:
     """The plugin's ok is `delivered`; one model turn, the context line in the session's first;
     `seen` from Hermes's database, once."""
@@ -56,6 +58,7 @@ def test_an_idle_session_takes_the_prompt_once(session: HermesSession) -> None:
     assert f"ok    hermes   plugin door of Hermes Agent pid {s.pid}: {s.socket}" in doctor.stdout
 
 
+@UNTIMED
 def test_a_one_shot_query_opens_no_door_and_starts_no_listener(session: HermesSession) -> None:
     """`hermes chat -q` exits once its query is done: a prompt handed to it would never run."""
     s = session
@@ -86,6 +89,7 @@ def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(
     )  # the long turn ran to its end: not interrupted
 
 
+@UNTIMED
 def test_a_round_trip_wait_prints_the_answer(session: HermesSession) -> None:
     """The turn runs the prompt's `paneboard answer` in Hermes's terminal tool; `wait` prints it."""
     s = session
@@ -93,6 +97,7 @@ def test_a_round_trip_wait_prints_the_answer(session: HermesSession) -> None:
     assert ("answered", "hermes-plugin") == s.stage(prompt)[:2]
 
 
+@UNTIMED
 def test_post_to_model_time(session: HermesSession) -> None:
     """Eight prompts to an idle session, one at a time: each reaches the model once."""
     s = session
@@ -103,6 +108,7 @@ def test_post_to_model_time(session: HermesSession) -> None:
     assert [1] * 8 == [_turns(s, p) for p in ids]
 
 
+@UNTIMED
 def test_a_burst_of_twenty_reaches_the_model_once_each(session: HermesSession) -> None:
     """Twenty prompts posted at once: each delivered, each one turn of the model, in order."""
     s = session
@@ -119,6 +125,7 @@ def test_a_burst_of_twenty_reaches_the_model_once_each(session: HermesSession) -
     assert sorted(firsts) == firsts
 
 
+@UNTIMED
 def test_the_listener_ends_with_hermes_and_the_prompt_stays_open(session: HermesSession) -> None:
     """Hermes killed: its listener exits; a prompt posted then stays open, and the socket and
     registry it leaves behind are refused (`undelivered`, the prompt still open)."""

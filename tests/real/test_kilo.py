@@ -12,9 +12,10 @@ from testing.clients import PINNED
 from testing.helpers import run_cli, wait_until
 from testing.kilo_session import KiloSession
 from testing.sessions import one_shot, post, running, status
-from tests.real.live import NEEDS_TMUX, live_fixture
+from tests.real.live import NEEDS_TMUX, UNTIMED, live_fixture
 
 pytestmark = NEEDS_TMUX
+# All but the busy session's test (a prompt delivered during a 3 s turn) only wait: `UNTIMED`.
 
 KILO = PINNED["kilo"]
 session = live_fixture(KiloSession, KILO.installed, "kilo-bob", KILO.missing)
@@ -35,6 +36,7 @@ def _idle(s: KiloSession, prompt: str) -> None:
     wait_until(lambda: "esc interrupt" not in s.screen(), "Kilo Code still busy", 30, s.screen)
 
 
+@UNTIMED
 def test_an_idle_session_takes_the_prompt_once(session: KiloSession) -> None:
     """The plugin's ok is `delivered`; one model turn, with the context line in its system
     prompt; `seen` from Kilo Code's database, once; doctor sees the door."""
@@ -53,6 +55,7 @@ def test_an_idle_session_takes_the_prompt_once(session: KiloSession) -> None:
     assert f"ok    kilo     plugin door of Kilo Code pid {s.pid}: {s.socket}" in doctor.stdout
 
 
+@UNTIMED
 def test_kilo_run_starts_no_listener(session: KiloSession) -> None:
     """`kilo run` exits at its first idle moment: a prompt handed to it would never run."""
     s = session
@@ -76,6 +79,7 @@ def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(
     assert seen >= started + 3
 
 
+@UNTIMED
 def test_a_round_trip_wait_prints_the_answer(session: KiloSession) -> None:
     """The turn runs the prompt's `paneboard answer` in Kilo Code's bash tool; `wait` prints it."""
     s = session
@@ -84,6 +88,7 @@ def test_a_round_trip_wait_prints_the_answer(session: KiloSession) -> None:
     _idle(s, prompt)
 
 
+@UNTIMED
 def test_post_to_model_time(session: KiloSession) -> None:
     """Eight prompts to an idle session, one at a time: each reaches the model once."""
     s = session
@@ -92,6 +97,7 @@ def test_post_to_model_time(session: KiloSession) -> None:
 
 
 @pytest.mark.timeout(300)
+@UNTIMED
 def test_a_burst_of_twenty_reaches_the_model_once_each(session: KiloSession) -> None:
     """Twenty prompts posted one after another: each delivered once, each one turn of the
     model."""
@@ -111,6 +117,7 @@ def test_a_burst_of_twenty_reaches_the_model_once_each(session: KiloSession) -> 
 
 
 @pytest.mark.timeout(300)
+@UNTIMED
 def test_killed_its_listener_ends_and_the_prompt_waits_for_the_next_session(
     session: KiloSession,
 ) -> None:

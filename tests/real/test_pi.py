@@ -7,14 +7,16 @@ from testing.clients import PINNED
 from testing.helpers import Listening, cli_env, notices, run_cli, wait_until
 from testing.pi_session import PiSession
 from testing.sessions import one_shot, post, running, status
-from tests.real.live import NEEDS_TMUX, live_fixture
+from tests.real.live import NEEDS_TMUX, UNTIMED, live_fixture
 
 pytestmark = NEEDS_TMUX
+# All but the busy session's test (a prompt delivered during a 3 s turn) only wait: `UNTIMED`.
 
 
 session = live_fixture(PiSession, PINNED["pi"].installed, "pi-bob", PINNED["pi"].missing)
 
 
+@UNTIMED
 def test_an_idle_session_takes_the_prompt_once_and_its_session_file_shows_it(
     session: PiSession,
 ) -> None:
@@ -40,6 +42,7 @@ def test_an_idle_session_takes_the_prompt_once_and_its_session_file_shows_it(
     assert f"ok    pi       extension door of pi pid {s.pid}: {s.socket}" in doctor.stdout
 
 
+@UNTIMED
 def test_print_mode_opens_no_door_and_starts_no_listener(session: PiSession) -> None:
     """`pi -p` exits once its prompt is done: a prompt handed to it would never run."""
     s = session
@@ -61,6 +64,7 @@ def test_a_busy_session_takes_the_prompt_and_runs_it_after_its_turn(session: PiS
     s.reached(queued, "seen")
 
 
+@UNTIMED
 def test_a_round_trip_wait_prints_the_answer(session: PiSession) -> None:
     """The turn runs the prompt's `paneboard answer` in pi's bash tool; `wait` prints it."""
     s = session
@@ -68,6 +72,7 @@ def test_a_round_trip_wait_prints_the_answer(session: PiSession) -> None:
     assert ("answered", "pi-extension") == s.stage(prompt)[:2]
 
 
+@UNTIMED
 def test_post_to_model_time(session: PiSession) -> None:
     """Eight prompts to an idle session, one at a time: each reaches the model once."""
     s = session
@@ -76,6 +81,7 @@ def test_post_to_model_time(session: PiSession) -> None:
     assert [1] * 8 == [len(s.stand_in.turns_with(p)) for p in ids]
 
 
+@UNTIMED
 def test_a_burst_reaches_the_model_once_each(session: PiSession) -> None:
     """Twelve prompts posted at once: each delivered, each one turn of the model."""
     s = session
@@ -86,6 +92,7 @@ def test_a_burst_reaches_the_model_once_each(session: PiSession) -> None:
     assert [1] * 12 == [len(s.user_records(f"[paneboard] prompt {p} from")) for p in ids]
 
 
+@UNTIMED
 def test_a_new_session_gets_a_listener_that_follows_its_own_file(session: PiSession) -> None:
     """`/new` in pi: a new session file; the door's socket stays; the listener is replaced by
     one that follows the new file, and a prompt is delivered into the new session and seen
@@ -108,6 +115,7 @@ def test_a_new_session_gets_a_listener_that_follows_its_own_file(session: PiSess
     assert 1 == len(s.user_records(f"[paneboard] prompt {prompt} from"))
 
 
+@UNTIMED
 def test_the_listener_ends_with_pi_and_a_dead_door_is_refused(session: PiSession) -> None:
     """pi killed: its listener exits; the socket and registry it leaves behind are refused."""
     s = session

@@ -19,7 +19,9 @@ from testing.qoder_session import QoderSession
 from testing.sessions import post, running
 from tests.real.live import NEEDS_TMUX, live_fixture
 
-pytestmark = NEEDS_TMUX
+# No timed check, only time limits (its model is not reached: no turn to be busy in): `make
+# test` runs the module among its workers.
+pytestmark = [NEEDS_TMUX, pytest.mark.untimed]
 
 QODER = PINNED["qoder"]
 session = live_fixture(QoderSession, QODER.installed, "qoder-bob", QODER.missing)

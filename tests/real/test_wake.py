@@ -28,9 +28,13 @@ from paneboard.state.panes.lock import holder
 from paneboard.state.trust.policy import Policy, write_policy
 from testing.clients import ClaudeSession, free_port
 from testing.helpers import ScriptServer, cli_env, run_cli, wait_until
+from tests.real.live import UNTIMED
 
 NO_TMUX = "tmux is missing: no interactive Claude Code session"
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason=NO_TMUX)
+# Each test has a session of its own; those whose checks only wait are `UNTIMED`, not the held
+# prompt (no wake begun within 3 s) and the killed wake (the woken session shows the prompt
+# within `RESUME_WITHIN`).
 AGENT = "claude-bob"
 
 
@@ -206,6 +210,7 @@ def post(home: Path, body: str) -> str:
     return done.stdout.strip()
 
 
+@UNTIMED
 def test_a_prompt_wakes_the_ended_session_which_answers_from_its_shell_and_ends_the_wait(
     agent: ClaudeWake,
 ) -> None:
@@ -247,6 +252,7 @@ def test_a_prompt_the_policy_holds_wakes_nothing(agent: ClaudeWake) -> None:
     assert "asleep" == presence(home).get("sleep")
 
 
+@UNTIMED
 def test_three_prompts_while_asleep_cause_one_wake_each_reaching_the_model_once(
     agent: ClaudeWake,
 ) -> None:
@@ -260,6 +266,7 @@ def test_three_prompts_while_asleep_cause_one_wake_each_reaching_the_model_once(
     assert [1, 1, 1] == [agent.model_saw(pid) for pid in ids]
 
 
+@UNTIMED
 def test_a_person_reopening_the_session_takes_the_pane_and_nothing_is_doubled(
     agent: ClaudeWake,
 ) -> None:
@@ -282,6 +289,7 @@ def test_a_person_reopening_the_session_takes_the_pane_and_nothing_is_doubled(
     assert live > 0
 
 
+@UNTIMED
 def test_the_wake_budget_spent_prompts_wait_and_status_says_why(agent: ClaudeWake) -> None:
     home = agent.home
     write_policy(home / "test", AGENT, Policy(wake="resume", rate=0, wake_limit=1))
@@ -325,6 +333,7 @@ def test_a_listener_killed_in_the_middle_of_a_wake_leaves_the_prompt_delivered_o
     assert 1 == len(agent.woken())
 
 
+@UNTIMED
 def test_post_to_model_for_an_asleep_agent_beside_a_live_session(
     tmp_path: Path, clients_bin: Path
 ) -> None:

@@ -48,6 +48,7 @@ from testing.hermes_session import HermesSession
 from testing.pi_session import PiSession
 from testing.qwen_session import QwenSession
 from testing.sessions import TmuxSession, stage, user_records
+from tests.real.live import UNTIMED
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
 BOARD = "test"
@@ -492,16 +493,22 @@ WAKEABLE: dict[str, type[CodexWake | HermesWake | PiWake | QwenWake]] = {
 }
 
 
-@pytest.fixture(params=sorted(WAKEABLE))
-def woken(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Woken]:
-    """A session of the agent, with `--wake resume`, one turn done, ended: its listener asleep."""
-    one = WAKEABLE[request.param](tmp_path)
-    try:
-        one.end()
-        one.board.wait_asleep()
-        yield one
-    finally:
-        one.close()
+def woken_fixture(kind: str) -> Any:
+    """The `woken` fixture of a module of agent *kind*: a session of the agent, with `--wake
+    resume`, one turn done, ended: its listener asleep. (One module per agent, so `make test`'s
+    workers take the agents side by side.)"""
+
+    @pytest.fixture
+    def woken(tmp_path: Path) -> Iterator[Woken]:
+        one = WAKEABLE[kind](tmp_path)
+        try:
+            one.end()
+            one.board.wait_asleep()
+            yield one
+        finally:
+            one.close()
+
+    return woken
 
 
 def _wake_and_answer(one: Woken, answer: str) -> float:
@@ -528,6 +535,7 @@ def _wake_and_answer(one: Woken, answer: str) -> float:
     return float(woke.ts) - posted
 
 
+@UNTIMED
 def test_a_prompt_wakes_the_ended_session_whose_agent_answers_it_and_a_later_one_again(
     woken: Woken,
 ) -> None:
@@ -571,6 +579,7 @@ def test_prompts_posted_behind_a_wake_wake_the_session_again_once_its_turn_has_e
     assert [] == board.posts(Undelivered)
 
 
+@UNTIMED
 def test_three_prompts_posted_together_while_asleep_cause_one_wake_and_one_turn(
     woken: Woken,
 ) -> None:
@@ -609,6 +618,7 @@ def test_a_prompt_the_policy_holds_wakes_nothing(woken: Woken) -> None:
     assert asleep == board.holder()
 
 
+@UNTIMED
 def test_the_wake_budget_spent_prompts_wait_and_status_says_why(woken: Woken) -> None:
     """`--wake-limit 1`: the first prompt wakes the session; once that turn has ended, the next
     waits asleep, `status` says why, and no model sees it."""
@@ -660,6 +670,7 @@ class Started:
             )
 
 
+@UNTIMED
 def test_a_listener_killed_once_it_recorded_the_wake_wakes_the_session_once_when_started_again(
     woken: Woken,
 ) -> None:
@@ -696,6 +707,7 @@ def test_a_listener_killed_once_it_recorded_the_wake_wakes_the_session_once_when
                     proc.wait(timeout=15)
 
 
+@UNTIMED
 def test_a_person_reopening_the_asleep_session_gets_the_pane_and_nothing_twice(
     woken: Woken,
 ) -> None:

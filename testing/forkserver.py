@@ -9,7 +9,8 @@ read the environment when imported would hold the server's (paneboard reads its 
 it runs, and `tests/test_forkserver.py` checks the commands' modules for it). Its parent is the
 server, not the test: a hook, which finds its agent by its parent, runs fresh (`run_cli(fresh=)`).
 
-`PANEBOARD_TEST_FRESH=1` runs every command in a fresh interpreter instead.
+`PANEBOARD_TEST_FRESH=1` runs every command in a fresh interpreter instead, and so do the tests
+of tests/real/ (beside the real agents, whose timings were set against fresh commands).
 
     python -m testing.forkserver SOCKET     serve (the tests start it; it prints `ready`)
 """
@@ -328,9 +329,12 @@ _server: ForkServer | None = None
 
 
 def server() -> ForkServer | None:
-    """This process's fork server, started on first use; None to run commands fresh."""
+    """This process's fork server, started on first use; None to run commands fresh: asked so,
+    or for a test of tests/real/ (beside the real agents, as their timings were measured)."""
     global _server
     if os.environ.get("PANEBOARD_TEST_FRESH") == "1" or not hasattr(os, "pidfd_open"):
+        return None
+    if os.environ.get("PYTEST_CURRENT_TEST", "").startswith("tests/real/"):
         return None
     if _server is None or _server.proc.poll() is not None:
         _server = ForkServer()

@@ -7,7 +7,9 @@ No pytest here: the fixtures are in tests/real/test_qwen.py (and the bench meets
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +56,9 @@ class QwenSession:
             OPENAI_BASE_URL=f"http://127.0.0.1:{self.stand_in.port}/v1",
             OPENAI_MODEL="stand-in",
             TMPDIR=str(root / "tmp"),
+            # a short private folder for the sockets, as a login session's /run/user/UID is: a
+            # test folder's path is too long for a socket's name (108 bytes) under ~/.cache
+            XDG_RUNTIME_DIR=tempfile.mkdtemp(prefix="pb-run-"),
         )
         (root / "tmp").mkdir()
         self.grant = self._mint()
@@ -104,7 +109,12 @@ class QwenSession:
     ) -> Listening:
         """`listen --door qwen-inbox --parent-pid PID` as *agent*, with the controller grant kept
         in paneboard's home when given (none there otherwise)."""
-        env = cli_env(self.pb_home, HOME=self.env["HOME"], TMPDIR=self.env["TMPDIR"])
+        env = cli_env(
+            self.pb_home,
+            HOME=self.env["HOME"],
+            TMPDIR=self.env["TMPDIR"],
+            XDG_RUNTIME_DIR=self.env["XDG_RUNTIME_DIR"],
+        )
         kept = controller_path(self.pb_home)
         if controller:
             write_atomic(kept, json.dumps(controller).encode(), mode=0o600)
@@ -129,3 +139,4 @@ class QwenSession:
     def close(self) -> None:
         self.tmux.close()
         self.stand_in.close()
+        shutil.rmtree(self.env["XDG_RUNTIME_DIR"], ignore_errors=True)

@@ -33,8 +33,9 @@ from tests.real.live import UNTIMED
 NO_TMUX = "tmux is missing: no interactive Claude Code session"
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason=NO_TMUX)
 # Each test has a session of its own; those whose checks only wait are `UNTIMED`, not the held
-# prompt (no wake begun within 3 s) and the killed wake (the woken session shows the prompt
-# within `RESUME_WITHIN`).
+# prompt (no wake begun within 3 s), the killed wake (the woken session shows the prompt
+# within `RESUME_WITHIN`) and the three prompts (the model's requests are counted: under load
+# in four workers it saw the first five times).
 AGENT = "claude-bob"
 
 
@@ -252,7 +253,6 @@ def test_a_prompt_the_policy_holds_wakes_nothing(agent: ClaudeWake) -> None:
     assert "asleep" == presence(home).get("sleep")
 
 
-@UNTIMED
 def test_three_prompts_while_asleep_cause_one_wake_each_reaching_the_model_once(
     agent: ClaudeWake,
 ) -> None:

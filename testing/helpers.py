@@ -187,7 +187,11 @@ class Listening:
         for pump in self._pumps:
             pump.start()
         if ready:
-            self.wait_err("listening via")
+            try:
+                self.wait_err("listening via")
+            except BaseException:
+                self.__exit__()  # a listener that never said so is ended and waited for here
+                raise
 
     @staticmethod
     def _pump(stream: object, q: object) -> None:

@@ -339,6 +339,8 @@ class DoorSession:
         os.kill(pid, signal.SIGKILL)
         self.tmux.close()
         wait_until(lambda: not running(listener), f"the listener outlived {title}", 15)
+        # and whichever listener holds the pane now (a turn's end may have started another)
+        wait_until(lambda: not holder(self.lock), f"a listener outlived {title}", 15)
         return pid, socket
 
     def post_as(self, sender: str, text: str) -> str:

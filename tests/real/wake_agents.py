@@ -51,6 +51,19 @@ from testing.sessions import TmuxSession, stage, user_records
 from tests.real.live import UNTIMED
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is missing")
+# What a module of one agent takes (`from tests.real.wake_agents import *`): the tests, the
+# mark, and the fixture's maker.
+__all__ = [
+    "pytestmark",
+    "test_a_listener_killed_once_it_recorded_the_wake_wakes_the_session_once_when_started_again",
+    "test_a_person_reopening_the_asleep_session_gets_the_pane_and_nothing_twice",
+    "test_a_prompt_the_policy_holds_wakes_nothing",
+    "test_a_prompt_wakes_the_ended_session_whose_agent_answers_it_and_a_later_one_again",
+    "test_prompts_posted_behind_a_wake_wake_the_session_again_once_its_turn_has_ended",
+    "test_the_wake_budget_spent_prompts_wait_and_status_says_why",
+    "test_three_prompts_posted_together_while_asleep_cause_one_wake_and_one_turn",
+    "woken_fixture",
+]
 BOARD = "test"
 UNLOAD_S = 2  # the Codex daemon unloads an idle thread this long after its last TUI left
 ASK = "what is six times seven?\nMOCK-ANSWER: {answer}"
@@ -281,10 +294,48 @@ class CodexWake:
         self.stand_in.close()
 
 
-class PiWake:
+class SessionWake:
+    """What pi's, Qwen Code's and Hermes's wakes share: a session of testing/ (its TUI in tmux,
+    its model stand-in), its one "hello" turn, the person's `/quit`, and the TUIs a person
+    reopens."""
+
+    agent: str
+    session: PiSession | QwenSession | HermesSession
+
+    def _start(self, session: PiSession | HermesSession) -> None:
+        self.session = session
+        self.board = Board(session.pb_home, self.agent)
+        self.tuis: list[TmuxSession] = []
+        try:
+            session.tmux.type("hello")
+            session.turn("hello")
+        except BaseException:
+            self.close()
+            raise
+
+    def end(self) -> None:
+        self.session.tmux.type("/quit")
+
+    def model_saw(self, pid: str) -> int:
+        assert self.session.stand_in is not None
+        return chat_turns(self.session.stand_in, pid)
+
+    def turns_with(self, ids: list[str]) -> int:
+        assert self.session.stand_in is not None
+        return chat_turns(self.session.stand_in, *ids)
+
+    def close(self) -> None:
+        self.board.stop_listener()
+        for tui in self.tuis:
+            tui.close()
+        self.session.close()
+
+
+class PiWake(SessionWake):
     """pi's TUI with paneboard's extension (its listener reads the session id from the file
     name); the person quits with `/quit`. `pi -p` starts no listener: no handover."""
 
+    session: PiSession
     agent = "pi-bob"
     slow = "STAND-IN-SLOW-{n}"
     source = "pi-session"
@@ -294,21 +345,10 @@ class PiWake:
         binary = PINNED["pi"].installed()
         if binary is None:
             pytest.skip(PINNED["pi"].missing)
-        self.session = PiSession(folder, binary, self.agent)
-        self.board = Board(self.session.pb_home, self.agent)
-        try:
-            self.session.tmux.type("hello")
-            self.session.turn("hello")
-        except BaseException:
-            self.close()
-            raise
+        self._start(PiSession(folder, binary, self.agent))
         self.file = Path(self.session.registry["sessionFile"])
         self.sid = self.file.stem.rpartition("_")[2]
         self.conversation = str(self.file)
-        self.tuis: list[TmuxSession] = []
-
-    def end(self) -> None:
-        self.session.tmux.type("/quit")
 
     def reopen(self) -> str:
         """`pi --continue` in the project, as its person runs it (the folder's newest session);
@@ -324,29 +364,16 @@ class PiWake:
         )
         return str(record["sessionFile"])
 
-    def model_saw(self, pid: str) -> int:
-        assert self.session.stand_in is not None
-        return chat_turns(self.session.stand_in, pid)
-
-    def turns_with(self, ids: list[str]) -> int:
-        assert self.session.stand_in is not None
-        return chat_turns(self.session.stand_in, *ids)
-
     def recorded(self, pid: str) -> int:
         return len(user_records(self.file, PI.user_texts, f"[paneboard] prompt {pid} from"))
 
-    def close(self) -> None:
-        self.board.stop_listener()
-        for tui in self.tuis:
-            tui.close()
-        self.session.close()
 
-
-class QwenWake:
+class QwenWake(SessionWake):
     """Qwen Code's TUI with paneboard's hooks and a controller grant; its headless turns run
     their shell tool under the person's own setting (`tools.approvalMode`, here `yolo`); the
     person quits with `/quit`."""
 
+    session: QwenSession
     agent = "qwen-hooked"
     slow = "STAND-IN-SLOW-{n}"
     source = "qwen-session"
@@ -358,6 +385,7 @@ class QwenWake:
             pytest.skip(PINNED["qwen"].missing)
         self.session = QwenSession(folder, binary)
         self.board = Board(self.session.pb_home, self.agent)
+        self.tuis: list[TmuxSession] = []
         try:
             settings = self.session.qwen_home / "settings.json"
             written = json.loads(settings.read_text())
@@ -372,10 +400,6 @@ class QwenWake:
             raise
         self.sid = self.session.session().session_id
         self.conversation = str(session_file(self.session.qwen_home, self.sid))
-        self.tuis: list[TmuxSession] = []
-
-    def end(self) -> None:
-        self.session.type("/quit")
 
     def reopen(self) -> str:
         """`qwen --continue` in the project, as its person runs it (the project's newest
@@ -394,27 +418,16 @@ class QwenWake:
         found = wait_until(record, "the reopened Qwen Code's record", 90, self.tuis[-1].screen)
         return str(session_file(s.qwen_home, read_session(found).session_id))
 
-    def model_saw(self, pid: str) -> int:
-        return chat_turns(self.session.stand_in, pid)
-
-    def turns_with(self, ids: list[str]) -> int:
-        return chat_turns(self.session.stand_in, *ids)
-
     def recorded(self, pid: str) -> int:
         path = session_file(self.session.qwen_home, self.sid)
         return len(user_records(path, QWEN.user_texts, f"[paneboard] prompt {pid} from"))
 
-    def close(self) -> None:
-        self.board.stop_listener()
-        for tui in self.tuis:
-            tui.close()
-        self.session.close()
 
-
-class HermesWake:
+class HermesWake(SessionWake):
     """Hermes's classic CLI with paneboard's plugin, which names the session to its listener;
     the person quits with `/quit`. A woken turn (`hermes chat -q`) opens no plugin door."""
 
+    session: HermesSession
     agent = "hermes-bob"
     slow = "STAND-IN-SLOW-{n}"
     source = "hermes-db"
@@ -424,21 +437,10 @@ class HermesWake:
         binary = PINNED["hermes"].installed()
         if binary is None:
             pytest.skip(PINNED["hermes"].missing)
-        self.session = HermesSession(folder, binary, self.agent)
-        self.board = Board(self.session.pb_home, self.agent)
-        self.tuis: list[TmuxSession] = []
-        try:
-            self.session.tmux.type("hello")
-            self.session.turn("hello")
-        except BaseException:
-            self.close()
-            raise
+        self._start(HermesSession(folder, binary, self.agent))
         self.sid = str(self.session.registry["session"])
         self.conversation = self.sid  # one database holds every session: the id names it
         self.database = Path(self.session.env["HERMES_HOME"]) / "state.db"
-
-    def end(self) -> None:
-        self.session.tmux.type("/quit")
 
     def reopen(self) -> str:
         """`hermes --resume ID`, as its person runs it; the session the reopened plugin names."""
@@ -452,14 +454,6 @@ class HermesWake:
         )
         return str(record["session"])
 
-    def model_saw(self, pid: str) -> int:
-        assert self.session.stand_in is not None
-        return chat_turns(self.session.stand_in, pid)
-
-    def turns_with(self, ids: list[str]) -> int:
-        assert self.session.stand_in is not None
-        return chat_turns(self.session.stand_in, *ids)
-
     def recorded(self, pid: str) -> int:
         """The session's user rows in Hermes's database holding the prompt's header."""
         with contextlib.closing(sqlite3.connect(f"file:{self.database}?mode=ro", uri=True)) as db:
@@ -467,12 +461,6 @@ class HermesWake:
                 "SELECT content FROM messages WHERE session_id = ? AND role = 'user'", (self.sid,)
             ).fetchall()
         return sum(f"[paneboard] prompt {pid} from" in str(content) for (content,) in rows)
-
-    def close(self) -> None:
-        self.board.stop_listener()
-        for tui in self.tuis:
-            tui.close()
-        self.session.close()
 
 
 def reopened(folder: Path, ended: int) -> dict[str, Any] | None:

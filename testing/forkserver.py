@@ -201,6 +201,17 @@ class ForkServer:
         return sock
 
 
+def _told(said: bytes, ended: bool) -> tuple[int, int | None]:
+    """What the server has said of a child: its pid (0 until said), and its exit code (None
+    until said; killed, if the server ended without saying, as the child ends with it)."""
+    pid, code = 0, None
+    for line in said.decode().splitlines():
+        word, _, value = line.partition(" ")
+        pid = int(value) if word == "pid" else pid
+        code = int(value) if word == "exit" else code
+    return pid, -signal.SIGKILL if ended and code is None else code
+
+
 class WarmProcess:
     """A command started through the server, as much of `subprocess.Popen` as the tests use:
     its pid, text stdout and stderr, poll, wait, signals. The exit comes from the server, its
@@ -228,14 +239,7 @@ class WarmProcess:
         except (TimeoutError, BlockingIOError):
             return
         self._said += chunk
-        for line in self._said.decode().splitlines():
-            word, _, value = line.partition(" ")
-            if word == "pid":
-                self.pid = int(value)
-            elif word == "exit":
-                self.returncode = int(value)
-        if not chunk and self.returncode is None:
-            self.returncode = -signal.SIGKILL  # the server is gone, and the child with it
+        self.pid, self.returncode = _told(self._said, ended=not chunk)
 
     def poll(self) -> int | None:
         if self.returncode is None:
@@ -304,13 +308,9 @@ def _collect(
                 elif key.fileobj is sock:
                     chunk = sock.recv(4096)
                     said += chunk
-                    for line in said.decode().splitlines():
-                        word, _, value = line.partition(" ")
-                        pid = int(value) if word == "pid" else pid
-                        code = int(value) if word == "exit" else code
+                    pid, code = _told(said, ended=not chunk)
                     if not chunk:
                         picker.unregister(sock)
-                        code = code if code is not None else -signal.SIGKILL
                 else:
                     chunk = os.read(key.fd, 1 << 16)
                     got[key.fd] += chunk

@@ -69,6 +69,14 @@ UNLOAD_S = 2  # the Codex daemon unloads an idle thread this long after its last
 ASK = "what is six times seven?\nMOCK-ANSWER: {answer}"
 
 
+def _installed(kind: str) -> Path:
+    """The pinned CLI of agent *kind*; the test is skipped, saying why, where it is missing."""
+    binary = PINNED[kind].installed()
+    if binary is None:
+        pytest.skip(PINNED[kind].missing)
+    return binary
+
+
 class Board:
     """The paneboard home of one test: the asleep agent's pane, its posts and receipts."""
 
@@ -229,9 +237,7 @@ class CodexWake:
     door = "codex-queue"
 
     def __init__(self, folder: Path) -> None:
-        binary = PINNED["codex"].installed()
-        if binary is None:
-            pytest.skip(PINNED["codex"].missing)
+        binary = _installed("codex")
         self.board = Board(folder / "pb", self.agent)
         self.stand_in = StandIn(folder / "model.log", free_port())
         self.codex = CodexHome(folder / "codex-home", binary.parent, self.stand_in.port, UNLOAD_S)
@@ -342,9 +348,7 @@ class PiWake(SessionWake):
     door = "pi-extension"
 
     def __init__(self, folder: Path) -> None:
-        binary = PINNED["pi"].installed()
-        if binary is None:
-            pytest.skip(PINNED["pi"].missing)
+        binary = _installed("pi")
         self._start(PiSession(folder, binary, self.agent))
         self.file = Path(self.session.registry["sessionFile"])
         self.sid = self.file.stem.rpartition("_")[2]
@@ -380,9 +384,7 @@ class QwenWake(SessionWake):
     door = "qwen-inbox"
 
     def __init__(self, folder: Path) -> None:
-        binary = PINNED["qwen"].installed()
-        if binary is None:
-            pytest.skip(PINNED["qwen"].missing)
+        binary = _installed("qwen")
         self.session = QwenSession(folder, binary)
         self.board = Board(self.session.pb_home, self.agent)
         self.tuis: list[TmuxSession] = []
@@ -434,9 +436,7 @@ class HermesWake(SessionWake):
     door = "hermes-plugin"
 
     def __init__(self, folder: Path) -> None:
-        binary = PINNED["hermes"].installed()
-        if binary is None:
-            pytest.skip(PINNED["hermes"].missing)
+        binary = _installed("hermes")
         self._start(HermesSession(folder, binary, self.agent))
         self.sid = str(self.session.registry["session"])
         self.conversation = self.sid  # one database holds every session: the id names it
